@@ -1,0 +1,109 @@
+# Quarry build. `make` = release build; `make test` = deps + every test,
+# optimised and under ASan+UBSan; `make demo`; `make bench`. See README.md.
+
+CC      ?= cc
+CSTD    := -std=gnu11
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+DEPS_LIBS := -lzstd -lxxhash -lpthread -lm
+INC     := -Isrc
+
+REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_GNU_SOURCE $(INC)
+ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined -D_GNU_SOURCE $(INC)
+
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
+
+define objs
+$(patsubst src/%.c,build/$(1)/obj/%.o,$(2))
+endef
+
+REL_LIB   := build/rel/libquarry.a
+ASAN_LIB  := build/asan/libquarry.a
+REL_BIN   := build/rel/quarry
+ASAN_BIN  := build/asan/quarry
+REL_TESTS := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRC))
+ASAN_TESTS:= $(patsubst tests/%.c,build/asan/tests/%,$(TEST_SRC))
+
+.PHONY: all deps test unit-rel unit-asan e2e fuzz demo bench clean check-layers clang-build format
+all: $(REL_BIN)
+	@ln -sf $(REL_BIN) quarry
+
+deps:
+	@bash scripts/install-deps
+
+# ---- release ----
+build/rel/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -MMD -MP -c $< -o $@
+$(REL_LIB): $(call objs,rel,$(LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(REL_BIN): $(call objs,rel,$(CLI_SRC)) $(REL_LIB)
+	$(CC) $(REL_CFLAGS) -o $@ $^ $(DEPS_LIBS)
+build/rel/tests/%: tests/%.c $(REL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS)
+
+# ---- ASan + UBSan ----
+build/asan/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
+$(ASAN_LIB): $(call objs,asan,$(LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(ASAN_BIN): $(call objs,asan,$(CLI_SRC)) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(DEPS_LIBS)
+build/asan/tests/%: tests/%.c $(ASAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS)
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- tests ----
+export ASAN_OPTIONS := detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+
+unit-rel: $(REL_TESTS)
+	@bash scripts/run-units build/rel $(REL_TESTS)
+unit-asan: $(ASAN_TESTS)
+	@bash scripts/run-units build/asan $(ASAN_TESTS)
+
+e2e: $(REL_BIN) $(ASAN_BIN)
+	@QUARRY=$(REL_BIN) bash tests/e2e/run.sh
+	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
+
+fuzz:
+	@bash fuzz/run.sh 20
+
+check-layers:
+	@bash scripts/check-layers
+
+clang-build:
+	@$(MAKE) --no-print-directory -s CC=clang BUILDTAG=clang build/clang/ok
+
+build/clang/ok: $(LIB_SRC) $(CLI_SRC)
+	@mkdir -p build/clang
+	clang $(CSTD) $(WARN) -O2 -D_GNU_SOURCE $(INC) -o build/clang/quarry $(LIB_SRC) $(CLI_SRC) $(DEPS_LIBS)
+	@touch $@
+
+test: deps
+	@rm -rf build/results
+	@$(MAKE) --no-print-directory check-layers
+	@$(MAKE) --no-print-directory -j2 all $(ASAN_BIN) $(REL_TESTS) $(ASAN_TESTS)
+	@$(MAKE) --no-print-directory clang-build
+	@$(MAKE) --no-print-directory unit-rel unit-asan e2e fuzz
+	@bash scripts/summary
+
+demo: deps
+	@$(MAKE) --no-print-directory -j2 all
+	@bash scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory -j2 all
+	@bash bench/ingest.sh
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC)
+
+clean:
+	rm -rf build quarry

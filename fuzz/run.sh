@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# fuzz/run.sh - builds and runs every libFuzzer target fuzz/fuzz_X.c.
+# Usage: bash fuzz/run.sh SECONDS
+#
+# Each target is compiled with every library source (src/*/*.c but src/cli) into
+# fuzz/build/, then fuzzed for SECONDS on a scratch copy of fuzz/corpus/X/
+# (the committed corpus never grows). Prints one line per target, appends
+# "passed failed" to build/results/fuzz, and exits non-zero when a target
+# failed to build or found a crash (input saved as fuzz/build/fuzz_X-crash-*).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-}
+if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
+    echo "usage: bash fuzz/run.sh SECONDS" >&2
+    exit 2
+fi
+
+CFLAGS=(-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc)
+LIBS=(-lzstd -lxxhash -lpthread -lm)
+shopt -s nullglob
+lib_src=($(ls src/*/*.c | grep -v "^src/cli/"))
+# UB must stop the run like a crash does, not just print a warning.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
+
+mkdir -p fuzz/build build/results
+pass=0
+fail=0
+for src in fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    bin=fuzz/build/$name
+    log=fuzz/build/$name.log
+    if ! clang "${CFLAGS[@]}" -o "$bin" "$src" "${lib_src[@]}" "${LIBS[@]}" >"$log" 2>&1; then
+        tail -20 "$log"
+        echo "FAIL $name: does not build (see $log)"
+        fail=$((fail + 1))
+        continue
+    fi
+    work=fuzz/build/$name.corpus
+    rm -rf "$work" fuzz/build/"$name"-crash-* fuzz/build/"$name"-leak-* \
+        fuzz/build/"$name"-timeout-* fuzz/build/"$name"-oom-*
+    mkdir -p "$work"
+    seeds=fuzz/corpus/${name#fuzz_}
+    [ -d "$seeds" ] && cp -R "$seeds"/. "$work"/
+    nseeds=$(find "$work" -type f | wc -l)
+    "$bin" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
+        -artifact_prefix=fuzz/build/"$name"- "$work" >>"$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    if [ $rc -eq 0 ]; then
+        echo "ok   $name: ${runs:-?} runs in ${secs}s, corpus $nseeds -> $(find "$work" -type f | wc -l)"
+        pass=$((pass + 1))
+    else
+        tail -40 "$log"
+        found=$(ls fuzz/build/"$name"-* 2>/dev/null | grep -v -e '\.log$' -e '\.corpus$' | head -1)
+        echo "FAIL $name: exit $rc after ${runs:-?} runs${found:+, input saved as $found} (log $log)"
+        fail=$((fail + 1))
+    fi
+done
+echo "$pass $fail" >>build/results/fuzz
+echo "fuzz: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,48 @@
+/* cli_util.c - option value parsing and error printing shared by commands. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+int cli_uint(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    int digits = 0;
+    const char *p = s;
+    for (; *p; p++) {
+        if (*p == '_' && digits)
+            continue;
+        if (*p < '0' || *p > '9')
+            break;
+        if (v > (UINT64_MAX - 9) / 10)
+            goto bad;
+        v = v * 10 + (uint64_t)(*p - '0');
+        digits++;
+    }
+    if (!digits)
+        goto bad;
+    uint64_t mul = 1;
+    if (*p == 'k' || *p == 'K')
+        mul = 1000, p++;
+    else if (*p == 'M')
+        mul = 1000000, p++;
+    else if (*p == 'G')
+        mul = 1000000000, p++;
+    if (*p || (mul > 1 && v > UINT64_MAX / mul))
+        goto bad;
+    v *= mul;
+    if (v > max) {
+        fprintf(stderr, "quarry: %s %s: must be at most %llu\n", opt, s, (unsigned long long)max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+bad:
+    fprintf(stderr, "quarry: %s: '%s' is not a non-negative integer\n", opt, s);
+    return -1;
+}
+
+void cli_fail(const char *code, const char *msg)
+{
+    fprintf(stderr, "quarry: error %s: %s\n", code, msg);
+}

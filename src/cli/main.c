@@ -1,0 +1,47 @@
+/* main.c - entry point of the quarry binary: dispatches subcommands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: quarry <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  gen     --rows N [--seed S] [--threads T]   generate OpenTelemetry logs as NDJSON\n"
+          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table\n"
+          "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
+          "  stats   --data DIR --table T                rows, segments, bytes per column\n"
+          "  verify  --data DIR --table T                check every block of every segment\n"
+          "\n"
+          "`quarry <command> --help` shows the options of a command.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "gen"))
+        return cli_gen(argc - 1, argv + 1);
+    if (!strcmp(cmd, "ingest"))
+        return cli_ingest(argc - 1, argv + 1);
+    if (!strcmp(cmd, "cat"))
+        return cli_cat(argc - 1, argv + 1);
+    if (!strcmp(cmd, "stats"))
+        return cli_stats(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify"))
+        return cli_verify(argc - 1, argv + 1);
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "quarry: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,358 @@
+/* colreader.c - per-thread cursors over one column of a segment.
+ *
+ * A reader decodes the block holding the requested row and keeps it, so a
+ * sequential scan decodes each block once and a random read decodes one
+ * block (for strings: one small page). Dictionaries (values, zstd dict, map
+ * keys) are loaded when the reader opens. Also: map values to JSON, whole
+ * rows to canonical NDJSON, and full-segment verification.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "format/codec.h"
+#include "format/segfmt.h"
+#include "format/segment.h"
+#include "util/bitpack.h"
+#include "util/timefmt.h"
+
+struct qr_colreader {
+    qr_segment *seg;
+    int col;
+    const qr_colmeta *cm;
+    int64_t cur;             /* index (in cm->blocks) of the decoded block, -1 none */
+    uint32_t cur_first, cur_rows;
+    int64_t *ints;           /* ENC_INT */
+    uint8_t *isnull;
+    uint64_t *codes;         /* ENC_DICT */
+    qr_slice *vals;          /* ENC_PAGED / ENC_HEXID */
+    qr_buf page, text;
+    qr_slice *dict;          /* ENC_DICT values */
+    uint32_t ndict;
+    qr_buf dictraw;
+    qr_slice *keys;          /* maps: key dictionary */
+    uint32_t nkeys;
+    qr_buf keysraw;
+    ZSTD_DCtx *dctx;
+    ZSTD_DDict *ddict;
+};
+
+static int blk_err(qr_colreader *r, uint32_t bi, const char *why, qr_err *e)
+{
+    const qr_blockref *b = &r->cm->blocks[bi];
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s block %u (offset %llu): %s",
+                   r->seg->path, qr_schema[r->col].name, bi, (unsigned long long)b->offset,
+                   why);
+}
+
+/* Decompress an auxiliary value list (dictionary / keys) into raw + slices. */
+static int load_vlist(qr_colreader *r, int32_t bi, qr_buf *raw, qr_slice **out, uint32_t *n,
+                      qr_err *e)
+{
+    const unsigned char *p;
+    size_t len;
+    if (qr_seg_block(r->seg, r->col, (uint32_t)bi, &p, &len, e) != 0)
+        return -1;
+    const char *why;
+    uint32_t cnt = r->cm->blocks[bi].rows;
+    if (comp_get(p, len, raw, r->dctx, NULL, 1u << 30, &why) != 0)
+        return blk_err(r, (uint32_t)bi, why, e);
+    if (cnt > raw->len + 1)
+        return blk_err(r, (uint32_t)bi, "value count larger than the block", e);
+    *out = malloc(sizeof **out * (cnt ? cnt : 1));
+    if (!*out)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (vlist_get(raw->p, raw->len, cnt, *out, &why) != 0)
+        return blk_err(r, (uint32_t)bi, why, e);
+    *n = cnt;
+    return 0;
+}
+
+qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
+{
+    qr_colreader *r = calloc(1, sizeof *r);
+    if (!r) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    r->seg = s;
+    r->col = col;
+    r->cm = &s->cols[col];
+    r->cur = -1;
+    r->dctx = ZSTD_createDCtx();
+    size_t n = QR_BLOCK_ROWS;
+    if (r->cm->encoding == ENC_INT) {
+        r->ints = malloc(sizeof *r->ints * n);
+        r->isnull = malloc(n);
+    } else if (r->cm->encoding == ENC_DICT) {
+        r->codes = malloc(sizeof *r->codes * n);
+    } else {
+        r->vals = malloc(sizeof *r->vals * n);
+    }
+    if (!r->dctx || (!r->ints && !r->codes && !r->vals) ||
+        (r->cm->encoding == ENC_INT && !r->isnull)) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (r->cm->dict_blk >= 0 &&
+        load_vlist(r, r->cm->dict_blk, &r->dictraw, &r->dict, &r->ndict, e) != 0)
+        goto fail;
+    if (r->cm->keys_blk >= 0 &&
+        load_vlist(r, r->cm->keys_blk, &r->keysraw, &r->keys, &r->nkeys, e) != 0)
+        goto fail;
+    if (r->cm->zdict_blk >= 0) {
+        const unsigned char *p;
+        size_t len;
+        if (qr_seg_block(s, col, (uint32_t)r->cm->zdict_blk, &p, &len, e) != 0)
+            goto fail;
+        if (len < 2 || p[0] != COMP_NONE ||
+            !(r->ddict = ZSTD_createDDict(p + 1, len - 1))) {
+            blk_err(r, (uint32_t)r->cm->zdict_blk, "unusable zstd dictionary", e);
+            goto fail;
+        }
+    }
+    return r;
+fail:
+    qr_colr_close(r);
+    return NULL;
+}
+
+void qr_colr_close(qr_colreader *r)
+{
+    if (!r)
+        return;
+    free(r->ints);
+    free(r->isnull);
+    free(r->codes);
+    free(r->vals);
+    free(r->dict);
+    free(r->keys);
+    qr_buf_free(&r->page);
+    qr_buf_free(&r->text);
+    qr_buf_free(&r->dictraw);
+    qr_buf_free(&r->keysraw);
+    ZSTD_freeDCtx(r->dctx);
+    ZSTD_freeDDict(r->ddict);
+    free(r);
+}
+
+/* Index in cm->blocks of the data block holding `row` (binary search). */
+static uint32_t find_block(const qr_colmeta *cm, uint32_t row)
+{
+    uint32_t lo = cm->first_data, hi = cm->first_data + cm->ndata;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cm->blocks[mid].first_row <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
+{
+    if (r->cur >= 0 && row >= r->cur_first && row - r->cur_first < r->cur_rows)
+        return 0;
+    if (row >= r->seg->rows)
+        return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
+                       row, (unsigned long long)r->seg->rows);
+    uint32_t bi = find_block(r->cm, row);
+    const qr_blockref *b = &r->cm->blocks[bi];
+    const unsigned char *p;
+    size_t len;
+    if (qr_seg_block(r->seg, r->col, bi, &p, &len, e) != 0)
+        return -1;
+    const char *why = NULL;
+    int rc = 0;
+    r->cur = -1;
+    switch (r->cm->encoding) {
+    case ENC_INT:
+        rc = dec_int_block(p, len, b->rows, r->ints, r->isnull, &why);
+        break;
+    case ENC_DICT: {
+        unsigned width = len ? p[0] : 99;
+        if (width > 32 || len != 1 + qr_bitpack_bytes(b->rows, width)) {
+            why = "code block length does not match its row count";
+            rc = -1;
+            break;
+        }
+        qr_bitunpack(p + 1, b->rows, width, r->codes);
+        for (uint32_t i = 0; i < b->rows; i++)
+            if (r->codes[i] > r->ndict) {
+                why = "dictionary code out of range";
+                rc = -1;
+                break;
+            }
+        break;
+    }
+    case ENC_PAGED:
+        rc = comp_get(p, len, &r->page, r->dctx, r->ddict, 64u << 20, &why);
+        if (rc == 0)
+            rc = vlist_get(r->page.p, r->page.len, b->rows, r->vals, &why);
+        break;
+    case ENC_HEXID:
+        rc = comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why);
+        if (rc == 0)
+            rc = dec_hexid_page(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes,
+                                &r->text, r->vals, &why);
+        break;
+    default:
+        why = "unknown encoding";
+        rc = -1;
+    }
+    if (rc != 0)
+        return blk_err(r, bi, why, e);
+    r->cur = bi;
+    r->cur_first = b->first_row;
+    r->cur_rows = b->rows;
+    return 0;
+}
+
+int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e)
+{
+    if (r->cm->encoding != ENC_INT)
+        return qr_errf(e, QR_E_INTERNAL, "column %s is not an integer column",
+                       qr_schema[r->col].name);
+    if (load_block(r, row, e) != 0)
+        return -1;
+    *v = r->ints[row - r->cur_first];
+    *isnull = r->isnull[row - r->cur_first];
+    return 0;
+}
+
+int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
+{
+    if (r->cm->encoding == ENC_INT)
+        return qr_errf(e, QR_E_INTERNAL, "column %s is an integer column",
+                       qr_schema[r->col].name);
+    if (load_block(r, row, e) != 0)
+        return -1;
+    uint32_t i = row - r->cur_first;
+    if (r->cm->encoding == ENC_DICT) {
+        uint64_t c = r->codes[i];
+        if (c == 0) {
+            v->p = NULL;
+            v->n = 0;
+        } else {
+            *v = r->dict[c - 1];
+        }
+    } else {
+        *v = r->vals[i];
+    }
+    return 0;
+}
+
+int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
+{
+    qr_rd rd;
+    qr_rd_init(&rd, v.p, v.n);
+    uint64_t np = qr_rd_varint(&rd);
+    qr_buf_put_u8(out, '{');
+    for (uint64_t k = 0; k < np && !rd.bad; k++) {
+        uint64_t id = qr_rd_varint(&rd);
+        uint64_t vl = qr_rd_varint(&rd);
+        const unsigned char *vp = qr_rd_bytes(&rd, vl);
+        if (rd.bad || id >= r->nkeys)
+            break;
+        if (k)
+            qr_buf_put_u8(out, ',');
+        qj_write_string(out, r->keys[id].p, r->keys[id].n);
+        qr_buf_put_u8(out, ':');
+        qj_write_string(out, (const char *)vp, vl);
+    }
+    if (rd.bad || qr_rd_left(&rd) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
+                       r->seg->path, qr_schema[r->col].name);
+    qr_buf_put_u8(out, '}');
+    return 0;
+}
+
+int qr_row_json(qr_colreader *const readers[COL_COUNT], uint32_t row, qr_buf *out, qr_err *e)
+{
+    qr_buf_put_u8(out, '{');
+    for (int c = 0; c < COL_COUNT; c++) {
+        qr_colreader *r = readers[c];
+        if (c)
+            qr_buf_put_u8(out, ',');
+        qr_buf_put_u8(out, '"');
+        qr_buf_put(out, qr_schema[c].name, strlen(qr_schema[c].name));
+        qr_buf_put(out, "\":", 2);
+        if (r->cm->encoding == ENC_INT) {
+            int64_t v;
+            int isnull;
+            if (qr_colr_int(r, row, &v, &isnull, e) != 0)
+                return -1;
+            if (isnull) {
+                qr_buf_put(out, "null", 4);
+            } else if (qr_schema[c].type == TYPE_TIMESTAMP) {
+                char t[QR_TIME_TEXT_LEN + 2];
+                t[0] = '"';
+                qr_time_format(v, t + 1);
+                t[QR_TIME_TEXT_LEN + 1] = '"';
+                qr_buf_put(out, t, sizeof t);
+            } else {
+                char num[24];
+                int k = 23;
+                uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+                num[k] = 0;
+                do {
+                    num[--k] = (char)('0' + u % 10);
+                    u /= 10;
+                } while (u);
+                if (v < 0)
+                    num[--k] = '-';
+                qr_buf_put(out, num + k, (size_t)(23 - k));
+            }
+            continue;
+        }
+        qr_slice v;
+        if (qr_colr_bytes(r, row, &v, e) != 0)
+            return -1;
+        if (!v.p)
+            qr_buf_put(out, "null", 4);
+        else if (qr_schema[c].type == TYPE_MAP) {
+            if (qr_colr_map_json(r, v, out, e) != 0)
+                return -1;
+        } else
+            qj_write_string(out, v.p, v.n);
+    }
+    qr_buf_put(out, "}\n", 2);
+    if (out->oom)
+        return qr_errf(e, QR_E_NOMEM, "out of memory formatting a row");
+    return 0;
+}
+
+int qr_seg_verify(qr_segment *s, qr_err *e)
+{
+    for (int c = 0; c < COL_COUNT; c++) {
+        qr_colreader *r = qr_colr_open(s, c, e);
+        if (!r)
+            return -1;
+        const qr_colmeta *cm = r->cm;
+        for (uint32_t i = 0; i < cm->ndata; i++) {
+            const qr_blockref *b = &cm->blocks[cm->first_data + i];
+            if (load_block(r, b->first_row, e) != 0) {
+                qr_colr_close(r);
+                return -1;
+            }
+            if (qr_schema[c].type == TYPE_MAP) {
+                qr_buf tmp;
+                qr_buf_init(&tmp);
+                for (uint32_t k = 0; k < b->rows; k++) {
+                    qr_slice v;
+                    qr_colr_bytes(r, b->first_row + k, &v, e);
+                    qr_buf_clear(&tmp);
+                    if (v.p && qr_colr_map_json(r, v, &tmp, e) != 0) {
+                        qr_buf_free(&tmp);
+                        qr_colr_close(r);
+                        return -1;
+                    }
+                }
+                qr_buf_free(&tmp);
+            }
+        }
+        qr_colr_close(r);
+    }
+    return 0;
+}

@@ -1,0 +1,66 @@
+/* segfmt.h - the on-disk layout of a segment file: constants shared by the
+ * writer and the reader. docs/FORMAT.md is the prose version; keep both in
+ * step and bump QR_SEG_VERSION on any incompatible change.
+ *
+ *   [header 16 B][block]...[block][footer (zstd)][trailer 40 B]
+ *
+ * header : "QRYSEG\r\n" | u32 version | u32 flags(0)
+ * block  : bytes located only through the footer's directory; each carries
+ *          its checksum (low 32 bits of XXH3-64 of the block bytes) there.
+ * footer : zstd frame of: segment meta, then per column a directory of its
+ *          blocks (kind, offset, length, rows, checksum, min, max).
+ * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
+ *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
+ * All integers little-endian.
+ */
+#ifndef QR_SEGFMT_H
+#define QR_SEGFMT_H
+
+#include <stdint.h>
+
+#define QR_SEG_MAGIC "QRYSEG\r\n"
+#define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
+#define QR_SEG_VERSION 1u
+#define QR_SEG_HEADER_LEN 16u
+#define QR_SEG_TRAILER_LEN 40u
+#define QR_SEG_DIRENT_LEN 44u /* bytes of one block directory entry */
+#define QR_SEG_MAX_FOOTER (256u << 20) /* sanity bound on the footer */
+
+/* Rows per block of the fixed-width encodings (ints, dictionary codes). */
+#define QR_BLOCK_ROWS 65536u
+/* Rows per page of hex ids. */
+#define QR_HEXID_PAGE_ROWS 4096u
+
+/* Column encodings (footer field `encoding`). */
+enum {
+    ENC_INT = 1,   /* frame-of-reference or delta bit-packed int64 blocks */
+    ENC_DICT = 2,  /* sorted value dictionary + bit-packed codes (0 = NULL) */
+    ENC_PAGED = 3, /* small zstd pages of values, shared trained zstd dict */
+    ENC_HEXID = 4, /* hex ids as bytes in zstd pages, raw text as fallback */
+};
+
+/* Block kinds (directory field `kind`). */
+enum {
+    BLK_DATA = 1,  /* rows [first_row, first_row+rows) of the column */
+    BLK_DICT = 2,  /* ENC_DICT value dictionary */
+    BLK_ZDICT = 3, /* ENC_PAGED zstd dictionary */
+    BLK_KEYS = 4,  /* map columns: key dictionary */
+};
+
+/* Block payload compression (first byte of DICT, PAGED and HEXID blocks). */
+enum {
+    COMP_NONE = 0,
+    COMP_ZSTD = 1,      /* u32 raw length, zstd frame */
+    COMP_ZSTD_DICT = 2, /* u32 raw length, zstd frame using the column's zdict */
+};
+
+/* Integer block modes (first byte of an ENC_INT data block). */
+enum {
+    INT_FOR = 0,   /* values - base, bit-packed */
+    INT_DELTA = 1, /* base = first value; n-1 deltas (>= 0) bit-packed */
+};
+
+/* Directory entry flags. */
+#define QR_BLKF_ALL_NULL 1u /* min/max meaningless: every row NULL */
+
+#endif

@@ -1,0 +1,94 @@
+/* segment.h - immutable segment files: writing a batch as a segment, opening
+ * one (validating its footer), and reading its columns row by row.
+ *
+ * A segment stores every column of its rows, sorted by Timestamp (NULLs
+ * first, ties in input order), so row id order is time order. Layout in
+ * segfmt.h and docs/FORMAT.md. An open qr_segment is read-only and may be
+ * shared by threads; a qr_colreader is one thread's cursor over one column
+ * (it caches the block it last decoded).
+ */
+#ifndef QR_SEGMENT_H
+#define QR_SEGMENT_H
+
+#include <stdint.h>
+
+#include "format/batch.h"
+#include "util/err.h"
+#include "util/json.h"
+
+typedef struct qr_seg_opts {
+    int zstd_level;      /* level for every compressed block (default 3) */
+    uint32_t page_bytes; /* target raw bytes of a string page (default 16 KiB) */
+    uint32_t zdict_bytes; /* trained zstd dictionary size, 0 = none (64 KiB) */
+} qr_seg_opts;
+
+void qr_seg_opts_default(qr_seg_opts *o);
+
+typedef struct qr_seg_summary {
+    uint64_t rows;
+    int64_t min_ts, max_ts; /* over non-NULL timestamps; 0/0 if none */
+    uint64_t file_bytes;
+} qr_seg_summary;
+
+/* Encode batch b as a segment at `path`: writes path + ".tmp", fsyncs it and
+ * renames it into place (the caller fsyncs the directory when it commits
+ * the manifest). On failure nothing is left at either name. */
+int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *o, qr_seg_summary *out,
+                 qr_err *e);
+
+/* ---- reading ---- */
+typedef struct qr_blockref {
+    uint64_t offset;
+    uint32_t length, first_row, rows, checksum;
+    uint8_t kind, flags;
+    int64_t min, max;
+} qr_blockref;
+
+typedef struct qr_colmeta {
+    uint8_t encoding;
+    uint64_t null_count, raw_bytes;
+    uint32_t nblocks;
+    qr_blockref *blocks;
+    int32_t dict_blk, zdict_blk, keys_blk; /* index in blocks, or -1 */
+    uint32_t first_data, ndata;            /* data blocks are contiguous */
+} qr_colmeta;
+
+typedef struct qr_segment {
+    char *path;
+    const unsigned char *map; /* whole file, mmap'ed read-only */
+    size_t len;
+    uint64_t rows;
+    int64_t min_ts, max_ts;
+    uint64_t footer_bytes;
+    qr_colmeta cols[COL_COUNT];
+    qr_blockref *all_blocks;
+} qr_segment;
+
+/* Open and validate a segment (trailer, version, footer checksum, directory
+ * structure). Block checksums are verified when a block is first decoded. */
+qr_segment *qr_seg_open(const char *path, qr_err *e);
+void qr_seg_close(qr_segment *s);
+/* The bytes of block `bi` of column `col`, checksum verified. */
+int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p,
+                 size_t *len, qr_err *e);
+/* Verify every block checksum and decode every block (quarry verify). */
+int qr_seg_verify(qr_segment *s, qr_err *e);
+
+typedef struct qr_colreader qr_colreader;
+
+qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e);
+void qr_colr_close(qr_colreader *r);
+/* Integer columns (Timestamp, TraceFlags, SeverityNumber). */
+int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e);
+/* String, id and map columns: v->p == NULL means NULL. Map values come in
+ * the keyed binary form (see qr_colr_map_json). The slice is valid until the
+ * next call on this reader. */
+int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e);
+/* Append a map value (from qr_colr_bytes) as a canonical JSON object. */
+int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
+
+/* Append row `row` as one canonical NDJSON line (with '\n'); readers holds
+ * one open reader per column. */
+int qr_row_json(qr_colreader *const readers[COL_COUNT], uint32_t row, qr_buf *out, qr_err *e);
+
+#endif

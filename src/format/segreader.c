@@ -1,0 +1,291 @@
+/* segreader.c - opening a segment file: mmap, trailer and footer checks,
+ * directory parsing with bounds checks, and checksummed block access.
+ *
+ * Nothing read from the file is trusted: every offset, length and count is
+ * checked before use, and a failure names the file and the structure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "format/codec.h"
+#include "format/segfmt.h"
+#include "format/segment.h"
+#include "util/hash.h"
+
+static int corrupt(qr_err *e, const char *path, const char *what)
+{
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s", path, what);
+}
+
+static int valid_encoding(int col, uint8_t enc)
+{
+    switch (qr_schema[col].type) {
+    case TYPE_TIMESTAMP:
+    case TYPE_UINT8:
+    case TYPE_INT32:
+        return enc == ENC_INT;
+    case TYPE_HEXID:
+        return enc == ENC_HEXID;
+    default:
+        return enc == ENC_DICT || enc == ENC_PAGED;
+    }
+}
+
+static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_t data_end,
+                        qr_err *e)
+{
+    qr_rd r;
+    qr_rd_init(&r, f, n);
+    s->rows = qr_rd_u64(&r);
+    s->min_ts = (int64_t)qr_rd_u64(&r);
+    s->max_ts = (int64_t)qr_rd_u64(&r);
+    uint32_t ncols = qr_rd_u32(&r);
+    if (r.bad)
+        return corrupt(e, s->path, "footer truncated in segment header fields");
+    if (ncols != COL_COUNT)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: footer lists %u columns, expected %d",
+                       s->path, ncols, COL_COUNT);
+    if (s->rows > UINT32_MAX)
+        return corrupt(e, s->path, "row count over 2^32");
+    /* bound the block count by the footer size before allocating */
+    size_t max_entries = n / QR_SEG_DIRENT_LEN + 1;
+    s->all_blocks = calloc(max_entries, sizeof *s->all_blocks);
+    if (!s->all_blocks)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
+    size_t used = 0;
+    for (int c = 0; c < COL_COUNT; c++) {
+        qr_colmeta *cm = &s->cols[c];
+        uint8_t id = qr_rd_u8(&r), type = qr_rd_u8(&r);
+        cm->encoding = qr_rd_u8(&r);
+        (void)qr_rd_u8(&r);
+        cm->null_count = qr_rd_u64(&r);
+        cm->raw_bytes = qr_rd_u64(&r);
+        cm->nblocks = qr_rd_u32(&r);
+        if (r.bad)
+            return corrupt(e, s->path, "footer truncated in column header");
+        if (id != c || type != qr_schema[c].type || !valid_encoding(c, cm->encoding))
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: column %d header (id %u, type %u, encoding %u) "
+                           "does not match the schema",
+                           s->path, c, id, type, cm->encoding);
+        if (cm->nblocks > max_entries - used)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s claims %u blocks", s->path,
+                           qr_schema[c].name, cm->nblocks);
+        cm->blocks = s->all_blocks + used;
+        used += cm->nblocks;
+        cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
+        uint32_t next_row = 0, ndata = 0;
+        int in_data = 0, after_data = 0;
+        for (uint32_t i = 0; i < cm->nblocks; i++) {
+            qr_blockref *b = &cm->blocks[i];
+            b->kind = qr_rd_u8(&r);
+            b->flags = qr_rd_u8(&r);
+            (void)qr_rd_u16(&r);
+            b->first_row = qr_rd_u32(&r);
+            b->rows = qr_rd_u32(&r);
+            b->length = qr_rd_u32(&r);
+            b->offset = qr_rd_u64(&r);
+            b->checksum = qr_rd_u32(&r);
+            b->min = (int64_t)qr_rd_u64(&r);
+            b->max = (int64_t)qr_rd_u64(&r);
+            if (r.bad)
+                return corrupt(e, s->path, "footer truncated in block directory");
+            if (b->offset < QR_SEG_HEADER_LEN || b->offset > data_end ||
+                b->length > data_end - b->offset)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: column %s block %u lies outside the data area "
+                               "(offset %llu, %u bytes)",
+                               s->path, qr_schema[c].name, i, (unsigned long long)b->offset,
+                               b->length);
+            int32_t *slot = NULL;
+            switch (b->kind) {
+            case BLK_DATA:
+                if (after_data || b->first_row != next_row || b->rows == 0 ||
+                    b->rows > QR_BLOCK_ROWS || b->rows > s->rows - next_row)
+                    return qr_errf(e, QR_E_CORRUPT,
+                                   "segment %s: column %s block %u covers rows %u+%u, "
+                                   "expected to start at %u",
+                                   s->path, qr_schema[c].name, i, b->first_row, b->rows,
+                                   next_row);
+                if (!in_data)
+                    cm->first_data = i;
+                in_data = 1;
+                next_row += b->rows;
+                ndata++;
+                break;
+            case BLK_DICT:
+                slot = &cm->dict_blk;
+                break;
+            case BLK_ZDICT:
+                slot = &cm->zdict_blk;
+                break;
+            case BLK_KEYS:
+                slot = &cm->keys_blk;
+                break;
+            default:
+                return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s block %u has kind %u",
+                               s->path, qr_schema[c].name, i, b->kind);
+            }
+            if (slot) {
+                if (*slot >= 0 || in_data)
+                    return qr_errf(e, QR_E_CORRUPT,
+                                   "segment %s: column %s: misplaced auxiliary block %u",
+                                   s->path, qr_schema[c].name, i);
+                *slot = (int32_t)i;
+            }
+            if (in_data && b->kind != BLK_DATA)
+                after_data = 1;
+        }
+        if (next_row != s->rows)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: column %s blocks cover %u rows, segment has %llu",
+                           s->path, qr_schema[c].name, next_row, (unsigned long long)s->rows);
+        cm->ndata = ndata;
+        if (cm->encoding == ENC_DICT && cm->dict_blk < 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no dictionary block",
+                           s->path, qr_schema[c].name);
+        if (qr_schema[c].type == TYPE_MAP && cm->keys_blk < 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no key dictionary",
+                           s->path, qr_schema[c].name);
+    }
+    if (qr_rd_left(&r) != 0)
+        return corrupt(e, s->path, "trailing bytes after the block directory");
+    return 0;
+}
+
+qr_segment *qr_seg_open(const char *path, qr_err *e)
+{
+    qr_segment *s = calloc(1, sizeof *s);
+    if (!s) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
+        return NULL;
+    }
+    s->path = strdup(path);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        qr_errf(e, QR_E_IO, "segment %s: open: %s", path, strerror(errno));
+        goto fail;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        qr_errf(e, QR_E_IO, "segment %s: stat: %s", path, strerror(errno));
+        close(fd);
+        goto fail;
+    }
+    s->len = (size_t)st.st_size;
+    if (s->len < QR_SEG_HEADER_LEN + QR_SEG_TRAILER_LEN) {
+        close(fd);
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: file is %zu bytes, too short", path,
+                s->len);
+        goto fail;
+    }
+    void *m = mmap(NULL, s->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        qr_errf(e, QR_E_IO, "segment %s: mmap: %s", path, strerror(errno));
+        goto fail;
+    }
+    s->map = m;
+    if (memcmp(s->map, QR_SEG_MAGIC, 8) != 0) {
+        corrupt(e, path, "bad magic at offset 0 (not a Quarry segment)");
+        goto fail;
+    }
+    uint32_t hv = qr_load_u32(s->map + 8);
+    if (hv != QR_SEG_VERSION) {
+        qr_errf(e, QR_E_VERSION, "segment %s: format version %u, this build reads version %u",
+                path, hv, QR_SEG_VERSION);
+        goto fail;
+    }
+    if (qr_load_u32(s->map + 12) != 0) {
+        corrupt(e, path, "unknown header flags at offset 12");
+        goto fail;
+    }
+    const unsigned char *t = s->map + s->len - QR_SEG_TRAILER_LEN;
+    if (memcmp(t + 32, QR_SEG_TRAILER_MAGIC, 8) != 0) {
+        corrupt(e, path, "bad trailer magic (file truncated or not fully written)");
+        goto fail;
+    }
+    uint64_t foot_off = qr_load_u64(t);
+    uint32_t foot_len = qr_load_u32(t + 8), foot_raw = qr_load_u32(t + 12);
+    uint32_t foot_sum = qr_load_u32(t + 16), tv = qr_load_u32(t + 20);
+    uint64_t file_len = qr_load_u64(t + 24);
+    if (tv != QR_SEG_VERSION) {
+        qr_errf(e, QR_E_VERSION, "segment %s: trailer format version %u, this build reads %u",
+                path, tv, QR_SEG_VERSION);
+        goto fail;
+    }
+    if (file_len != s->len) {
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: file is %zu bytes, trailer says %llu",
+                path, s->len, (unsigned long long)file_len);
+        goto fail;
+    }
+    uint64_t data_end = s->len - QR_SEG_TRAILER_LEN;
+    if (foot_off < QR_SEG_HEADER_LEN || foot_off > data_end || foot_len != data_end - foot_off ||
+        foot_raw > QR_SEG_MAX_FOOTER) {
+        corrupt(e, path, "footer location in the trailer is out of range");
+        goto fail;
+    }
+    if (qr_checksum32(s->map + foot_off, foot_len) != foot_sum) {
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: footer checksum mismatch (offset %llu, %u bytes)",
+                path, (unsigned long long)foot_off, foot_len);
+        goto fail;
+    }
+    unsigned char *raw = malloc(foot_raw ? foot_raw : 1);
+    if (!raw) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
+        goto fail;
+    }
+    size_t got = ZSTD_decompress(raw, foot_raw, s->map + foot_off, foot_len);
+    if (ZSTD_isError(got) || got != foot_raw) {
+        free(raw);
+        corrupt(e, path, "footer does not decompress to its stated size");
+        goto fail;
+    }
+    s->footer_bytes = foot_len + QR_SEG_TRAILER_LEN;
+    int rc = parse_footer(s, raw, foot_raw, foot_off, e);
+    free(raw);
+    if (rc != 0)
+        goto fail;
+    return s;
+fail:
+    qr_seg_close(s);
+    return NULL;
+}
+
+void qr_seg_close(qr_segment *s)
+{
+    if (!s)
+        return;
+    if (s->map)
+        munmap((void *)s->map, s->len);
+    free(s->all_blocks);
+    free(s->path);
+    free(s);
+}
+
+int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p, size_t *len,
+                 qr_err *e)
+{
+    const qr_colmeta *cm = &s->cols[col];
+    if (bi >= cm->nblocks)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: column %s has no block %u", s->path,
+                       qr_schema[col].name, bi);
+    const qr_blockref *b = &cm->blocks[bi];
+    const unsigned char *d = s->map + b->offset;
+    uint32_t sum = qr_checksum32(d, b->length);
+    if (sum != b->checksum)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: column %s block %u (offset %llu, %u bytes): "
+                       "checksum mismatch (stored %08x, computed %08x)",
+                       s->path, qr_schema[col].name, bi, (unsigned long long)b->offset,
+                       b->length, b->checksum, sum);
+    *p = d;
+    *len = b->length;
+    return 0;
+}

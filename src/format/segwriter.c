@@ -1,0 +1,603 @@
+/* segwriter.c - encodes a qr_batch as a segment file.
+ *
+ * Rows are first ordered by Timestamp (stable, NULLs first). Each column is
+ * then written as blocks: integers as ENC_INT blocks of 64K rows; ids as
+ * ENC_HEXID pages; strings and maps as ENC_DICT when they have few distinct
+ * values, else ENC_PAGED (small pages compressed with a zstd dictionary
+ * trained on this segment's values, so one row costs one small page to read).
+ * Maps are first rewritten with ids from a per-segment key dictionary.
+ * The footer (directory of every block) and trailer come last.
+ */
+#define ZDICT_STATIC_LINKING_ONLY
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createCDict_advanced: tables sized for pages */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zdict.h>
+#include <zstd.h>
+
+#include "format/codec.h"
+#include "format/segfmt.h"
+#include "format/segment.h"
+#include "util/bitpack.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/strmap.h"
+
+void qr_seg_opts_default(qr_seg_opts *o)
+{
+    o->zstd_level = 3;
+    o->page_bytes = 16 * 1024;
+    o->zdict_bytes = 64 * 1024;
+}
+
+typedef struct colout {
+    uint8_t encoding;
+    uint64_t null_count, raw_bytes;
+    qr_blockref *blocks;
+    uint32_t nblocks, cap;
+} colout;
+
+typedef struct segw {
+    const char *path;
+    int fd;
+    uint64_t off;   /* file offset of out.p[0] */
+    qr_buf out;     /* pending bytes */
+    qr_buf tmp, tmp2;
+    ZSTD_CCtx *cctx;
+    const qr_seg_opts *o;
+    colout cols[COL_COUNT];
+    qr_err *e;
+} segw;
+
+static int flush_out(segw *w)
+{
+    if (w->out.oom)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    if (qr_write_all(w->fd, w->out.p, w->out.len, w->path, w->e) != 0)
+        return -1;
+    w->off += w->out.len;
+    qr_buf_clear(&w->out);
+    return 0;
+}
+
+/* Append a block's bytes to the file and its entry to the column directory. */
+static int put_block(segw *w, int col, uint8_t kind, const qr_buf *payload, uint32_t first_row,
+                     uint32_t rows, int64_t mn, int64_t mx, uint8_t flags)
+{
+    if (payload->oom)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory encoding column %s",
+                       w->path, qr_schema[col].name);
+    if (payload->len > UINT32_MAX)
+        return qr_errf(w->e, QR_E_TOO_LONG, "segment %s: column %s block over 4 GiB", w->path,
+                       qr_schema[col].name);
+    colout *c = &w->cols[col];
+    if (c->nblocks == c->cap) {
+        uint32_t nc = c->cap ? c->cap * 2 : 16;
+        qr_blockref *nb = realloc(c->blocks, sizeof *nb * nc);
+        if (!nb)
+            return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+        c->blocks = nb;
+        c->cap = nc;
+    }
+    qr_blockref *b = &c->blocks[c->nblocks++];
+    b->offset = w->off + w->out.len;
+    b->length = (uint32_t)payload->len;
+    b->first_row = first_row;
+    b->rows = rows;
+    b->checksum = qr_checksum32(payload->p, payload->len);
+    b->kind = kind;
+    b->flags = flags;
+    b->min = mn;
+    b->max = mx;
+    qr_buf_put(&w->out, payload->p, payload->len);
+    if (w->out.len >= (1u << 20))
+        return flush_out(w);
+    return 0;
+}
+
+/* ---- integers ---- */
+static int write_int_column(segw *w, int col, const qr_batch *b, const uint32_t *perm)
+{
+    const qr_colvec *v = &b->cols[col];
+    uint32_t n = b->nrows;
+    int64_t *vals = malloc(sizeof *vals * QR_BLOCK_ROWS);
+    uint8_t *nul = malloc(QR_BLOCK_ROWS);
+    if (!vals || !nul) {
+        free(vals);
+        free(nul);
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    }
+    int rc = 0;
+    w->cols[col].encoding = ENC_INT;
+    for (uint32_t start = 0; start < n && rc == 0; start += QR_BLOCK_ROWS) {
+        uint32_t cnt = n - start < QR_BLOCK_ROWS ? n - start : QR_BLOCK_ROWS;
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint32_t r = perm[start + i];
+            vals[i] = v->ints[r];
+            nul[i] = v->isnull[r];
+            w->cols[col].null_count += nul[i];
+        }
+        qr_int_stats st;
+        qr_buf_clear(&w->tmp);
+        enc_int_block(&w->tmp, vals, nul, cnt, &st);
+        w->cols[col].raw_bytes += (uint64_t)cnt * 8;
+        rc = put_block(w, col, BLK_DATA, &w->tmp, start, cnt, st.min, st.max,
+                       st.all_null ? QR_BLKF_ALL_NULL : 0);
+    }
+    free(vals);
+    free(nul);
+    return rc;
+}
+
+/* ---- hex ids ---- */
+static int write_hexid_column(segw *w, int col, const qr_slice *vals, uint32_t n)
+{
+    w->cols[col].encoding = ENC_HEXID;
+    for (uint32_t start = 0; start < n; start += QR_HEXID_PAGE_ROWS) {
+        uint32_t cnt = n - start < QR_HEXID_PAGE_ROWS ? n - start : QR_HEXID_PAGE_ROWS;
+        qr_buf_clear(&w->tmp2);
+        enc_hexid_page(&w->tmp2, vals + start, cnt, qr_schema[col].hex_bytes);
+        qr_buf_clear(&w->tmp);
+        if (comp_put(&w->tmp, w->tmp2.p, w->tmp2.len, w->o->zstd_level, w->cctx, NULL) != 0)
+            return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+        if (put_block(w, col, BLK_DATA, &w->tmp, start, cnt, 0, 0, 0) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- dictionary-encoded strings ---- */
+static __thread const qr_slice *tl_sort_keys; /* qsort context, per thread */
+
+static int cmp_ids(const void *a, const void *b)
+{
+    const qr_slice *x = &tl_sort_keys[*(const uint32_t *)a], *y = &tl_sort_keys[*(const uint32_t *)b];
+    size_t m = x->n < y->n ? x->n : y->n;
+    int c = memcmp(x->p, y->p, m);
+    if (c)
+        return c;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static int write_dict_column(segw *w, int col, const qr_slice *vals, uint32_t n, qr_strmap *m)
+{
+    w->cols[col].encoding = ENC_DICT;
+    uint32_t nd = m->count;
+    uint32_t *order = malloc(sizeof *order * (nd ? nd : 1));
+    uint32_t *code = malloc(sizeof *code * (nd ? nd : 1));
+    qr_slice *sorted = malloc(sizeof *sorted * (nd ? nd : 1));
+    uint64_t *codes = malloc(sizeof *codes * QR_BLOCK_ROWS);
+    int rc = 0;
+    if (!order || !code || !sorted || !codes) {
+        rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+        goto out;
+    }
+    for (uint32_t i = 0; i < nd; i++)
+        order[i] = i;
+    tl_sort_keys = m->keys;
+    qsort(order, nd, sizeof *order, cmp_ids);
+    for (uint32_t i = 0; i < nd; i++) {
+        code[order[i]] = i + 1;
+        sorted[i] = m->keys[order[i]];
+    }
+    qr_buf_clear(&w->tmp2);
+    vlist_put(&w->tmp2, sorted, nd);
+    qr_buf_clear(&w->tmp);
+    if (comp_put(&w->tmp, w->tmp2.p, w->tmp2.len, w->o->zstd_level, w->cctx, NULL) != 0 ||
+        put_block(w, col, BLK_DICT, &w->tmp, 0, nd, 0, 0, 0) != 0) {
+        rc = -1;
+        goto out;
+    }
+    unsigned width = qr_bits_needed(nd);
+    for (uint32_t start = 0; start < n && rc == 0; start += QR_BLOCK_ROWS) {
+        uint32_t cnt = n - start < QR_BLOCK_ROWS ? n - start : QR_BLOCK_ROWS;
+        uint64_t mn = UINT64_MAX, mx = 0;
+        for (uint32_t i = 0; i < cnt; i++) {
+            const qr_slice *s = &vals[start + i];
+            uint64_t c = 0;
+            if (s->p) {
+                c = code[qr_strmap_get(m, s->p, s->n)];
+            }
+            codes[i] = c;
+            mn = c < mn ? c : mn;
+            mx = c > mx ? c : mx;
+        }
+        qr_buf_clear(&w->tmp);
+        qr_buf_put_u8(&w->tmp, (uint8_t)width);
+        size_t pb = qr_bitpack_bytes(cnt, width);
+        unsigned char *d = qr_buf_reserve(&w->tmp, pb);
+        if (d) {
+            qr_bitpack(codes, cnt, width, d);
+            w->tmp.len += pb;
+        }
+        rc = put_block(w, col, BLK_DATA, &w->tmp, start, cnt, (int64_t)mn, (int64_t)mx, 0);
+    }
+out:
+    free(order);
+    free(code);
+    free(sorted);
+    free(codes);
+    return rc;
+}
+
+/* ---- paged strings ---- */
+/* Train a zstd dictionary on this column's values and write it as BLK_ZDICT.
+ * *cd stays NULL when the column is too small or training gives nothing
+ * (pages are then compressed without a dictionary). */
+static int train_zdict(segw *w, int col, const qr_slice *vals, uint32_t n, uint64_t total,
+                       ZSTD_CDict **cd)
+{
+    *cd = NULL;
+    size_t want = w->o->zdict_bytes;
+    if (!want || total < 16 * want || n < 1000)
+        return 0;
+    /* samples: runs of consecutive values of about 1 KiB (what a page
+     * compresses together), spread evenly over the column, 1 MiB in all */
+    const size_t budget = 1u << 20, run_bytes = 1024;
+    size_t nruns = budget / run_bytes, nsamp = 0;
+    uint64_t stride = n / nruns > 0 ? n / nruns : 1;
+    size_t *sizes = malloc(sizeof *sizes * (nruns + 1));
+    qr_buf_clear(&w->tmp2);
+    if (!sizes)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    for (uint64_t start = 0; start < n && nsamp < nruns; start += stride) {
+        size_t before = w->tmp2.len;
+        for (uint64_t i = start; i < n && w->tmp2.len - before < run_bytes; i++)
+            if (vals[i].p)
+                qr_buf_put(&w->tmp2, vals[i].p, vals[i].n);
+        if (w->tmp2.len > before)
+            sizes[nsamp++] = w->tmp2.len - before;
+    }
+    int rc = 0;
+    if (nsamp >= 64 && !w->tmp2.oom) {
+        void *dict = malloc(want);
+        ZDICT_fastCover_params_t p;
+        memset(&p, 0, sizeof p);
+        p.k = 200;
+        p.d = 8;
+        p.f = 20;
+        p.accel = 1;
+        p.zParams.compressionLevel = w->o->zstd_level;
+        size_t got = dict ? ZDICT_trainFromBuffer_fastCover(dict, want, w->tmp2.p, sizes,
+                                                            (unsigned)nsamp, p)
+                          : 0;
+        if (dict && !ZDICT_isError(got) && got > 0) {
+            qr_buf blk;
+            qr_buf_init(&blk);
+            qr_buf_put_u8(&blk, COMP_NONE);
+            qr_buf_put(&blk, dict, got);
+            rc = put_block(w, col, BLK_ZDICT, &blk, 0, 0, 0, 0, 0);
+            /* size the match tables for one page, not for an unknown-size
+             * stream: every page compression resets them */
+            ZSTD_compressionParameters cp =
+                ZSTD_getCParams(w->o->zstd_level, w->o->page_bytes, got);
+            if (rc == 0 && !(*cd = ZSTD_createCDict_advanced(dict, got, ZSTD_dlm_byCopy,
+                                                             ZSTD_dct_auto, cp,
+                                                             ZSTD_defaultCMem)))
+                rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+            qr_buf_free(&blk);
+        }
+        free(dict);
+    }
+    free(sizes);
+    return rc;
+}
+
+static int write_paged_column(segw *w, int col, const qr_slice *vals, uint32_t n, uint64_t total)
+{
+    w->cols[col].encoding = ENC_PAGED;
+    ZSTD_CDict *cd;
+    int rc = train_zdict(w, col, vals, n, total, &cd);
+    uint32_t start = 0;
+    while (start < n && rc == 0) {
+        uint32_t end = start;
+        size_t bytes = 0;
+        while (end < n && end - start < QR_BLOCK_ROWS && bytes < w->o->page_bytes) {
+            bytes += vals[end].n + 1;
+            end++;
+        }
+        qr_buf_clear(&w->tmp2);
+        vlist_put(&w->tmp2, vals + start, end - start);
+        qr_buf_clear(&w->tmp);
+        if (comp_put(&w->tmp, w->tmp2.p, w->tmp2.len, w->o->zstd_level, w->cctx, cd) != 0) {
+            rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+            break;
+        }
+        rc = put_block(w, col, BLK_DATA, &w->tmp, start, end - start, 0, 0, 0);
+        start = end;
+    }
+    ZSTD_freeCDict(cd);
+    return rc;
+}
+
+/* Rewrite map texts (string keys) into the keyed form; writes BLK_KEYS. */
+static int key_maps(segw *w, int col, qr_slice *vals, uint32_t n, qr_buf *store)
+{
+    qr_strmap keys;
+    qr_strmap_init(&keys);
+    int rc = 0;
+    size_t *offs = malloc(sizeof *offs * (n ? n : 1));
+    if (!offs)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        if (!vals[i].p)
+            continue;
+        qr_rd r;
+        qr_rd_init(&r, vals[i].p, vals[i].n);
+        offs[i] = store->len;
+        uint64_t np = qr_rd_varint(&r);
+        qr_buf_put_varint(store, np);
+        for (uint64_t k = 0; k < np && !r.bad; k++) {
+            uint64_t kl = qr_rd_varint(&r);
+            const unsigned char *kp = qr_rd_bytes(&r, kl);
+            uint64_t vl = qr_rd_varint(&r);
+            const unsigned char *vp = qr_rd_bytes(&r, vl);
+            if (r.bad)
+                break;
+            int added;
+            int64_t id = qr_strmap_put(&keys, (const char *)kp, kl, &added);
+            if (id < 0) {
+                rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+                break;
+            }
+            qr_buf_put_varint(store, (uint64_t)id);
+            qr_buf_put_lenbytes(store, vp, vl);
+        }
+        if (r.bad || qr_rd_left(&r))
+            rc = qr_errf(w->e, QR_E_INTERNAL, "segment %s: column %s: malformed map text",
+                         w->path, qr_schema[col].name);
+    }
+    if (store->oom && rc == 0)
+        rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    if (rc == 0) {
+        /* slices into the final store buffer (it no longer moves) */
+        size_t prev_end = store->len;
+        for (uint32_t i = n; i-- > 0;) {
+            if (!vals[i].p)
+                continue;
+            vals[i].p = (const char *)store->p + offs[i];
+            vals[i].n = prev_end - offs[i];
+            prev_end = offs[i];
+        }
+        qr_buf_clear(&w->tmp2);
+        vlist_put(&w->tmp2, keys.keys, keys.count);
+        qr_buf_clear(&w->tmp);
+        if (comp_put(&w->tmp, w->tmp2.p, w->tmp2.len, w->o->zstd_level, w->cctx, NULL) != 0)
+            rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+        else
+            rc = put_block(w, col, BLK_KEYS, &w->tmp, 0, keys.count, 0, 0, 0);
+    }
+    free(offs);
+    qr_strmap_free(&keys);
+    return rc;
+}
+
+static int write_bytes_column(segw *w, int col, const qr_batch *b, const uint32_t *perm)
+{
+    uint32_t n = b->nrows;
+    qr_slice *vals = malloc(sizeof *vals * (n ? n : 1));
+    if (!vals)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    const qr_slice *src = b->cols[col].strs;
+    for (uint32_t i = 0; i < n; i++) {
+        vals[i] = src[perm[i]];
+        if (!vals[i].p)
+            w->cols[col].null_count++;
+        w->cols[col].raw_bytes += vals[i].n;
+    }
+    int rc;
+    qr_buf store;
+    qr_buf_init(&store);
+    if (qr_schema[col].type == TYPE_HEXID) {
+        rc = write_hexid_column(w, col, vals, n);
+        goto out;
+    }
+    if (qr_schema[col].type == TYPE_MAP && (rc = key_maps(w, col, vals, n, &store)) != 0)
+        goto out;
+    /* distinct values decide between dictionary and pages */
+    qr_strmap m;
+    qr_strmap_init(&m);
+    uint64_t total = 0;
+    int dict = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!vals[i].p)
+            continue;
+        total += vals[i].n;
+        if (!dict)
+            continue;
+        int added;
+        if (qr_strmap_put(&m, vals[i].p, vals[i].n, &added) < 0) {
+            qr_strmap_free(&m);
+            rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+            goto out;
+        }
+        if (m.count > 65536 || (m.count > 256 && (uint64_t)m.count * 8 > n))
+            dict = 0;
+    }
+    rc = dict ? write_dict_column(w, col, vals, n, &m) : write_paged_column(w, col, vals, n, total);
+    qr_strmap_free(&m);
+out:
+    qr_buf_free(&store);
+    free(vals);
+    return rc;
+}
+
+/* ---- row order ---- */
+static __thread const int64_t *tl_keys;
+static int cmp_rows(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (tl_keys[x] != tl_keys[y])
+        return tl_keys[x] < tl_keys[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static uint32_t *time_order(const qr_batch *b)
+{
+    uint32_t n = b->nrows;
+    uint32_t *perm = malloc(sizeof *perm * (n ? n : 1));
+    int64_t *keys = malloc(sizeof *keys * (n ? n : 1));
+    if (!perm || !keys) {
+        free(perm);
+        free(keys);
+        return NULL;
+    }
+    const qr_colvec *ts = &b->cols[COL_TIMESTAMP];
+    int sorted = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        perm[i] = i;
+        keys[i] = ts->isnull[i] ? INT64_MIN : ts->ints[i];
+        if (i && keys[i] < keys[i - 1])
+            sorted = 0;
+    }
+    if (!sorted) {
+        tl_keys = keys;
+        qsort(perm, n, sizeof *perm, cmp_rows);
+    }
+    free(keys);
+    return perm;
+}
+
+static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
+{
+    qr_buf_put_u64(f, s->rows);
+    qr_buf_put_u64(f, (uint64_t)s->min_ts);
+    qr_buf_put_u64(f, (uint64_t)s->max_ts);
+    qr_buf_put_u32(f, COL_COUNT);
+    for (int c = 0; c < COL_COUNT; c++) {
+        const colout *co = &w->cols[c];
+        qr_buf_put_u8(f, (uint8_t)c);
+        qr_buf_put_u8(f, (uint8_t)qr_schema[c].type);
+        qr_buf_put_u8(f, co->encoding);
+        qr_buf_put_u8(f, 0);
+        qr_buf_put_u64(f, co->null_count);
+        qr_buf_put_u64(f, co->raw_bytes);
+        qr_buf_put_u32(f, co->nblocks);
+        for (uint32_t i = 0; i < co->nblocks; i++) {
+            const qr_blockref *b = &co->blocks[i];
+            qr_buf_put_u8(f, b->kind);
+            qr_buf_put_u8(f, b->flags);
+            qr_buf_put_u16(f, 0);
+            qr_buf_put_u32(f, b->first_row);
+            qr_buf_put_u32(f, b->rows);
+            qr_buf_put_u32(f, b->length);
+            qr_buf_put_u64(f, b->offset);
+            qr_buf_put_u32(f, b->checksum);
+            qr_buf_put_u64(f, (uint64_t)b->min);
+            qr_buf_put_u64(f, (uint64_t)b->max);
+        }
+    }
+}
+
+int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *opts,
+                 qr_seg_summary *out, qr_err *e)
+{
+    qr_seg_opts defo;
+    if (!opts) {
+        qr_seg_opts_default(&defo);
+        opts = &defo;
+    }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return qr_errf(e, QR_E_ARGS, "segment path too long: %s", path);
+    segw w;
+    memset(&w, 0, sizeof w);
+    w.path = path;
+    w.o = opts;
+    w.e = e;
+    w.fd = -1;
+    qr_seg_summary s = {.rows = b->nrows};
+    int rc = -1;
+    uint32_t *perm = time_order(b);
+    w.cctx = ZSTD_createCCtx();
+    if (!perm || !w.cctx) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
+        goto done;
+    }
+    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (w.fd < 0) {
+        qr_errf(e, QR_E_IO, "create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    qr_buf_put(&w.out, QR_SEG_MAGIC, 8);
+    qr_buf_put_u32(&w.out, QR_SEG_VERSION);
+    qr_buf_put_u32(&w.out, 0);
+    for (int c = 0; c < COL_COUNT; c++) {
+        int r = qr_schema[c].type == TYPE_TIMESTAMP || qr_schema[c].type == TYPE_UINT8 ||
+                        qr_schema[c].type == TYPE_INT32
+                    ? write_int_column(&w, c, b, perm)
+                    : write_bytes_column(&w, c, b, perm);
+        if (r != 0)
+            goto done;
+    }
+    /* time range from the timestamp blocks */
+    int any = 0;
+    for (uint32_t i = 0; i < w.cols[COL_TIMESTAMP].nblocks; i++) {
+        const qr_blockref *br = &w.cols[COL_TIMESTAMP].blocks[i];
+        if (br->flags & QR_BLKF_ALL_NULL)
+            continue;
+        if (!any || br->min < s.min_ts)
+            s.min_ts = br->min;
+        if (!any || br->max > s.max_ts)
+            s.max_ts = br->max;
+        any = 1;
+    }
+    qr_buf_clear(&w.tmp2);
+    put_footer(&w.tmp2, &w, &s);
+    qr_buf_clear(&w.tmp);
+    size_t bound = ZSTD_compressBound(w.tmp2.len);
+    unsigned char *fz = qr_buf_reserve(&w.tmp, bound);
+    size_t fl = fz ? ZSTD_compressCCtx(w.cctx, fz, bound, w.tmp2.p, w.tmp2.len, 3) : 0;
+    if (!fz || ZSTD_isError(fl) || w.tmp2.oom) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: cannot compress footer", path);
+        goto done;
+    }
+    w.tmp.len = fl;
+    uint64_t foot_off = w.off + w.out.len;
+    qr_buf_put(&w.out, w.tmp.p, w.tmp.len);
+    uint64_t file_len = foot_off + fl + QR_SEG_TRAILER_LEN;
+    qr_buf_put_u64(&w.out, foot_off);
+    qr_buf_put_u32(&w.out, (uint32_t)fl);
+    qr_buf_put_u32(&w.out, (uint32_t)w.tmp2.len);
+    qr_buf_put_u32(&w.out, qr_checksum32(w.tmp.p, fl));
+    qr_buf_put_u32(&w.out, QR_SEG_VERSION);
+    qr_buf_put_u64(&w.out, file_len);
+    qr_buf_put(&w.out, QR_SEG_TRAILER_MAGIC, 8);
+    if (flush_out(&w) != 0)
+        goto done;
+    if (fsync(w.fd) != 0) {
+        qr_errf(e, QR_E_IO, "fsync %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    if (close(w.fd) != 0) {
+        w.fd = -1;
+        qr_errf(e, QR_E_IO, "close %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    w.fd = -1;
+    if (rename(tmp, path) != 0) {
+        qr_errf(e, QR_E_IO, "rename %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    s.file_bytes = file_len;
+    if (out)
+        *out = s;
+    rc = 0;
+done:
+    if (w.fd >= 0)
+        close(w.fd);
+    if (rc != 0)
+        unlink(tmp);
+    free(perm);
+    ZSTD_freeCCtx(w.cctx);
+    qr_buf_free(&w.out);
+    qr_buf_free(&w.tmp);
+    qr_buf_free(&w.tmp2);
+    for (int c = 0; c < COL_COUNT; c++)
+        free(w.cols[c].blocks);
+    return rc;
+}

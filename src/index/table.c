@@ -1,0 +1,249 @@
+/* table.c - table directories, the manifest file and the writer lock
+ * (see table.h; manifest layout in docs/FORMAT.md).
+ *
+ * MANIFEST: "QRYMANI\n" | u32 version | u32 0 | u64 generation | u64 next_id |
+ * u32 nsegs | nsegs x {u64 id, u64 rows, i64 min_ts, i64 max_ts,
+ * u64 file_bytes} | u32 checksum (XXH3 low 32 bits of all preceding bytes).
+ */
+#include "index/table.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fsutil.h"
+#include "util/hash.h"
+
+#define MAN_MAGIC "QRYMANI\n"
+#define MAN_ENTRY 40u
+
+void qr_manifest_encode(const qr_manifest *m, qr_buf *out)
+{
+    size_t start = out->len;
+    qr_buf_put(out, MAN_MAGIC, 8);
+    qr_buf_put_u32(out, QR_MANIFEST_VERSION);
+    qr_buf_put_u32(out, 0);
+    qr_buf_put_u64(out, m->generation);
+    qr_buf_put_u64(out, m->next_id);
+    qr_buf_put_u32(out, m->nsegs);
+    for (uint32_t i = 0; i < m->nsegs; i++) {
+        const qr_seg_entry *s = &m->segs[i];
+        qr_buf_put_u64(out, s->id);
+        qr_buf_put_u64(out, s->rows);
+        qr_buf_put_u64(out, (uint64_t)s->min_ts);
+        qr_buf_put_u64(out, (uint64_t)s->max_ts);
+        qr_buf_put_u64(out, s->file_bytes);
+    }
+    if (!out->oom)
+        qr_buf_put_u32(out, qr_checksum32(out->p + start, out->len - start));
+}
+
+int qr_manifest_decode(const unsigned char *p, size_t n, const char *path, qr_manifest *m,
+                       qr_err *e)
+{
+    memset(m, 0, sizeof *m);
+    if (n < 36 || memcmp(p, MAN_MAGIC, 8) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: bad magic or too short", path);
+    if (qr_checksum32(p, n - 4) != qr_load_u32(p + n - 4))
+        return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: checksum mismatch", path);
+    qr_rd r;
+    qr_rd_init(&r, p + 8, n - 12);
+    uint32_t ver = qr_rd_u32(&r);
+    (void)qr_rd_u32(&r);
+    if (ver != QR_MANIFEST_VERSION)
+        return qr_errf(e, QR_E_VERSION, "manifest %s: format version %u, this build reads %u",
+                       path, ver, QR_MANIFEST_VERSION);
+    m->generation = qr_rd_u64(&r);
+    m->next_id = qr_rd_u64(&r);
+    uint32_t ns = qr_rd_u32(&r);
+    if (r.bad || (uint64_t)ns * MAN_ENTRY != qr_rd_left(&r))
+        return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: segment count %u does not match size",
+                       path, ns);
+    m->segs = calloc(ns ? ns : 1, sizeof *m->segs);
+    if (!m->segs)
+        return qr_errf(e, QR_E_NOMEM, "manifest %s: out of memory", path);
+    for (uint32_t i = 0; i < ns; i++) {
+        qr_seg_entry *s = &m->segs[i];
+        s->id = qr_rd_u64(&r);
+        s->rows = qr_rd_u64(&r);
+        s->min_ts = (int64_t)qr_rd_u64(&r);
+        s->max_ts = (int64_t)qr_rd_u64(&r);
+        s->file_bytes = qr_rd_u64(&r);
+        if (s->id >= m->next_id) {
+            free(m->segs);
+            m->segs = NULL;
+            return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: segment id %llu >= next id",
+                           path, (unsigned long long)s->id);
+        }
+    }
+    m->nsegs = ns;
+    return 0;
+}
+
+int qr_table_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 63 || (name[0] >= '0' && name[0] <= '9'))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+void qr_table_seg_path(const qr_table *t, uint64_t id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/seg-%016llx.qseg", t->dir, (unsigned long long)id);
+}
+
+static int in_manifest(const qr_manifest *m, uint64_t id)
+{
+    for (uint32_t i = 0; i < m->nsegs; i++)
+        if (m->segs[i].id == id)
+            return 1;
+    return 0;
+}
+
+/* Remove segment files and temp files the manifest does not name. */
+static void remove_leftovers(qr_table *t)
+{
+    DIR *d = opendir(t->dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d))) {
+        unsigned long long id;
+        int used = 0;
+        int is_seg = sscanf(de->d_name, "seg-%16llx.qseg%n", &id, &used) == 1;
+        int is_tmp = strlen(de->d_name) > 4 && strcmp(de->d_name + strlen(de->d_name) - 4, ".tmp") == 0;
+        if ((is_seg && de->d_name[used] == 0 && !in_manifest(&t->man, id)) || is_tmp) {
+            snprintf(path, sizeof path, "%s/%s", t->dir, de->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err *e)
+{
+    if (!qr_table_name_ok(name)) {
+        qr_errf(e, QR_E_ARGS,
+                "invalid table name '%s' (1-63 letters, digits or '_', not starting with a digit)",
+                name);
+        return NULL;
+    }
+    qr_table *t = calloc(1, sizeof *t);
+    char path[PATH_MAX];
+    if (!t) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    t->lock_fd = -1;
+    t->name = strdup(name);
+    if (snprintf(path, sizeof path, "%s/%s", datadir, name) >= (int)sizeof path) {
+        qr_errf(e, QR_E_ARGS, "data directory path too long");
+        goto fail;
+    }
+    t->dir = strdup(path);
+    struct stat st;
+    if (stat(t->dir, &st) != 0) {
+        if (!(flags & QR_TABLE_CREATE)) {
+            qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s does not exist in %s", name, datadir);
+            goto fail;
+        }
+        if (qr_mkdirs(t->dir, e) != 0)
+            goto fail;
+    }
+    if (flags & QR_TABLE_WRITE) {
+        snprintf(path, sizeof path, "%s/LOCK", t->dir);
+        t->lock_fd = open(path, O_RDWR | O_CREAT, 0644);
+        if (t->lock_fd < 0) {
+            qr_errf(e, QR_E_IO, "open %s: %s", path, strerror(errno));
+            goto fail;
+        }
+        if (flock(t->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+            qr_errf(e, QR_E_LOCKED, "table %s is being written by another process", name);
+            goto fail;
+        }
+    }
+    snprintf(path, sizeof path, "%s/MANIFEST", t->dir);
+    unsigned char *buf;
+    size_t n;
+    if (access(path, F_OK) != 0) {
+        t->man.segs = NULL; /* new table: empty manifest */
+    } else {
+        if (qr_read_file(path, &buf, &n, e) != 0)
+            goto fail;
+        int rc = qr_manifest_decode(buf, n, path, &t->man, e);
+        free(buf);
+        if (rc != 0)
+            goto fail;
+    }
+    if (flags & QR_TABLE_WRITE)
+        remove_leftovers(t);
+    return t;
+fail:
+    qr_table_close(t);
+    return NULL;
+}
+
+void qr_table_close(qr_table *t)
+{
+    if (!t)
+        return;
+    if (t->lock_fd >= 0)
+        close(t->lock_fd);
+    free(t->man.segs);
+    free(t->dir);
+    free(t->name);
+    free(t);
+}
+
+uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n)
+{
+    uint64_t first = t->man.next_id;
+    t->man.next_id += n;
+    return first;
+}
+
+int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err *e)
+{
+    if (t->lock_fd < 0)
+        return qr_errf(e, QR_E_INTERNAL, "table %s: commit without the writer lock", t->name);
+    qr_manifest m = t->man;
+    m.generation++;
+    m.nsegs = t->man.nsegs + nadd;
+    m.segs = malloc(sizeof *m.segs * (m.nsegs ? m.nsegs : 1));
+    if (!m.segs)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (t->man.nsegs)
+        memcpy(m.segs, t->man.segs, sizeof *m.segs * t->man.nsegs);
+    if (nadd)
+        memcpy(m.segs + t->man.nsegs, add, sizeof *add * nadd);
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_manifest_encode(&m, &b);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/MANIFEST", t->dir);
+    int rc = b.oom ? qr_errf(e, QR_E_NOMEM, "out of memory")
+                   : qr_write_file_atomic(path, b.p, b.len, e);
+    qr_buf_free(&b);
+    if (rc != 0) {
+        free(m.segs);
+        return -1;
+    }
+    free(t->man.segs);
+    t->man = m;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* ingest.h - streaming NDJSON ingest into a table.
+ *
+ * The calling thread reads the input and cuts it, at line boundaries, into
+ * units of at most segment_rows lines / segment_bytes bytes; worker threads
+ * parse each unit into a batch and write it as one segment. Memory stays
+ * bounded by about (2 x threads + 1) units whatever the input size. A line
+ * longer than max_line is never buffered whole: it is skipped as an error.
+ * New segments become visible in one atomic manifest commit at the end.
+ *
+ * Bad lines (malformed JSON, wrong types, unknown columns, too long) are
+ * reported as "NAME:LINE: reason"; by default they are skipped and counted,
+ * with `strict` the first one aborts the ingest and no segment is left.
+ */
+#ifndef QR_INGEST_H
+#define QR_INGEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "format/segment.h"
+#include "index/table.h"
+
+typedef struct qr_ingest_opts {
+    uint32_t segment_rows;  /* lines per segment (default 1,000,000) */
+    uint64_t segment_bytes; /* input bytes per segment (default 128 MiB) */
+    uint64_t max_line;      /* longest accepted line (default 16 MiB) */
+    int threads;            /* workers; 0 = one per online CPU */
+    int strict;             /* abort on the first bad line */
+    int progress;           /* progress line on `report` about once a second */
+    unsigned max_reported;  /* bad lines printed in full (default 20) */
+    FILE *report;           /* where bad lines and progress go (NULL = none) */
+    qr_seg_opts seg;
+} qr_ingest_opts;
+
+typedef struct qr_ingest_stats {
+    uint64_t input_bytes, lines, rows, bad_lines, blank_lines, segments, segment_bytes;
+    double seconds;
+} qr_ingest_stats;
+
+void qr_ingest_opts_default(qr_ingest_opts *o);
+
+/* Ingest NDJSON from fd (named `name` in messages) into t, which must be
+ * open for writing. Returns 0 when the ingest committed (bad lines may have
+ * been skipped: see st->bad_lines), -1 with e set when it did not. */
+int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o,
+              qr_ingest_stats *st, qr_err *e);
+
+#endif

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# End-to-end tests through the real quarry binary ($QUARRY): generate,
+# ingest, read back, bad input, corruption, locking. QUARRY_SMALL=1 uses
+# fewer rows (for the sanitizer build). Prints "e2e: N passed, M failed".
+set -uo pipefail
+Q=${QUARRY:?set QUARRY to the quarry binary}
+Q=$(cd "$(dirname "$Q")" && pwd)/$(basename "$Q")
+ROWS=100000
+[ "${QUARRY_SMALL:-0}" = 1 ] && ROWS=30000
+SEGROWS=$((ROWS / 5))
+T=$(mktemp -d "${TMPDIR:-/tmp}/quarry-e2e-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0; tag=$(basename "$(dirname "$Q")")
+
+ok()   { pass=$((pass + 1)); echo "ok   e2e[$tag] $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL e2e[$tag] $1"; [ -n "${2:-}" ] && sed 's/^/     /' "$2" | head -20; }
+check() { # name, then a command that must succeed
+    local name=$1; shift
+    if "$@" >"$T/out" 2>&1; then ok "$name"; else bad "$name" "$T/out"; fi
+}
+
+# --- round trip across several segments -------------------------------------
+"$Q" gen --rows $ROWS --seed 7 > "$T/gen.ndjson"
+check "gen writes $ROWS lines" test "$(wc -l < "$T/gen.ndjson")" -eq $ROWS
+"$Q" ingest --data "$T/d" --table logs --segment-rows $SEGROWS "$T/gen.ndjson" 2>"$T/ing.err"
+rc=$?
+check "ingest exits 0" test $rc -eq 0
+check "ingest summary counts rows" grep -q "ingested $ROWS rows from $ROWS lines (0 bad, 0 blank) into 5 segments" "$T/ing.err"
+check "five segment files" test "$(ls "$T/d/logs/"*.qseg | wc -l)" -eq 5
+"$Q" cat --data "$T/d" --table logs > "$T/cat.ndjson"
+check "cat equals the generated input byte for byte" cmp "$T/gen.ndjson" "$T/cat.ndjson"
+"$Q" cat --data "$T/d" --table logs --limit 7 > "$T/cat7"
+check "cat --limit 7" cmp "$T/cat7" <(head -n 7 "$T/gen.ndjson")
+check "verify reads every block" "$Q" verify --data "$T/d" --table logs
+"$Q" stats --data "$T/d" --table logs > "$T/stats"
+check "stats reports rows and segments" grep -q "table logs: $ROWS rows in 5 segments" "$T/stats"
+check "stats lists all 15 columns" test "$(grep -cE '^(Timestamp|TraceId|SpanId|TraceFlags|SeverityText|SeverityNumber|ServiceName|Body|ResourceSchemaUrl|ResourceAttributes|ScopeSchemaUrl|ScopeName|ScopeVersion|ScopeAttributes|LogAttributes) ' "$T/stats")" -eq 15
+
+# stdin, one thread, appended to the same table: cat = both inputs in order
+head -n 1000 "$T/gen.ndjson" | "$Q" ingest --data "$T/d" --table logs --threads 1 --quiet -
+check "ingest from stdin appends" test "$("$Q" cat --data "$T/d" --table logs | wc -l)" -eq $((ROWS + 1000))
+check "appended rows come last" cmp <("$Q" cat --data "$T/d" --table logs | tail -n 1000) <(head -n 1000 "$T/gen.ndjson")
+
+# --- bad input ----------------------------------------------------------------
+{
+    head -n 3 "$T/gen.ndjson"
+    echo '{"Body": "unterminated'
+    echo '{"TraceFlags": "one"}'
+    echo ''
+    echo '{"Nope": 1}'
+    sed -n 4p "$T/gen.ndjson"
+    printf '{"Body":"no newline at end"}'
+} > "$T/mixed.ndjson"
+"$Q" ingest --data "$T/d" --table mixed "$T/mixed.ndjson" 2>"$T/mixed.err"
+rc=$?
+check "bad lines: exit status 3" test $rc -eq 3
+check "bad lines: reported with file:line" grep -q "mixed.ndjson:4: byte 10: unterminated string" "$T/mixed.err"
+check "bad lines: wrong type named" grep -q "mixed.ndjson:5: byte 16: column TraceFlags: expected an integer, got string" "$T/mixed.err"
+check "bad lines: unknown column named" grep -q 'mixed.ndjson:7: byte 2: unknown column "Nope"' "$T/mixed.err"
+check "bad lines: summary" grep -q "ingested 5 rows from 9 lines (3 bad, 1 blank)" "$T/mixed.err"
+check "bad lines: good rows kept" test "$("$Q" cat --data "$T/d" --table mixed | wc -l)" -eq 5
+check "last line without newline kept" grep -q '"Body":"no newline at end"' <("$Q" cat --data "$T/d" --table mixed)
+
+# strict: aborts, nothing committed, no files left
+before=$(ls "$T/d/logs" | sort | md5sum)
+"$Q" ingest --data "$T/d" --table logs --strict --segment-rows 2 "$T/mixed.ndjson" 2>"$T/strict.err"
+rc=$?
+check "strict: exit status 1" test $rc -eq 1
+check "strict: names the first bad line" grep -q "mixed.ndjson:4: byte 10: unterminated string" "$T/strict.err"
+check "strict: table unchanged" test "$(ls "$T/d/logs" | sort | md5sum)" = "$before"
+check "strict: row count unchanged" test "$("$Q" cat --data "$T/d" --table logs | wc -l)" -eq $((ROWS + 1000))
+
+# CRLF line endings
+head -n 50 "$T/gen.ndjson" | sed 's/$/\r/' > "$T/crlf.ndjson"
+"$Q" ingest --data "$T/d" --table crlf --quiet "$T/crlf.ndjson"
+check "CRLF input reads back as LF" cmp <("$Q" cat --data "$T/d" --table crlf) <(head -n 50 "$T/gen.ndjson")
+
+# empty input
+"$Q" ingest --data "$T/d" --table empty /dev/null 2>"$T/empty.err"
+rc=$?
+check "empty input: exit 0" test $rc -eq 0
+check "empty input: 0 rows" grep -q "ingested 0 rows from 0 lines" "$T/empty.err"
+check "empty input: cat prints nothing" test -z "$("$Q" cat --data "$T/d" --table empty)"
+
+# binary garbage
+head -c 300000 /dev/urandom > "$T/garbage"
+"$Q" ingest --data "$T/d" --table garbage "$T/garbage" 2>"$T/garbage.err"
+rc=$?
+check "binary garbage: exit 3, no crash" test $rc -eq 3
+check "binary garbage: no rows" test -z "$("$Q" cat --data "$T/d" --table garbage)"
+
+# huge line: 24 MiB, over a 1 MiB limit, between two good lines
+{
+    sed -n 1p "$T/gen.ndjson"
+    printf '{"Body":"'; head -c 25165824 /dev/zero | tr '\0' 'a'; printf '"}\n'
+    sed -n 2p "$T/gen.ndjson"
+} > "$T/huge.ndjson"
+/usr/bin/time -f '%M' -o "$T/huge.rss" "$Q" ingest --data "$T/d" --table huge --max-line 1048576 "$T/huge.ndjson" 2>"$T/huge.err"
+rc=$?
+check "huge line: exit 3" test $rc -eq 3
+check "huge line: reported" grep -q "huge.ndjson:2: line longer than the 1048576-byte limit" "$T/huge.err"
+check "huge line: neighbours kept" cmp <("$Q" cat --data "$T/d" --table huge) <(head -n 2 "$T/gen.ndjson")
+if [ "$tag" = rel ]; then
+    check "huge line: never buffered whole (RSS < 200 MiB)" test "$(tail -n 1 "$T/huge.rss")" -lt 204800
+fi
+
+# --- corruption --------------------------------------------------------------
+cp -r "$T/d/logs" "$T/d/broken"
+seg=$(ls "$T/d/broken/"*.qseg | head -n 1)
+size=$(stat -c %s "$seg")
+printf '\xff' | dd of="$seg" bs=1 seek=$((size / 2)) conv=notrunc status=none
+"$Q" cat --data "$T/d" --table broken > /dev/null 2>"$T/broken.err"
+rc=$?
+check "flipped byte: cat fails" test $rc -eq 1
+check "flipped byte: error names file" grep -q "$(basename "$seg")" "$T/broken.err"
+check "flipped byte: error names the column and block" grep -qE "corrupt: (column [A-Za-z]+ block [0-9]+|footer)" "$T/broken.err"
+"$Q" verify --data "$T/d" --table broken > "$T/verify.out" 2>&1
+check "flipped byte: verify reports 1 bad segment" grep -q "6 segments checked, 1 bad" "$T/verify.out"
+truncate -s $((size - 100)) "$seg"
+"$Q" cat --data "$T/d" --table broken > /dev/null 2>"$T/trunc.err"
+check "truncated file: clear error" grep -q "corrupt: bad trailer magic" "$T/trunc.err"
+printf 'junk' > "$T/d/broken/MANIFEST"
+"$Q" cat --data "$T/d" --table broken > /dev/null 2>"$T/man.err"
+check "corrupt manifest: clear error" grep -q "manifest .*MANIFEST: corrupt" "$T/man.err"
+"$Q" cat --data "$T/d" --table nosuch > /dev/null 2>"$T/nosuch.err"
+check "unknown table: clear error" grep -q "table nosuch does not exist" "$T/nosuch.err"
+
+# --- one writer at a time ----------------------------------------------------
+( flock -x 9; sleep 3 ) 9>"$T/d/logs/LOCK" &
+sleep 0.5
+"$Q" ingest --data "$T/d" --table logs --quiet /dev/null 2>"$T/lock.err"
+rc=$?
+wait
+check "second writer refused" test $rc -eq 1
+check "lock error is clear" grep -q "table logs is being written by another process" "$T/lock.err"
+
+# --- usage errors --------------------------------------------------------------
+"$Q" ingest --table x 2>/dev/null; rc=$?
+check "missing --data is a usage error" test $rc -eq 2
+"$Q" gen --rows abc 2>/dev/null; rc=$?
+check "bad --rows is a usage error" test $rc -eq 2
+"$Q" ingest --data "$T/d" --table 'bad/name' /dev/null 2>"$T/name.err"; rc=$?
+check "bad table name refused" grep -q "invalid table name" "$T/name.err"
+
+echo "e2e[$tag]: $pass passed, $fail failed"
+mkdir -p "$(dirname "$0")/../../build/results"
+echo "$pass $fail" >> "$(dirname "$0")/../../build/results/e2e-$tag"
+[ $fail -eq 0 ]
