@@ -4,7 +4,7 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lzstd -lxxhash -lpthread -lm
+DEPS_LIBS := -lzstd -lxxhash -lunistring -lpthread -lm
 INC     := -Isrc
 
 REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_GNU_SOURCE $(INC)
@@ -101,6 +101,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory -j2 all
 	@bash bench/ingest.sh
+	@bash bench/search.sh
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC)

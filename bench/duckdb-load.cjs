@@ -10,9 +10,11 @@
 // TIMESTAMP_NS (read_json parses the RFC 3339 "...T..:..:...123456789Z" text
 // with full nanosecond precision); the three attribute objects are
 // MAP(VARCHAR, VARCHAR), DuckDB's native key/value type; TraceFlags UTINYINT,
-// SeverityNumber INTEGER, all other columns VARCHAR. Default settings
-// otherwise: threads = number of CPUs, default compression, insertion order
-// preserved.
+// SeverityNumber INTEGER, all other columns VARCHAR. The database file uses
+// storage_compatibility_version 'latest' (DICT_FSST and the other newer
+// compressions: ~7% smaller than the default v1.0 file format, and no slower;
+// DUCKDB_STORAGE=v1.0.0 selects the default). Default settings otherwise:
+// threads = number of CPUs, automatic compression, insertion order preserved.
 'use strict';
 
 const { DuckDBInstance } = require('@duckdb/node-api');
@@ -47,7 +49,9 @@ async function main() {
   }
   const cols = '{' + Object.entries(COLUMNS)
     .map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ') + '}';
-  const inst = await DuckDBInstance.create(db);
+  const inst = await DuckDBInstance.create(db, {
+    storage_compatibility_version: process.env.DUCKDB_STORAGE || 'latest',
+  });
   const con = await inst.connect();
   const t0 = process.hrtime.bigint();
   await con.run(`CREATE TABLE logs AS SELECT * FROM read_json(${sqlString(file)},

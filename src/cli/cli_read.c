@@ -161,6 +161,9 @@ int cli_stats(int argc, char **argv)
     uint64_t by_kind[COL_COUNT][5] = {{0}}, raw[COL_COUNT] = {0}, nulls[COL_COUNT] = {0};
     unsigned encs[COL_COUNT] = {0};
     uint64_t rows = 0, file_bytes = 0, footer = 0, header = 0;
+    /* index sections: bytes by section id and block kind */
+    uint64_t sec_bytes[QR_SEG_MAX_SECTIONS][QR_BLK_SECTION_MIN + 8];
+    memset(sec_bytes, 0, sizeof sec_bytes);
     int rc = 0;
     for (uint32_t i = 0; i < t->man.nsegs; i++) {
         qr_segment *s = open_seg(t, i, &e);
@@ -180,6 +183,12 @@ int cli_stats(int argc, char **argv)
             for (uint32_t b = 0; b < cm->nblocks; b++)
                 by_kind[c][cm->blocks[b].kind] += cm->blocks[b].length;
         }
+        for (uint32_t k = 0; k < s->nsecs; k++)
+            for (uint32_t b = 0; b < s->secs[k].nblocks; b++) {
+                unsigned id = s->secs[k].id, kind = s->secs[k].blocks[b].kind;
+                if (id < QR_SEG_MAX_SECTIONS && kind < QR_BLK_SECTION_MIN + 8)
+                    sec_bytes[id][kind] += s->secs[k].blocks[b].length;
+            }
         qr_seg_close(s);
     }
     if (rc != 0) {
@@ -211,6 +220,25 @@ int cli_stats(int argc, char **argv)
     printf("%-20s %-11s %12llu %12s %10s %10s %10s %9.2f\n", "footers+headers", "",
            (unsigned long long)(footer + header), "", "", "", "",
            rows ? (double)(footer + header) / rows : 0.0);
+    static const char *kinds[] = {"termindex", "termdict", "postings", "positions", "norms",
+                                  "fieldstats"};
+    printf("\n%-20s %12s %12s %12s %12s %10s %9s\n", "index", "termindex", "termdict",
+           "postings", "positions", "norms", "bytes/row");
+    for (unsigned id = 1; id < QR_SEG_MAX_SECTIONS; id++) {
+        uint64_t tot = 0;
+        for (unsigned k = QR_BLK_SECTION_MIN; k < QR_BLK_SECTION_MIN + 8; k++)
+            tot += sec_bytes[id][k];
+        if (!tot)
+            continue;
+        static const char *names[] = {"", "Body", "ServiceName", "SeverityText", "ScopeName",
+                                      "TraceId"};
+        printf("%-20s", id < 6 ? names[id] : "?");
+        for (unsigned k = 0; k < 5; k++)
+            printf(" %*llu", k == 4 ? 10 : 12,
+                   (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + k]);
+        printf(" %9.2f\n", rows ? (double)tot / rows : 0.0);
+        (void)kinds;
+    }
     qr_table_close(t);
     return 0;
 }

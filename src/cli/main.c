@@ -15,6 +15,7 @@ static void usage(FILE *f)
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"
+          "  search  --data DIR --table T [--count] 'QUERY'   full-text and keyword search\n"
           "\n"
           "`quarry <command> --help` shows the options of a command.\n",
           f);
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
         return cli_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify"))
         return cli_verify(argc - 1, argv + 1);
+    if (!strcmp(cmd, "search"))
+        return cli_search(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
         return 0;

@@ -325,6 +325,13 @@ int qr_row_json(qr_colreader *const readers[COL_COUNT], uint32_t row, qr_buf *ou
 
 int qr_seg_verify(qr_segment *s, qr_err *e)
 {
+    for (uint32_t i = 0; i < s->nsecs; i++)
+        for (uint32_t k = 0; k < s->secs[i].nblocks; k++) {
+            const unsigned char *p;
+            size_t len;
+            if (qr_seg_sec_block(s, &s->secs[i], k, &p, &len, e) != 0)
+                return -1;
+        }
     for (int c = 0; c < COL_COUNT; c++) {
         qr_colreader *r = qr_colr_open(s, c, e);
         if (!r)

@@ -8,7 +8,9 @@
  * block  : bytes located only through the footer's directory; each carries
  *          its checksum (low 32 bits of XXH3-64 of the block bytes) there.
  * footer : zstd frame of: segment meta, then per column a directory of its
- *          blocks (kind, offset, length, rows, checksum, min, max).
+ *          blocks (kind, offset, length, rows, checksum, min, max), then the
+ *          sections (indexes) that higher layers store, with the same
+ *          block directory.
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
  *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
  * All integers little-endian.
@@ -20,7 +22,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION 1u
+#define QR_SEG_VERSION 2u
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
 #define QR_SEG_DIRENT_LEN 44u /* bytes of one block directory entry */
@@ -46,6 +48,11 @@ enum {
     BLK_ZDICT = 3, /* ENC_PAGED zstd dictionary */
     BLK_KEYS = 4,  /* map columns: key dictionary */
 };
+
+/* Section block kinds start here; their meaning belongs to the layer that
+ * owns the section (src/index). */
+#define QR_BLK_SECTION_MIN 16u
+#define QR_SEG_MAX_SECTIONS 64u
 
 /* Block payload compression (first byte of DICT, PAGED and HEXID blocks). */
 enum {

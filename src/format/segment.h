@@ -16,6 +16,8 @@
 #include "util/err.h"
 #include "util/json.h"
 
+#define QR_SEG_MAX_SECTIONS_PUBLIC 64 /* = QR_SEG_MAX_SECTIONS in segfmt.h */
+
 typedef struct qr_seg_opts {
     int zstd_level;      /* level for every compressed block (default 3) */
     uint32_t page_bytes; /* target raw bytes of a string page (default 16 KiB) */
@@ -29,6 +31,33 @@ typedef struct qr_seg_summary {
     int64_t min_ts, max_ts; /* over non-NULL timestamps; 0/0 if none */
     uint64_t file_bytes;
 } qr_seg_summary;
+
+/* A section: blocks a higher layer (the inverted index) stores in the
+ * segment and reads back through qr_seg_section / qr_seg_sec_block. */
+typedef struct qr_sec_block {
+    uint8_t kind;     /* >= QR_BLK_SECTION_MIN */
+    const void *p;
+    size_t n;
+    uint32_t count;   /* free for the owner (stored as the entry's row count) */
+    int64_t min, max; /* free for the owner */
+} qr_sec_block;
+
+typedef struct qr_sec_in {
+    uint16_t id;
+    uint32_t nblocks;
+    const qr_sec_block *blocks;
+} qr_sec_in;
+
+/* The stored row order of batch b: perm[i] is the batch row stored as row
+ * i (Timestamp ascending, NULLs first, ties in input order). malloc'ed;
+ * NULL when out of memory. */
+uint32_t *qr_seg_time_order(const qr_batch *b);
+
+/* Write batch b in the order perm (from qr_seg_time_order) with extra
+ * sections, like qr_seg_write. */
+int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
+                    const qr_sec_in *secs, uint32_t nsecs, const qr_seg_opts *o,
+                    qr_seg_summary *out, qr_err *e);
 
 /* Encode batch b as a segment at `path`: writes path + ".tmp", fsyncs it and
  * renames it into place (the caller fsyncs the directory when it commits
@@ -53,6 +82,12 @@ typedef struct qr_colmeta {
     uint32_t first_data, ndata;            /* data blocks are contiguous */
 } qr_colmeta;
 
+typedef struct qr_section {
+    uint16_t id;
+    uint32_t nblocks;
+    qr_blockref *blocks;
+} qr_section;
+
 typedef struct qr_segment {
     char *path;
     const unsigned char *map; /* whole file, mmap'ed read-only */
@@ -61,7 +96,11 @@ typedef struct qr_segment {
     int64_t min_ts, max_ts;
     uint64_t footer_bytes;
     qr_colmeta cols[COL_COUNT];
+    uint32_t nsecs;
+    qr_section secs[QR_SEG_MAX_SECTIONS_PUBLIC];
     qr_blockref *all_blocks;
+    size_t nall;
+    unsigned char *verified; /* per block of all_blocks: checksum done (atomic) */
 } qr_segment;
 
 /* Open and validate a segment (trailer, version, footer checksum, directory
@@ -71,6 +110,11 @@ void qr_seg_close(qr_segment *s);
 /* The bytes of block `bi` of column `col`, checksum verified. */
 int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p,
                  size_t *len, qr_err *e);
+/* The section with this id, or NULL. */
+const qr_section *qr_seg_section(const qr_segment *s, uint16_t id);
+/* The bytes of block `bi` of a section, checksum verified (once per open). */
+int qr_seg_sec_block(const qr_segment *s, const qr_section *sec, uint32_t bi,
+                     const unsigned char **p, size_t *len, qr_err *e);
 /* Verify every block checksum and decode every block (quarry verify). */
 int qr_seg_verify(qr_segment *s, qr_err *e);
 

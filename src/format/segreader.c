@@ -5,6 +5,7 @@
  * checked before use, and a failure names the file and the structure.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,8 +155,53 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
             return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no key dictionary",
                            s->path, qr_schema[c].name);
     }
+    uint32_t nsecs = qr_rd_u32(&r);
+    if (r.bad || nsecs > QR_SEG_MAX_SECTIONS)
+        return corrupt(e, s->path, "bad section count in the footer");
+    for (uint32_t i = 0; i < nsecs; i++) {
+        qr_section *sec = &s->secs[i];
+        sec->id = qr_rd_u16(&r);
+        (void)qr_rd_u16(&r);
+        sec->nblocks = qr_rd_u32(&r);
+        if (r.bad)
+            return corrupt(e, s->path, "footer truncated in section header");
+        for (uint32_t k = 0; k < i; k++)
+            if (s->secs[k].id == sec->id)
+                return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: section %u appears twice",
+                               s->path, sec->id);
+        if (sec->nblocks > max_entries - used)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: section %u claims %u blocks",
+                           s->path, sec->id, sec->nblocks);
+        sec->blocks = s->all_blocks + used;
+        used += sec->nblocks;
+        for (uint32_t k = 0; k < sec->nblocks; k++) {
+            qr_blockref *b = &sec->blocks[k];
+            b->kind = qr_rd_u8(&r);
+            b->flags = qr_rd_u8(&r);
+            (void)qr_rd_u16(&r);
+            b->first_row = qr_rd_u32(&r);
+            b->rows = qr_rd_u32(&r);
+            b->length = qr_rd_u32(&r);
+            b->offset = qr_rd_u64(&r);
+            b->checksum = qr_rd_u32(&r);
+            b->min = (int64_t)qr_rd_u64(&r);
+            b->max = (int64_t)qr_rd_u64(&r);
+            if (r.bad)
+                return corrupt(e, s->path, "footer truncated in section directory");
+            if (b->kind < QR_BLK_SECTION_MIN || b->offset < QR_SEG_HEADER_LEN ||
+                b->offset > data_end || b->length > data_end - b->offset)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: section %u block %u: bad kind or location",
+                               s->path, sec->id, k);
+        }
+    }
+    s->nsecs = nsecs;
+    s->nall = used;
     if (qr_rd_left(&r) != 0)
         return corrupt(e, s->path, "trailing bytes after the block directory");
+    s->verified = calloc(used ? used : 1, 1);
+    if (!s->verified)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     return 0;
 }
 
@@ -265,8 +311,27 @@ void qr_seg_close(qr_segment *s)
     if (s->map)
         munmap((void *)s->map, s->len);
     free(s->all_blocks);
+    free(s->verified);
     free(s->path);
     free(s);
+}
+
+/* Verify a block's checksum the first time it is used in this open. */
+static int check_block(const qr_segment *s, const qr_blockref *b, const char *owner,
+                       uint32_t bi, qr_err *e)
+{
+    size_t idx = (size_t)(b - s->all_blocks);
+    if (__atomic_load_n(&s->verified[idx], __ATOMIC_ACQUIRE))
+        return 0;
+    uint32_t sum = qr_checksum32(s->map + b->offset, b->length);
+    if (sum != b->checksum)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s block %u (offset %llu, %u bytes): "
+                       "checksum mismatch (stored %08x, computed %08x)",
+                       s->path, owner, bi,
+                       (unsigned long long)b->offset, b->length, b->checksum, sum);
+    __atomic_store_n(&s->verified[idx], 1, __ATOMIC_RELEASE);
+    return 0;
 }
 
 int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p, size_t *len,
@@ -277,15 +342,35 @@ int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char 
         return qr_errf(e, QR_E_INTERNAL, "segment %s: column %s has no block %u", s->path,
                        qr_schema[col].name, bi);
     const qr_blockref *b = &cm->blocks[bi];
-    const unsigned char *d = s->map + b->offset;
-    uint32_t sum = qr_checksum32(d, b->length);
-    if (sum != b->checksum)
-        return qr_errf(e, QR_E_CORRUPT,
-                       "segment %s: corrupt: column %s block %u (offset %llu, %u bytes): "
-                       "checksum mismatch (stored %08x, computed %08x)",
-                       s->path, qr_schema[col].name, bi, (unsigned long long)b->offset,
-                       b->length, b->checksum, sum);
-    *p = d;
+    char what[40];
+    snprintf(what, sizeof what, "column %s", qr_schema[col].name);
+    if (check_block(s, b, what, bi, e) != 0)
+        return -1;
+    *p = s->map + b->offset;
+    *len = b->length;
+    return 0;
+}
+
+const qr_section *qr_seg_section(const qr_segment *s, uint16_t id)
+{
+    for (uint32_t i = 0; i < s->nsecs; i++)
+        if (s->secs[i].id == id)
+            return &s->secs[i];
+    return NULL;
+}
+
+int qr_seg_sec_block(const qr_segment *s, const qr_section *sec, uint32_t bi,
+                     const unsigned char **p, size_t *len, qr_err *e)
+{
+    if (bi >= sec->nblocks)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: section %u has no block %u", s->path,
+                       sec->id, bi);
+    const qr_blockref *b = &sec->blocks[bi];
+    char what[32];
+    snprintf(what, sizeof what, "index section %u", sec->id);
+    if (check_block(s, b, what, bi, e) != 0)
+        return -1;
+    *p = s->map + b->offset;
     *len = b->length;
     return 0;
 }

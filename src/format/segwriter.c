@@ -50,6 +50,9 @@ typedef struct segw {
     ZSTD_CCtx *cctx;
     const qr_seg_opts *o;
     colout cols[COL_COUNT];
+    colout secs[QR_SEG_MAX_SECTIONS];
+    uint16_t sec_ids[QR_SEG_MAX_SECTIONS];
+    uint32_t nsecs;
     qr_err *e;
 } segw;
 
@@ -64,17 +67,13 @@ static int flush_out(segw *w)
     return 0;
 }
 
-/* Append a block's bytes to the file and its entry to the column directory. */
-static int put_block(segw *w, int col, uint8_t kind, const qr_buf *payload, uint32_t first_row,
-                     uint32_t rows, int64_t mn, int64_t mx, uint8_t flags)
+/* Append bytes to the file and their entry to a directory (column or section). */
+static int put_raw_block(segw *w, colout *c, const char *what, uint8_t kind, const void *p,
+                         size_t n, uint32_t first_row, uint32_t rows, int64_t mn, int64_t mx,
+                         uint8_t flags)
 {
-    if (payload->oom)
-        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory encoding column %s",
-                       w->path, qr_schema[col].name);
-    if (payload->len > UINT32_MAX)
-        return qr_errf(w->e, QR_E_TOO_LONG, "segment %s: column %s block over 4 GiB", w->path,
-                       qr_schema[col].name);
-    colout *c = &w->cols[col];
+    if (n > UINT32_MAX)
+        return qr_errf(w->e, QR_E_TOO_LONG, "segment %s: %s block over 4 GiB", w->path, what);
     if (c->nblocks == c->cap) {
         uint32_t nc = c->cap ? c->cap * 2 : 16;
         qr_blockref *nb = realloc(c->blocks, sizeof *nb * nc);
@@ -85,18 +84,34 @@ static int put_block(segw *w, int col, uint8_t kind, const qr_buf *payload, uint
     }
     qr_blockref *b = &c->blocks[c->nblocks++];
     b->offset = w->off + w->out.len;
-    b->length = (uint32_t)payload->len;
+    b->length = (uint32_t)n;
     b->first_row = first_row;
     b->rows = rows;
-    b->checksum = qr_checksum32(payload->p, payload->len);
+    b->checksum = qr_checksum32(p, n);
     b->kind = kind;
     b->flags = flags;
     b->min = mn;
     b->max = mx;
-    qr_buf_put(&w->out, payload->p, payload->len);
+    if (n >= (1u << 20)) { /* large: write through */
+        if (flush_out(w) != 0 || qr_write_all(w->fd, p, n, w->path, w->e) != 0)
+            return -1;
+        w->off += n;
+        return 0;
+    }
+    qr_buf_put(&w->out, p, n);
     if (w->out.len >= (1u << 20))
         return flush_out(w);
     return 0;
+}
+
+static int put_block(segw *w, int col, uint8_t kind, const qr_buf *payload, uint32_t first_row,
+                     uint32_t rows, int64_t mn, int64_t mx, uint8_t flags)
+{
+    if (payload->oom)
+        return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory encoding column %s",
+                       w->path, qr_schema[col].name);
+    return put_raw_block(w, &w->cols[col], qr_schema[col].name, kind, payload->p, payload->len,
+                         first_row, rows, mn, mx, flags);
 }
 
 /* ---- integers ---- */
@@ -436,7 +451,7 @@ static int cmp_rows(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static uint32_t *time_order(const qr_batch *b)
+uint32_t *qr_seg_time_order(const qr_batch *b)
 {
     uint32_t n = b->nrows;
     uint32_t *perm = malloc(sizeof *perm * (n ? n : 1));
@@ -462,6 +477,24 @@ static uint32_t *time_order(const qr_batch *b)
     return perm;
 }
 
+static void put_dir(qr_buf *f, const colout *co)
+{
+    qr_buf_put_u32(f, co->nblocks);
+    for (uint32_t i = 0; i < co->nblocks; i++) {
+        const qr_blockref *b = &co->blocks[i];
+        qr_buf_put_u8(f, b->kind);
+        qr_buf_put_u8(f, b->flags);
+        qr_buf_put_u16(f, 0);
+        qr_buf_put_u32(f, b->first_row);
+        qr_buf_put_u32(f, b->rows);
+        qr_buf_put_u32(f, b->length);
+        qr_buf_put_u64(f, b->offset);
+        qr_buf_put_u32(f, b->checksum);
+        qr_buf_put_u64(f, (uint64_t)b->min);
+        qr_buf_put_u64(f, (uint64_t)b->max);
+    }
+}
+
 static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
 {
     qr_buf_put_u64(f, s->rows);
@@ -476,25 +509,30 @@ static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
         qr_buf_put_u8(f, 0);
         qr_buf_put_u64(f, co->null_count);
         qr_buf_put_u64(f, co->raw_bytes);
-        qr_buf_put_u32(f, co->nblocks);
-        for (uint32_t i = 0; i < co->nblocks; i++) {
-            const qr_blockref *b = &co->blocks[i];
-            qr_buf_put_u8(f, b->kind);
-            qr_buf_put_u8(f, b->flags);
-            qr_buf_put_u16(f, 0);
-            qr_buf_put_u32(f, b->first_row);
-            qr_buf_put_u32(f, b->rows);
-            qr_buf_put_u32(f, b->length);
-            qr_buf_put_u64(f, b->offset);
-            qr_buf_put_u32(f, b->checksum);
-            qr_buf_put_u64(f, (uint64_t)b->min);
-            qr_buf_put_u64(f, (uint64_t)b->max);
-        }
+        put_dir(f, co);
+    }
+    qr_buf_put_u32(f, w->nsecs);
+    for (uint32_t i = 0; i < w->nsecs; i++) {
+        qr_buf_put_u16(f, w->sec_ids[i]);
+        qr_buf_put_u16(f, 0);
+        put_dir(f, &w->secs[i]);
     }
 }
 
 int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *opts,
                  qr_seg_summary *out, qr_err *e)
+{
+    uint32_t *perm = qr_seg_time_order(b);
+    if (!perm)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
+    int rc = qr_seg_write_ex(path, b, perm, NULL, 0, opts, out, e);
+    free(perm);
+    return rc;
+}
+
+int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
+                    const qr_sec_in *secs, uint32_t nsecs, const qr_seg_opts *opts,
+                    qr_seg_summary *out, qr_err *e)
 {
     qr_seg_opts defo;
     if (!opts) {
@@ -512,9 +550,11 @@ int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *opts,
     w.fd = -1;
     qr_seg_summary s = {.rows = b->nrows};
     int rc = -1;
-    uint32_t *perm = time_order(b);
+    if (nsecs > QR_SEG_MAX_SECTIONS)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: %u sections, at most %u", path, nsecs,
+                       QR_SEG_MAX_SECTIONS);
     w.cctx = ZSTD_createCCtx();
-    if (!perm || !w.cctx) {
+    if (!w.cctx) {
         qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
         goto done;
     }
@@ -533,6 +573,21 @@ int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *opts,
                     : write_bytes_column(&w, c, b, perm);
         if (r != 0)
             goto done;
+    }
+    for (uint32_t i = 0; i < nsecs; i++) {
+        w.sec_ids[i] = secs[i].id;
+        w.nsecs = i + 1;
+        for (uint32_t k = 0; k < secs[i].nblocks; k++) {
+            const qr_sec_block *sb = &secs[i].blocks[k];
+            if (sb->kind < QR_BLK_SECTION_MIN) {
+                qr_errf(e, QR_E_INTERNAL, "segment %s: section block kind %u is reserved", path,
+                        sb->kind);
+                goto done;
+            }
+            if (put_raw_block(&w, &w.secs[i], "index", sb->kind, sb->p, sb->n, 0, sb->count,
+                              sb->min, sb->max, 0) != 0)
+                goto done;
+        }
     }
     /* time range from the timestamp blocks */
     int any = 0;
@@ -592,12 +647,13 @@ done:
         close(w.fd);
     if (rc != 0)
         unlink(tmp);
-    free(perm);
     ZSTD_freeCCtx(w.cctx);
     qr_buf_free(&w.out);
     qr_buf_free(&w.tmp);
     qr_buf_free(&w.tmp2);
     for (int c = 0; c < COL_COUNT; c++)
         free(w.cols[c].blocks);
+    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS; i++)
+        free(w.secs[i].blocks);
     return rc;
 }

@@ -3,7 +3,7 @@
  * The calling thread reads the input and cuts it, at line boundaries, into
  * units of at most segment_rows lines / segment_bytes bytes; worker threads
  * parse each unit into a batch and write it as one segment. Memory stays
- * bounded by about (2 x threads + 1) units whatever the input size. A line
+ * bounded by about (threads + 1) units whatever the input size. A line
  * longer than max_line is never buffered whole: it is skipped as an error.
  * New segments become visible in one atomic manifest commit at the end.
  *

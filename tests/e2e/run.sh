@@ -34,12 +34,32 @@ check "cat --limit 7" cmp "$T/cat7" <(head -n 7 "$T/gen.ndjson")
 check "verify reads every block" "$Q" verify --data "$T/d" --table logs
 "$Q" stats --data "$T/d" --table logs > "$T/stats"
 check "stats reports rows and segments" grep -q "table logs: $ROWS rows in 5 segments" "$T/stats"
-check "stats lists all 15 columns" test "$(grep -cE '^(Timestamp|TraceId|SpanId|TraceFlags|SeverityText|SeverityNumber|ServiceName|Body|ResourceSchemaUrl|ResourceAttributes|ScopeSchemaUrl|ScopeName|ScopeVersion|ScopeAttributes|LogAttributes) ' "$T/stats")" -eq 15
+check "stats lists all 15 columns" test "$(sed -n '/^column/,/^footers/p' "$T/stats" | grep -cE '^(Timestamp|TraceId|SpanId|TraceFlags|SeverityText|SeverityNumber|ServiceName|Body|ResourceSchemaUrl|ResourceAttributes|ScopeSchemaUrl|ScopeName|ScopeVersion|ScopeAttributes|LogAttributes) ')" -eq 15
+check "stats lists the 5 indexes" test "$(sed -n '/^index/,$p' "$T/stats" | grep -cE '^(Body|ServiceName|SeverityText|ScopeName|TraceId) ')" -eq 5
 
 # stdin, one thread, appended to the same table: cat = both inputs in order
 head -n 1000 "$T/gen.ndjson" | "$Q" ingest --data "$T/d" --table logs --threads 1 --quiet -
 check "ingest from stdin appends" test "$("$Q" cat --data "$T/d" --table logs | wc -l)" -eq $((ROWS + 1000))
 check "appended rows come last" cmp <("$Q" cat --data "$T/d" --table logs | tail -n 1000) <(head -n 1000 "$T/gen.ndjson")
+
+# --- search ---------------------------------------------------------------------
+cnt() { "$Q" search --data "$T/d" --table logs --count "$1"; }
+check "search: failed matches something" test "$(cnt failed)" -gt 0
+check "search: charg* equals charge" test "$(cnt 'charg*')" -eq "$(cnt charge)"
+check "search: /c.che/ equals cache" test "$(cnt '/c.che/')" -eq "$(cnt cache)"
+check "search: every place order is in failed to place order" \
+    test "$(cnt '"place order"')" -eq "$(cnt '"failed to place order"')"
+check "search: inclusion-exclusion for OR" \
+    test "$(cnt 'error OR failed')" -eq $(( $(cnt error) + $(cnt failed) - $(cnt 'error failed') ))
+check "search: NOT complements" \
+    test $(( $(cnt cache) + $(cnt 'NOT cache') )) -eq $((ROWS + 1000))
+"$Q" search --data "$T/d" --table logs --limit 100000000 'service:payment "charge card"~3' > "$T/found"
+check "search: rows printed = count" test "$(wc -l < "$T/found")" -eq "$(cnt 'service:payment "charge card"~3')"
+check "search: printed rows are stored rows" test -z "$(grep -vxF -f "$T/cat.ndjson" "$T/found" | head -1)"
+check "search: printed rows match the filter" test -z "$(grep -v '"ServiceName":"payment"' "$T/found" | head -1)"
+"$Q" search --data "$T/d" --table logs --count '(failed' 2>"$T/q.err"; rc=$?
+check "search: bad query exits 1" test $rc -eq 1
+check "search: bad query names the byte" grep -q "query: expected ')' at byte 1" "$T/q.err"
 
 # --- bad input ----------------------------------------------------------------
 {
@@ -108,7 +128,7 @@ fi
 cp -r "$T/d/logs" "$T/d/broken"
 seg=$(ls "$T/d/broken/"*.qseg | head -n 1)
 size=$(stat -c %s "$seg")
-printf '\xff' | dd of="$seg" bs=1 seek=$((size / 2)) conv=notrunc status=none
+printf "\xff" | dd of="$seg" bs=1 seek=64 conv=notrunc status=none  # inside the first column block
 "$Q" cat --data "$T/d" --table broken > /dev/null 2>"$T/broken.err"
 rc=$?
 check "flipped byte: cat fails" test $rc -eq 1
@@ -116,6 +136,10 @@ check "flipped byte: error names file" grep -q "$(basename "$seg")" "$T/broken.e
 check "flipped byte: error names the column and block" grep -qE "corrupt: (column [A-Za-z]+ block [0-9]+|footer)" "$T/broken.err"
 "$Q" verify --data "$T/d" --table broken > "$T/verify.out" 2>&1
 check "flipped byte: verify reports 1 bad segment" grep -q "6 segments checked, 1 bad" "$T/verify.out"
+"$Q" search --data "$T/d" --table broken --count 'failed OR ord* OR service:cart' > /dev/null 2>"$T/bsearch.err"
+rc=$?
+check "flipped byte: search fails cleanly or the byte was outside what it reads" \
+    test $rc -eq 0 -o \( $rc -eq 1 -a -n "$(grep -l corrupt "$T/bsearch.err")" \)
 truncate -s $((size - 100)) "$seg"
 "$Q" cat --data "$T/d" --table broken > /dev/null 2>"$T/trunc.err"
 check "truncated file: clear error" grep -q "corrupt: bad trailer magic" "$T/trunc.err"

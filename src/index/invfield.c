@@ -1,0 +1,62 @@
+/* invfield.c - opening one field's inverted index in a segment: locating
+ * and verifying its blocks, parsing the sparse term index and field stats. */
+#include <stdio.h>
+#include <string.h>
+
+#include "index/invfmt.h"
+#include "index/invindex.h"
+
+static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind,
+                      const unsigned char **p, size_t *len, int required, qr_err *e)
+{
+    for (uint32_t i = 0; i < sec->nblocks; i++)
+        if (sec->blocks[i].kind == kind)
+            return qr_seg_sec_block(s, sec, i, p, len, e);
+    *p = NULL;
+    *len = 0;
+    if (!required)
+        return 0;
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: index section %u lacks block kind %u",
+                   s->path, sec->id, kind);
+}
+
+int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_err *e)
+{
+    memset(f, 0, sizeof *f);
+    f->seg = s;
+    f->rows = (uint32_t)s->rows;
+    f->def = qr_field_by_sec(sec_id);
+    const qr_section *sec = qr_seg_section(s, sec_id);
+    if (!f->def || !sec)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: no index section %u (written by an older "
+                       "build?)", s->path, sec_id);
+    int ft = f->def->fulltext;
+    const unsigned char *idx, *dict, *stats;
+    size_t idx_len, dict_len, stats_len, norms_len;
+    if (find_block(s, sec, IBLK_FIELDSTATS, &stats, &stats_len, 1, e) != 0 ||
+        find_block(s, sec, IBLK_TERMINDEX, &idx, &idx_len, 1, e) != 0 ||
+        find_block(s, sec, IBLK_TERMDICT, &dict, &dict_len, 1, e) != 0 ||
+        find_block(s, sec, IBLK_POSTINGS, &f->post, &f->post_len, 1, e) != 0 ||
+        find_block(s, sec, IBLK_POSITIONS, &f->pos, &f->pos_len, ft, e) != 0 ||
+        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0)
+        return -1;
+    if (stats_len != 24 || (ft && norms_len != s->rows))
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
+                       s->path, f->def->name);
+    f->docs_with_field = qr_load_u64(stats);
+    f->total_tokens = qr_load_u64(stats + 8);
+    char what[4200];
+    snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def->name);
+    return qr_tdict_open(&f->dict, idx, idx_len, dict, dict_len, ft, ft, what, e);
+}
+
+void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
+
+int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
+{
+    int ft = f->def->fulltext;
+    if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, ft, ti) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
+                       f->seg->path, f->def->name);
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* invfmt.h - the inverted index as stored in a segment's sections: section
+ * ids, block kinds and limits shared by the index writer and reader.
+ * docs/FORMAT.md ("Inverted index sections") is the prose version.
+ *
+ * One section per indexed field. Blocks of a section:
+ *   TERMINDEX  first term and offset of every 64-term dictionary block
+ *   TERMDICT   front-coded terms with their term info (df, postings place)
+ *   POSTINGS   per term: skip table + 128-doc blocks (doc deltas, tfs)
+ *   POSITIONS  per term: position deltas of every doc (Body only)
+ *   NORMS      one byte per row: quantised token count (Body only)
+ *   FIELDSTATS rows with a value, total tokens, distinct terms
+ */
+#ifndef QR_INVFMT_H
+#define QR_INVFMT_H
+
+#include <stdint.h>
+
+/* Section ids = indexed fields. */
+enum {
+    SEC_BODY = 1,          /* full text: tf, positions, norms */
+    SEC_KW_SERVICE = 2,    /* keyword (exact value) indexes: docs only */
+    SEC_KW_SEVERITY = 3,
+    SEC_KW_SCOPE = 4,
+    SEC_KW_TRACE = 5,
+};
+#define QR_NUM_FIELDS 5
+
+/* Block kinds inside an index section (>= QR_BLK_SECTION_MIN). */
+enum {
+    IBLK_TERMINDEX = 16,
+    IBLK_TERMDICT = 17,
+    IBLK_POSTINGS = 18,
+    IBLK_POSITIONS = 19,
+    IBLK_NORMS = 20,
+    IBLK_FIELDSTATS = 21,
+};
+
+#define QR_TERMS_PER_BLOCK 64u
+#define QR_POSTING_BLOCK 128u
+#define QR_MAX_TERM 255u      /* bytes; the tokenizer never makes longer terms */
+#define QR_INLINE_DF 2u       /* terms in at most this many docs live in the dictionary */
+#define QR_SKIP_ENTRY 16u     /* bytes per skip entry */
+
+/* term info kinds */
+enum { TI_INLINE = 0, TI_BLOCKS = 1 };
+
+/* postings block encodings */
+enum { PB_PACKED = 0, PB_BITMAP = 1 };
+
+#endif

@@ -1,0 +1,419 @@
+/* postings.c - postings list encoding and cursors (layout in postings.h,
+ * docs/FORMAT.md). Doc gaps and tfs are bit-packed per 128-doc block with
+ * the scalar packer of util/bitpack; a block whose docs are dense is stored
+ * as a bitmap instead when that is smaller. */
+#include "index/postings.h"
+
+#include <string.h>
+
+#include "util/bitpack.h"
+
+/* ---------------------------------------------------------------- writing */
+
+static void put_packed(qr_buf *b, const uint64_t *v, uint32_t n)
+{
+    uint64_t mx = 0;
+    for (uint32_t i = 0; i < n; i++)
+        mx |= v[i];
+    unsigned w = qr_bits_needed(mx);
+    qr_buf_put_u8(b, (uint8_t)w);
+    size_t nb = qr_bitpack_bytes(n, w);
+    unsigned char *d = qr_buf_reserve(b, nb);
+    if (!d)
+        return;
+    qr_bitpack(v, n, w, d);
+    b->len += nb;
+}
+
+/* Append the positions of docs [from, to) to the positions stream. */
+static void put_positions(qr_buf *pos, const uint32_t *tfs, const uint32_t **pp, uint32_t from,
+                          uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        uint32_t prev = 0;
+        for (uint32_t k = 0; k < tfs[i]; k++) {
+            uint32_t p = (*pp)[k];
+            qr_buf_put_varint(pos, k ? p - prev : p);
+            prev = p;
+        }
+        *pp += tfs[i];
+    }
+}
+
+int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
+                  const uint32_t *positions, uint32_t df, qr_buf *ti)
+{
+    qr_buf_put_varint(ti, df);
+    uint64_t pos_start = w->has_pos ? w->pos->len : 0;
+    const uint32_t *pp = positions;
+    if (df <= QR_INLINE_DF) {
+        qr_buf_put_u8(ti, TI_INLINE);
+        for (uint32_t i = 0; i < df; i++)
+            qr_buf_put_varint(ti, i ? docs[i] - docs[i - 1] - 1 : docs[i]);
+        if (w->has_freqs)
+            for (uint32_t i = 0; i < df; i++)
+                qr_buf_put_varint(ti, tfs[i]);
+        if (w->has_pos) {
+            put_positions(w->pos, tfs, &pp, 0, df);
+            qr_buf_put_varint(ti, pos_start);
+            qr_buf_put_varint(ti, w->pos->len - pos_start);
+        }
+        return ti->oom || w->pos->oom ? -1 : 0;
+    }
+    qr_buf *b = w->post;
+    uint64_t start = b->len;
+    uint32_t nblocks = (df + QR_POSTING_BLOCK - 1) / QR_POSTING_BLOCK;
+    size_t skip_at = b->len;
+    if (!qr_buf_reserve(b, (size_t)nblocks * QR_SKIP_ENTRY))
+        return -1;
+    memset(b->p + skip_at, 0, (size_t)nblocks * QR_SKIP_ENTRY);
+    b->len += (size_t)nblocks * QR_SKIP_ENTRY;
+    size_t data_start = b->len;
+    uint64_t gaps[QR_POSTING_BLOCK];
+    uint32_t prev_last = 0; /* docs of block k start at prev_last (+1 after block 0) */
+    for (uint32_t k = 0; k < nblocks; k++) {
+        uint32_t from = k * QR_POSTING_BLOCK;
+        uint32_t n = df - from < QR_POSTING_BLOCK ? df - from : QR_POSTING_BLOCK;
+        uint32_t base = k ? prev_last + 1 : 0;
+        uint32_t last = docs[from + n - 1];
+        unsigned char *se = b->p + skip_at + (size_t)k * QR_SKIP_ENTRY;
+        uint32_t max_tf = 1;
+        uint8_t min_norm = 255;
+        for (uint32_t i = 0; i < n; i++) {
+            if (w->has_freqs && tfs[from + i] > max_tf)
+                max_tf = tfs[from + i];
+            if (w->norms && w->norms[docs[from + i]] < min_norm)
+                min_norm = w->norms[docs[from + i]];
+        }
+        qr_store_u32(se, last);
+        qr_store_u32(se + 4, (uint32_t)(b->len - data_start));
+        qr_store_u32(se + 8, w->has_pos ? (uint32_t)(w->pos->len - pos_start) : 0);
+        se[12] = (uint8_t)(max_tf > 255 ? 255 : max_tf);
+        se[13] = w->norms ? min_norm : 0;
+        /* packed gaps or a bitmap over [base, last], whichever is smaller */
+        uint64_t mx = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            gaps[i] = i ? docs[from + i] - docs[from + i - 1] - 1 : docs[from] - base;
+            mx |= gaps[i];
+        }
+        uint64_t span = (uint64_t)last - base + 1;
+        size_t packed_bytes = 1 + qr_bitpack_bytes(n, qr_bits_needed(mx));
+        if ((span + 7) / 8 < packed_bytes) {
+            qr_buf_put_u8(b, PB_BITMAP);
+            size_t nb = (size_t)(span + 7) / 8;
+            unsigned char *d = qr_buf_reserve(b, nb);
+            if (!d)
+                return -1;
+            memset(d, 0, nb);
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t off = docs[from + i] - base;
+                d[off >> 3] |= (unsigned char)(1u << (off & 7));
+            }
+            b->len += nb;
+        } else {
+            qr_buf_put_u8(b, PB_PACKED);
+            put_packed(b, gaps, n);
+        }
+        if (w->has_freqs) {
+            for (uint32_t i = 0; i < n; i++)
+                gaps[i] = tfs[from + i] - 1;
+            put_packed(b, gaps, n);
+        }
+        if (w->has_pos)
+            put_positions(w->pos, tfs, &pp, from, from + n);
+        prev_last = last;
+        if (b->oom)
+            return -1;
+    }
+    qr_buf_put_u8(ti, TI_BLOCKS);
+    qr_buf_put_varint(ti, start);
+    qr_buf_put_varint(ti, b->len - start);
+    if (w->has_pos) {
+        qr_buf_put_varint(ti, pos_start);
+        qr_buf_put_varint(ti, w->pos->len - pos_start);
+    }
+    return ti->oom || b->oom || (w->has_pos && w->pos->oom) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti)
+{
+    memset(ti, 0, sizeof *ti);
+    uint64_t df = qr_rd_varint(r);
+    ti->kind = qr_rd_u8(r);
+    if (r->bad || df == 0 || df > UINT32_MAX)
+        return -1;
+    ti->df = (uint32_t)df;
+    if (ti->kind == TI_INLINE) {
+        if (df > QR_INLINE_DF)
+            return -1;
+        uint64_t d = 0;
+        for (uint32_t i = 0; i < ti->df; i++) {
+            uint64_t g = qr_rd_varint(r);
+            d = i ? d + g + 1 : g;
+            if (d >= QR_NO_DOC)
+                return -1;
+            ti->idocs[i] = (uint32_t)d;
+            ti->itfs[i] = 1;
+        }
+        if (has_freqs)
+            for (uint32_t i = 0; i < ti->df; i++) {
+                uint64_t tf = qr_rd_varint(r);
+                if (tf == 0 || tf > UINT32_MAX)
+                    return -1;
+                ti->itfs[i] = (uint32_t)tf;
+            }
+    } else if (ti->kind == TI_BLOCKS) {
+        ti->post_off = qr_rd_varint(r);
+        ti->post_len = qr_rd_varint(r);
+    } else {
+        return -1;
+    }
+    if (has_pos) {
+        ti->pos_off = qr_rd_varint(r);
+        ti->pos_len = qr_rd_varint(r);
+    }
+    return r->bad ? -1 : 0;
+}
+
+int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
+               const unsigned char *pos, size_t pos_len, int has_freqs, int has_pos,
+               const qr_terminfo *ti)
+{
+    memset(c, 0, offsetof(qr_pcursor, docs));
+    c->post = post;
+    c->post_len = post_len;
+    c->pos = pos;
+    c->pos_len = pos_len;
+    c->has_freqs = has_freqs;
+    c->has_pos = has_pos;
+    c->ti = *ti;
+    c->doc = 0;
+    if (has_pos) {
+        if (ti->pos_off > pos_len || ti->pos_len > pos_len - ti->pos_off)
+            goto bad;
+        c->tpos = pos + ti->pos_off;
+        c->tpos_len = (size_t)ti->pos_len;
+    }
+    if (ti->kind == TI_INLINE) {
+        c->nblocks = 1;
+        c->blk = 0;
+        c->n = ti->df;
+        c->i = UINT32_MAX; /* before the first */
+        memcpy(c->docs, ti->idocs, sizeof ti->idocs);
+        memcpy(c->tfs, ti->itfs, sizeof ti->itfs);
+        c->pcur = c->tpos;
+        c->pcur_i = 0;
+        return 0;
+    }
+    c->nblocks = (ti->df + QR_POSTING_BLOCK - 1) / QR_POSTING_BLOCK;
+    uint64_t skip_bytes = (uint64_t)c->nblocks * QR_SKIP_ENTRY;
+    if (ti->post_off > post_len || ti->post_len > post_len - ti->post_off ||
+        ti->post_len < skip_bytes)
+        goto bad;
+    c->skip = post + ti->post_off;
+    c->data = c->skip + skip_bytes;
+    c->data_len = (size_t)(ti->post_len - skip_bytes);
+    c->blk = c->nblocks; /* nothing decoded */
+    c->i = UINT32_MAX;
+    return 0;
+bad:
+    c->corrupt = 1;
+    c->doc = QR_NO_DOC;
+    return -1;
+}
+
+static int unpack_run(qr_rd *r, uint32_t n, uint64_t *tmp)
+{
+    unsigned w = qr_rd_u8(r);
+    if (r->bad || w > 32)
+        return -1;
+    const unsigned char *p = qr_rd_bytes(r, qr_bitpack_bytes(n, w));
+    if (!p)
+        return -1;
+    qr_bitunpack(p, n, w, tmp);
+    return 0;
+}
+
+/* Decode block k into docs/tfs. */
+static int decode_block(qr_pcursor *c, uint32_t k)
+{
+    const unsigned char *se = c->skip + (size_t)k * QR_SKIP_ENTRY;
+    uint32_t last = qr_load_u32(se), off = qr_load_u32(se + 4);
+    uint32_t base = 0;
+    if (k) {
+        base = qr_load_u32(se - QR_SKIP_ENTRY) + 1;
+        if (base == 0 || base > last)
+            return -1;
+    }
+    uint32_t n = k + 1 < c->nblocks ? QR_POSTING_BLOCK : c->ti.df - k * QR_POSTING_BLOCK;
+    uint32_t end = k + 1 < c->nblocks ? qr_load_u32(se + QR_SKIP_ENTRY + 4) : (uint32_t)c->data_len;
+    if (off > end || end > c->data_len)
+        return -1;
+    qr_rd r;
+    qr_rd_init(&r, c->data + off, end - off);
+    uint8_t enc = qr_rd_u8(&r);
+    uint64_t tmp[QR_POSTING_BLOCK];
+    if (enc == PB_PACKED) {
+        if (unpack_run(&r, n, tmp) != 0)
+            return -1;
+        uint64_t d = base;
+        for (uint32_t i = 0; i < n; i++) {
+            d = i ? d + tmp[i] + 1 : d + tmp[i];
+            if (d > last)
+                return -1;
+            c->docs[i] = (uint32_t)d;
+        }
+        if (c->docs[n - 1] != last)
+            return -1;
+    } else if (enc == PB_BITMAP) {
+        uint64_t span = (uint64_t)last - base + 1;
+        const unsigned char *bm = qr_rd_bytes(&r, (size_t)((span + 7) / 8));
+        if (!bm)
+            return -1;
+        uint32_t m = 0;
+        for (uint64_t byte = 0; byte < (span + 7) / 8; byte++) {
+            unsigned v = bm[byte];
+            while (v) {
+                unsigned bit = (unsigned)__builtin_ctz(v);
+                v &= v - 1;
+                uint64_t off2 = byte * 8 + bit;
+                if (off2 >= span || m >= n)
+                    return -1;
+                c->docs[m++] = (uint32_t)(base + off2);
+            }
+        }
+        if (m != n || c->docs[n - 1] != last)
+            return -1;
+    } else {
+        return -1;
+    }
+    if (c->has_freqs) {
+        if (unpack_run(&r, n, tmp) != 0)
+            return -1;
+        for (uint32_t i = 0; i < n; i++)
+            c->tfs[i] = (uint32_t)tmp[i] + 1;
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            c->tfs[i] = 1;
+    }
+    if (qr_rd_left(&r) != 0)
+        return -1;
+    c->blk = k;
+    c->n = n;
+    c->i = 0;
+    if (c->has_pos) {
+        uint32_t po = qr_load_u32(se + 8);
+        if (po > c->tpos_len)
+            return -1;
+        c->pcur = c->tpos + po;
+        c->pcur_i = 0;
+    }
+    return 0;
+}
+
+static uint32_t fail(qr_pcursor *c)
+{
+    c->corrupt = 1;
+    c->doc = QR_NO_DOC;
+    return QR_NO_DOC;
+}
+
+uint32_t qr_pc_next(qr_pcursor *c)
+{
+    if (c->doc == QR_NO_DOC && c->i != UINT32_MAX)
+        return QR_NO_DOC;
+    if (c->i != UINT32_MAX && c->i + 1 < c->n && c->blk < c->nblocks) {
+        c->i++;
+        return c->doc = c->docs[c->i];
+    }
+    if (c->ti.kind == TI_INLINE) {
+        if (c->i == UINT32_MAX) {
+            c->i = 0;
+            return c->doc = c->docs[0];
+        }
+        return c->doc = QR_NO_DOC;
+    }
+    uint32_t k = c->blk < c->nblocks ? c->blk + 1 : 0;
+    if (k >= c->nblocks) {
+        c->i = c->n;
+        return c->doc = QR_NO_DOC;
+    }
+    if (decode_block(c, k) != 0)
+        return fail(c);
+    return c->doc = c->docs[0];
+}
+
+uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target)
+{
+    if (c->doc == QR_NO_DOC && c->i != UINT32_MAX)
+        return QR_NO_DOC;
+    if (c->ti.kind == TI_INLINE) {
+        uint32_t d;
+        while ((d = qr_pc_next(c)) != QR_NO_DOC && d < target)
+            ;
+        return d;
+    }
+    /* inside the decoded block? */
+    if (c->blk < c->nblocks && c->i != UINT32_MAX && c->docs[c->n - 1] >= target) {
+        uint32_t i = c->i == UINT32_MAX ? 0 : c->i;
+        while (c->docs[i] < target)
+            i++;
+        c->i = i;
+        return c->doc = c->docs[i];
+    }
+    /* find the first block whose last doc >= target via the skip table */
+    uint32_t lo = c->blk < c->nblocks ? c->blk + 1 : 0, hi = c->nblocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (qr_load_u32(c->skip + (size_t)mid * QR_SKIP_ENTRY) < target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= c->nblocks) {
+        c->blk = c->nblocks - 1;
+        c->i = c->n = 0;
+        return c->doc = QR_NO_DOC;
+    }
+    if (decode_block(c, lo) != 0)
+        return fail(c);
+    uint32_t i = 0;
+    while (c->docs[i] < target)
+        i++;
+    c->i = i;
+    return c->doc = c->docs[i];
+}
+
+int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max)
+{
+    if (!c->has_pos || c->doc == QR_NO_DOC)
+        return -1;
+    qr_rd r;
+    /* skip the positions of earlier docs of this block */
+    qr_rd_init(&r, c->pcur, (size_t)(c->tpos + c->tpos_len - c->pcur));
+    while (c->pcur_i < c->i) {
+        for (uint32_t k = 0; k < c->tfs[c->pcur_i]; k++)
+            (void)qr_rd_varint(&r);
+        if (r.bad) {
+            c->corrupt = 1;
+            return -1;
+        }
+        c->pcur_i++;
+        c->pcur = r.p;
+    }
+    uint32_t tf = c->tfs[c->i];
+    uint64_t p = 0;
+    for (uint32_t k = 0; k < tf; k++) {
+        uint64_t g = qr_rd_varint(&r);
+        p = k ? p + g : g;
+        if (r.bad || p > UINT32_MAX) {
+            c->corrupt = 1;
+            return -1;
+        }
+        if (k < max)
+            out[k] = (uint32_t)p;
+    }
+    return tf;
+}

@@ -1,0 +1,90 @@
+/* postings.h - postings lists: encoding one term's docs (with term
+ * frequencies and positions for full-text fields) and cursors that walk
+ * them with next / advance / tf / positions.
+ *
+ * Term info (stored in the term dictionary right after the term):
+ *   varint df, u8 kind
+ *   TI_INLINE (df <= 2): per doc varint doc gap (first absolute, then
+ *     doc - prev - 1); if freqs: varint tf per doc
+ *   TI_BLOCKS: varint postings offset, varint postings length
+ *   if positions: varint positions offset, varint positions length
+ * Postings list (TI_BLOCKS), at its offset in the POSTINGS block:
+ *   skip table: one 16-byte entry per 128-doc block: u32 last doc,
+ *     u32 block data offset (from the end of the skip table), u32 positions
+ *     offset of the block's first doc (from the term's positions start),
+ *     u8 max tf in the block (clamped 255), u8 smallest norm code in the
+ *     block, u16 0  -- the block-max data that top-k pruning uses
+ *   blocks: u8 encoding; PB_PACKED: u8 width, packed gaps (first from the
+ *     previous block's last doc + 1, then doc - prev - 1); PB_BITMAP: bitmap
+ *     over [previous last doc + 1, last doc] (chosen when smaller, i.e. for
+ *     dense runs); then if freqs: u8 width, packed tf - 1.
+ * Positions: per doc in order, tf varints: first position, then gaps.
+ * Every length is checked: a malformed list makes the cursor report corrupt
+ * instead of reading outside its block.
+ */
+#ifndef QR_POSTINGS_H
+#define QR_POSTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/invfmt.h"
+#include "util/buf.h"
+
+#define QR_NO_DOC UINT32_MAX
+
+typedef struct qr_terminfo {
+    uint32_t df;
+    uint8_t kind;
+    uint32_t idocs[QR_INLINE_DF], itfs[QR_INLINE_DF];
+    uint64_t post_off, post_len, pos_off, pos_len;
+} qr_terminfo;
+
+/* ---- writing ---- */
+typedef struct qr_postw {
+    int has_freqs, has_pos;
+    qr_buf *post, *pos; /* the field's POSTINGS and POSITIONS streams */
+    const uint8_t *norms; /* per doc (full-text fields), for block min norm */
+} qr_postw;
+
+/* Encode one term: docs ascending (df of them), tfs[i] and, flattened, the
+ * tfs[i] positions of each doc (ascending within a doc). Appends the term
+ * info to ti. Returns 0, or -1 when out of memory. */
+int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
+                  const uint32_t *positions, uint32_t df, qr_buf *ti);
+
+/* ---- reading ---- */
+int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti);
+
+typedef struct qr_pcursor {
+    const unsigned char *post, *pos; /* the field's streams */
+    size_t post_len, pos_len;
+    int has_freqs, has_pos;
+    qr_terminfo ti;
+    const unsigned char *skip, *data, *tpos; /* this term's parts */
+    size_t data_len, tpos_len;
+    uint32_t nblocks, blk; /* blk = decoded block, nblocks = none yet */
+    uint32_t n, i;         /* docs in the decoded block, index of current */
+    uint32_t doc;          /* current doc, QR_NO_DOC at end */
+    int corrupt;           /* sticky: the list is malformed */
+    const unsigned char *pcur; /* positions of doc pcur_i of the block */
+    uint32_t pcur_i;
+    uint32_t docs[QR_POSTING_BLOCK], tfs[QR_POSTING_BLOCK];
+} qr_pcursor;
+
+/* Position the cursor before the first doc of a term. Returns 0 or -1
+ * (corrupt term info location). */
+int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
+               const unsigned char *pos, size_t pos_len, int has_freqs, int has_pos,
+               const qr_terminfo *ti);
+/* Next doc, or QR_NO_DOC. */
+uint32_t qr_pc_next(qr_pcursor *c);
+/* First doc >= target (target > current doc), or QR_NO_DOC. */
+uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
+/* Term frequency in the current doc (1 for docs-only fields). */
+static inline uint32_t qr_pc_tf(const qr_pcursor *c) { return c->tfs[c->i]; }
+/* Positions of the current doc into out (up to max); returns how many the
+ * doc has (may exceed max), or -1 when corrupt. */
+int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max);
+
+#endif

@@ -1,0 +1,233 @@
+/* termdict.c - front-coded term dictionary writer and reader (see
+ * termdict.h). The sparse index (one term in 64) is small enough to keep in
+ * arrays; a lookup binary-searches it and scans one block. */
+#include "index/termdict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void qr_tdictw_init(qr_tdictw *w)
+{
+    memset(w, 0, sizeof *w);
+    qr_buf_init(&w->dict);
+    qr_buf_init(&w->index);
+    qr_buf_put_u32(&w->index, 0); /* block count, patched */
+    qr_buf_put_u64(&w->index, 0); /* term count, patched */
+}
+
+void qr_tdictw_free(qr_tdictw *w)
+{
+    qr_buf_free(&w->dict);
+    qr_buf_free(&w->index);
+}
+
+int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len)
+{
+    if (n > QR_MAX_TERM)
+        return -1;
+    size_t shared = 0;
+    if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0) {
+        w->in_block = 0;
+        w->nblocks++;
+        qr_buf_put_u32(&w->index, (uint32_t)w->dict.len);
+        qr_buf_put_lenbytes(&w->index, term, n);
+    } else {
+        size_t m = n < w->prev_len ? n : w->prev_len;
+        while (shared < m && w->prev[shared] == term[shared])
+            shared++;
+    }
+    qr_buf_put_varint(&w->dict, shared);
+    qr_buf_put_varint(&w->dict, n - shared);
+    qr_buf_put(&w->dict, term + shared, n - shared);
+    qr_buf_put_varint(&w->dict, info_len); /* lets readers skip unneeded infos */
+    qr_buf_put(&w->dict, info, info_len);
+    memcpy(w->prev, term, n);
+    w->prev_len = n;
+    w->in_block++;
+    w->nterms++;
+    return w->dict.oom || w->index.oom ? -1 : 0;
+}
+
+int qr_tdictw_finish(qr_tdictw *w)
+{
+    if (w->index.oom)
+        return -1;
+    qr_store_u32(w->index.p, w->nblocks);
+    qr_store_u64(w->index.p + 4, w->nterms);
+    return 0;
+}
+
+int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
+                  const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
+                  const char *what, qr_err *e)
+{
+    memset(d, 0, sizeof *d);
+    d->dict = dict;
+    d->dict_len = dict_len;
+    d->has_freqs = has_freqs;
+    d->has_pos = has_pos;
+    qr_rd r;
+    qr_rd_init(&r, index, index_len);
+    uint32_t nb = qr_rd_u32(&r);
+    d->nterms = qr_rd_u64(&r);
+    if (r.bad || nb > index_len / 5 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
+        (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
+    d->nblocks = nb;
+    d->blk_off = malloc(sizeof *d->blk_off * (nb ? nb : 1));
+    d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
+    if (!d->blk_off || !d->blk_first) {
+        qr_tdict_close(d);
+        return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
+    }
+    for (uint32_t i = 0; i < nb; i++) {
+        d->blk_off[i] = qr_rd_u32(&r);
+        uint64_t l = qr_rd_varint(&r);
+        const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
+        if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1])) {
+            qr_tdict_close(d);
+            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
+        }
+        d->blk_first[i].p = (const char *)t;
+        d->blk_first[i].n = (size_t)l;
+    }
+    if (qr_rd_left(&r) != 0) {
+        qr_tdict_close(d);
+        return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
+    }
+    return 0;
+}
+
+void qr_tdict_close(qr_tdict *d)
+{
+    free(d->blk_off);
+    free(d->blk_first);
+    d->blk_off = NULL;
+    d->blk_first = NULL;
+}
+
+static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t m = an < bn ? an : bn;
+    int c = memcmp(a, b, m);
+    if (c)
+        return c;
+    return an < bn ? -1 : an > bn;
+}
+
+static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
+{
+    it->d = d;
+    it->blk = blk;
+    it->in_blk = 0;
+    it->len = 0;
+    it->corrupt = 0;
+    size_t end = blk + 1 < d->nblocks ? d->blk_off[blk + 1] : d->dict_len;
+    qr_rd_init(&it->r, d->dict + d->blk_off[blk], end - d->blk_off[blk]);
+}
+
+/* Read the next entry of the current block (1), or 0 when the block ends. */
+static int read_entry(qr_titer *it)
+{
+    if (qr_rd_left(&it->r) == 0 || it->in_blk == QR_TERMS_PER_BLOCK)
+        return 0;
+    uint64_t shared = qr_rd_varint(&it->r), suf = qr_rd_varint(&it->r);
+    if (it->r.bad || shared > it->len || shared + suf > QR_MAX_TERM ||
+        (it->in_blk == 0 && shared != 0))
+        goto bad;
+    const unsigned char *p = qr_rd_bytes(&it->r, (size_t)suf);
+    if (!p)
+        goto bad;
+    memcpy(it->term + shared, p, (size_t)suf);
+    it->len = (size_t)(shared + suf);
+    it->shared = (size_t)shared;
+    uint64_t il = qr_rd_varint(&it->r);
+    const unsigned char *ip = qr_rd_bytes(&it->r, (size_t)il);
+    if (!ip || il > 1024)
+        goto bad;
+    it->info_p = ip; /* decoded on demand: qr_titer_info */
+    it->info_len = (size_t)il;
+    it->in_blk++;
+    return 1;
+bad:
+    it->corrupt = 1;
+    return -1;
+}
+
+static int corrupt_err(qr_err *e)
+{
+    return qr_errf(e, QR_E_CORRUPT, "corrupt term dictionary entry");
+}
+
+int qr_titer_next(qr_titer *it, qr_err *e)
+{
+    for (;;) {
+        int r = read_entry(it);
+        if (r < 0)
+            return corrupt_err(e);
+        if (r == 1)
+            return 1;
+        if (qr_rd_left(&it->r) != 0 && it->in_blk == QR_TERMS_PER_BLOCK) {
+            it->corrupt = 1;
+            return corrupt_err(e);
+        }
+        if (it->blk + 1 >= it->d->nblocks)
+            return 0;
+        iter_at_block(it->d, it, it->blk + 1);
+        it->shared = 0;
+    }
+}
+
+/* Last block whose first term <= key (0 if key is before every term). */
+static uint32_t find_block(const qr_tdict *d, const char *key, size_t n)
+{
+    uint32_t lo = 0, hi = d->nblocks;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cmp_bytes(d->blk_first[mid].p, d->blk_first[mid].n, key, n) <= 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e)
+{
+    memset(it, 0, offsetof(qr_titer, term));
+    if (d->nblocks == 0)
+        return 0;
+    iter_at_block(d, it, find_block(d, key, n));
+    for (;;) {
+        int r = qr_titer_next(it, e);
+        if (r <= 0)
+            return r;
+        if (cmp_bytes(it->term, it->len, key, n) >= 0) {
+            it->shared = 0; /* the caller starts a new walk here */
+            return 1;
+        }
+    }
+}
+
+int qr_titer_info(qr_titer *it, qr_terminfo *info, qr_err *e)
+{
+    qr_rd r;
+    qr_rd_init(&r, it->info_p, it->info_len);
+    if (qr_terminfo_read(&r, it->d->has_freqs, it->d->has_pos, info) != 0 || qr_rd_left(&r)) {
+        it->corrupt = 1;
+        return corrupt_err(e);
+    }
+    return 0;
+}
+
+int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *info,
+                    qr_err *e)
+{
+    qr_titer it;
+    int r = qr_tdict_seek(d, &it, term, n, e);
+    if (r <= 0)
+        return r;
+    if (it.len != n || memcmp(it.term, term, n) != 0)
+        return 0;
+    return qr_titer_info(&it, info, e) == 0 ? 1 : -1;
+}

@@ -1,0 +1,83 @@
+/* termdict.h - the term dictionary of an indexed field: sorted terms in
+ * front-coded blocks of 64 with a sparse index of each block's first term.
+ *
+ * TERMDICT block: a sequence of 64-term blocks; each entry is
+ *   varint shared-prefix length (0 for a block's first term), varint suffix
+ *   length, suffix bytes, varint term info length, term info (postings.h).
+ * TERMINDEX block: u32 number of dictionary blocks, u64 number of terms,
+ *   then per block: u32 offset in TERMDICT, varint length + first term.
+ * Supports exact lookup (binary search on the index, then a scan of one
+ * block), ordered iteration, seeking to the first term >= a key, and so
+ * intersection with automata that prune by prefix.
+ */
+#ifndef QR_TERMDICT_H
+#define QR_TERMDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/postings.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/json.h"
+
+/* ---- writing: terms must be added in strictly increasing byte order ---- */
+typedef struct qr_tdictw {
+    qr_buf dict, index;
+    uint32_t in_block, nblocks;
+    uint64_t nterms;
+    char prev[QR_MAX_TERM];
+    size_t prev_len;
+    size_t index_count_at; /* where the block count is patched */
+} qr_tdictw;
+
+void qr_tdictw_init(qr_tdictw *w);
+void qr_tdictw_free(qr_tdictw *w);
+/* Add a term with its encoded term info. */
+int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len);
+/* Finish: patches counts into the index. */
+int qr_tdictw_finish(qr_tdictw *w);
+
+/* ---- reading ---- */
+typedef struct qr_tdict {
+    const unsigned char *dict;
+    size_t dict_len;
+    uint32_t nblocks;
+    uint64_t nterms;
+    uint32_t *blk_off;    /* malloc'ed */
+    qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
+    int has_freqs, has_pos;
+} qr_tdict;
+
+/* Parse the TERMINDEX block (kept mapped: slices point into it). */
+int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
+                  const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
+                  const char *what, qr_err *e);
+void qr_tdict_close(qr_tdict *d);
+
+typedef struct qr_titer {
+    const qr_tdict *d;
+    uint32_t blk;            /* current dictionary block */
+    uint32_t in_blk;         /* entries read in this block */
+    qr_rd r;                 /* reader positioned after the current entry */
+    char term[QR_MAX_TERM];  /* current term */
+    size_t len;
+    size_t shared;           /* bytes shared with the previous entry read */
+    const unsigned char *info_p; /* the current term's encoded info */
+    size_t info_len;
+    int corrupt;
+} qr_titer;
+
+/* Decode the current term's info (0, or -1 corrupt). */
+int qr_titer_info(qr_titer *it, qr_terminfo *info, qr_err *e);
+
+/* Exact lookup: 1 found (info set), 0 absent, -1 corrupt (e set). */
+int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *info,
+                    qr_err *e);
+/* Position `it` on the first term >= key (n may be 0 = first term).
+ * Returns 1 on a term, 0 past the end, -1 corrupt. */
+int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e);
+/* Next term in order: 1, 0 at end, -1 corrupt. */
+int qr_titer_next(qr_titer *it, qr_err *e);
+
+#endif

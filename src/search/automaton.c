@@ -1,0 +1,851 @@
+/* automaton.c - the core of the automata (see automaton.h): the byte NFA
+ * builder with UTF-8 compilation of code point sets, finalisation (CSR
+ * adjacency, liveness, byte classes), the lazily built DFA and its bounded
+ * cache, the literal prefix, and the prefix automaton.
+ *
+ * DFA layout: one row of (ncls + 1) uint32 per DFA state in `trans`; entries
+ * 0..ncls-1 hold the next state per byte class (AUT_UNK until computed),
+ * entry ncls holds flags (bit 0 = accepting). A state id is its row offset,
+ * so a step is trans[s + cls[byte]]; row 0 is the dead state, all zeros.
+ * A DFA state stands for a sorted set of NFA states, keeping only live ones
+ * (an accepting state is reachable) that have byte edges or accept: the
+ * empty set is the dead state, which makes dead detection exact, and sets
+ * that differ only in epsilon-only states share one DFA state. A state that
+ * would pass the cache limit is not built: the step returns 0 uncached and
+ * sets `overflow`, so walks end fast and qr_aut_error reports it.
+ */
+#include "search/automaton_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AUT_UNK    UINT32_MAX
+#define NF_ACCEPT  1u
+#define NF_LIVE    2u
+#define NF_KEEP    4u
+#define PREFIX_MAX 1024
+
+struct qr_aut {
+    /* NFA, adjacency in CSR form */
+    uint32_t nn, nstart;
+    uint32_t *eoff; /* nn + 1 offsets into elo/ehi/eto */
+    uint8_t *elo, *ehi;
+    uint32_t *eto;
+    uint32_t *poff; /* nn + 1 offsets into pto (epsilon edges) */
+    uint32_t *pto;
+    uint8_t *nflag;
+    /* byte classes: bytes no edge tells apart share a class */
+    uint8_t cls[256];
+    uint32_t ncls, w; /* w = ncls + 1 = row width */
+    uint8_t rep[256]; /* a byte of each class */
+    uint16_t csize[256];
+    /* lazy DFA */
+    uint32_t *trans;
+    size_t trans_cap; /* entries */
+    uint32_t nd;      /* rows (DFA states, dead included) */
+    struct dstate {
+        uint32_t off, len, hash; /* its NFA set in pool */
+    } * ds;
+    size_t ds_cap;
+    uint32_t *pool; /* NFA state sets */
+    size_t npool, pool_cap;
+    uint32_t *ht; /* row index, 0 = empty */
+    size_t ht_cap;
+    size_t mem, limit;
+    int overflow;
+    uint32_t start;
+    /* scratch for closures, nn entries each */
+    uint32_t *mark, gen;
+    uint32_t *stk, *tmp;
+    char prefix[PREFIX_MAX];
+    size_t nprefix;
+    char desc[160];
+};
+
+/* ---- NFA builder ---- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(*p, nc * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+void aut_nfa_init(aut_nfa *n)
+{
+    memset(n, 0, sizeof *n);
+    aut_nfa_state(n); /* the sink, state 0 */
+}
+
+void aut_nfa_free(aut_nfa *n)
+{
+    free(n->edge);
+    free(n->eps);
+    free(n->accept);
+    memset(n, 0, sizeof *n);
+}
+
+uint32_t aut_nfa_state(aut_nfa *n)
+{
+    if (n->full || n->oom)
+        return 0;
+    if (n->nstate >= QR_AUT_NFA_MAX_STATES) {
+        n->full = 1;
+        return 0;
+    }
+    size_t cap = n->capstate;
+    if (grow((void **)&n->accept, &cap, (size_t)n->nstate + 1, 1)) {
+        n->oom = 1;
+        return 0;
+    }
+    n->capstate = (uint32_t)cap;
+    n->accept[n->nstate] = 0;
+    return n->nstate++;
+}
+
+static int edge_room(aut_nfa *n)
+{
+    if (n->full || n->oom)
+        return 0;
+    if (n->nedge + n->neps >= AUT_NFA_MAX_EDGES) {
+        n->full = 1;
+        return 0;
+    }
+    return 1;
+}
+
+void aut_nfa_bytes(aut_nfa *n, uint32_t from, uint8_t lo, uint8_t hi, uint32_t to)
+{
+    if (!edge_room(n) || !from || !to || lo > hi)
+        return;
+    if (grow((void **)&n->edge, &n->capedge, n->nedge + 1, sizeof *n->edge)) {
+        n->oom = 1;
+        return;
+    }
+    n->edge[n->nedge++] = (aut_edge){from, to, lo, hi};
+}
+
+void aut_nfa_eps(aut_nfa *n, uint32_t from, uint32_t to)
+{
+    if (!edge_room(n) || !from || !to || from == to)
+        return;
+    if (grow((void **)&n->eps, &n->capeps, n->neps + 1, sizeof *n->eps)) {
+        n->oom = 1;
+        return;
+    }
+    n->eps[n->neps++] = (aut_eps){from, to};
+}
+
+/* Compiling a code point set: the range is split until each piece is a
+ * sequence of byte ranges (the classic utf8-ranges construction, as in RE2
+ * and Rust's regex), and the pieces share their tails: an intermediate state
+ * "bytes lo..hi then `tgt`" is made once per (lo, hi, tgt). */
+typedef struct cps_ctx {
+    aut_nfa *n;
+    uint32_t from, to;
+    uint64_t *mkey; /* (tgt << 16 | lo << 8 | hi) + 1, 0 = empty */
+    uint32_t *mval;
+    size_t mcap, mcount; /* mcap a power of two or 0 */
+} cps_ctx;
+
+static uint32_t tail_state(cps_ctx *c, uint8_t lo, uint8_t hi, uint32_t tgt)
+{
+    uint64_t key = (((uint64_t)tgt << 16) | ((uint64_t)lo << 8) | hi) + 1;
+    if (c->mcount * 2 >= c->mcap) {
+        size_t nc = c->mcap ? c->mcap * 2 : 64;
+        uint64_t *k = calloc(nc, sizeof *k);
+        uint32_t *v = malloc(nc * sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            c->n->oom = 1;
+            return 0;
+        }
+        for (size_t i = 0; i < c->mcap; i++) {
+            if (!c->mkey[i])
+                continue;
+            size_t j = (size_t)(c->mkey[i] * 0x9E3779B97F4A7C15ull >> 20) & (nc - 1);
+            while (k[j])
+                j = (j + 1) & (nc - 1);
+            k[j] = c->mkey[i];
+            v[j] = c->mval[i];
+        }
+        free(c->mkey);
+        free(c->mval);
+        c->mkey = k;
+        c->mval = v;
+        c->mcap = nc;
+    }
+    size_t j = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (c->mcap - 1);
+    while (c->mkey[j]) {
+        if (c->mkey[j] == key)
+            return c->mval[j];
+        j = (j + 1) & (c->mcap - 1);
+    }
+    uint32_t st = aut_nfa_state(c->n);
+    if (!st)
+        return 0;
+    aut_nfa_bytes(c->n, st, lo, hi, tgt);
+    c->mkey[j] = key;
+    c->mval[j] = st;
+    c->mcount++;
+    return st;
+}
+
+static int utf8_encode(uint32_t cp, uint8_t *b)
+{
+    if (cp < 0x80) {
+        b[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        b[0] = (uint8_t)(0xC0 | (cp >> 6));
+        b[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (uint8_t)(0xE0 | (cp >> 12));
+        b[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    b[0] = (uint8_t)(0xF0 | (cp >> 18));
+    b[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    b[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static void cps_range(cps_ctx *c, uint32_t lo, uint32_t hi)
+{
+    if (lo > hi || c->n->full || c->n->oom)
+        return;
+    if (lo <= 0xDFFF && hi >= 0xD800) { /* surrogates are not characters */
+        if (lo < 0xD800)
+            cps_range(c, lo, 0xD7FF);
+        if (hi > 0xDFFF)
+            cps_range(c, 0xE000, hi);
+        return;
+    }
+    static const uint32_t lenmax[3] = {0x7F, 0x7FF, 0xFFFF};
+    for (int i = 0; i < 3; i++)
+        if (lo <= lenmax[i] && hi > lenmax[i]) {
+            cps_range(c, lo, lenmax[i]);
+            cps_range(c, lenmax[i] + 1, hi);
+            return;
+        }
+    if (hi < 0x80) {
+        aut_nfa_bytes(c->n, c->from, (uint8_t)lo, (uint8_t)hi, c->to);
+        return;
+    }
+    for (int i = 1; i < 4; i++) {
+        uint32_t m = (1u << (6 * i)) - 1;
+        if ((lo & ~m) != (hi & ~m)) {
+            if (lo & m) {
+                cps_range(c, lo, lo | m);
+                cps_range(c, (lo | m) + 1, hi);
+                return;
+            }
+            if ((hi & m) != m) {
+                cps_range(c, lo, (hi & ~m) - 1);
+                cps_range(c, hi & ~m, hi);
+                return;
+            }
+        }
+    }
+    uint8_t a[4] = {0}, b[4] = {0};
+    int len = utf8_encode(lo, a); /* hi has the same length here */
+    utf8_encode(hi, b);
+    uint32_t tgt = c->to;
+    for (int j = len - 1; j >= 1 && tgt; j--)
+        tgt = tail_state(c, a[j], b[j], tgt);
+    if (tgt)
+        aut_nfa_bytes(c->n, c->from, a[0], b[0], tgt);
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+    const aut_range *a = x, *b = y;
+    return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+void aut_nfa_cps(aut_nfa *n, uint32_t from, const aut_range *r, size_t nr, uint32_t to)
+{
+    if (n->full || n->oom || !nr)
+        return;
+    aut_range *s = malloc(nr * sizeof *s);
+    if (!s) {
+        n->oom = 1;
+        return;
+    }
+    memcpy(s, r, nr * sizeof *s);
+    qsort(s, nr, sizeof *s, range_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < nr; i++) {
+        if (s[i].lo > s[i].hi || s[i].lo > AUT_CP_MAX)
+            continue;
+        if (s[i].hi > AUT_CP_MAX)
+            s[i].hi = AUT_CP_MAX;
+        if (m && s[i].lo <= s[m - 1].hi + 1) {
+            if (s[i].hi > s[m - 1].hi)
+                s[m - 1].hi = s[i].hi;
+        } else {
+            s[m++] = s[i];
+        }
+    }
+    cps_ctx c = {.n = n, .from = from, .to = to};
+    for (size_t i = 0; i < m; i++)
+        cps_range(&c, s[i].lo, s[i].hi);
+    free(c.mkey);
+    free(c.mval);
+    free(s);
+}
+
+void aut_nfa_cp(aut_nfa *n, uint32_t from, uint32_t cp, uint32_t to)
+{
+    uint8_t b[4];
+    int len = utf8_encode(cp, b);
+    for (int i = 0; i < len - 1; i++) {
+        uint32_t mid = aut_nfa_state(n);
+        aut_nfa_bytes(n, from, b[i], b[i], mid);
+        from = mid;
+    }
+    aut_nfa_bytes(n, from, b[len - 1], b[len - 1], to);
+}
+
+void aut_nfa_any(aut_nfa *n, uint32_t from, uint32_t to)
+{
+    aut_range all = {0, AUT_CP_MAX};
+    aut_nfa_cps(n, from, &all, 1, to);
+}
+
+size_t aut_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    if (!n)
+        return 0;
+    unsigned c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c < 0xC2)
+        return 0;
+    else if (c < 0xE0)
+        len = 2;
+    else if (c < 0xF0) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c < 0xF5) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    uint32_t v = c & (0xFFu >> (len + 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    *cp = v;
+    return len;
+}
+
+void aut_describe(char *out, size_t cap, const char *kind, const char *p, size_t n)
+{
+    size_t cut = n > 100 ? 100 : n;
+    while (cut < n && cut > 0 && ((unsigned char)p[cut] & 0xC0) == 0x80)
+        cut--; /* do not split a character */
+    snprintf(out, cap, "%s \"%.*s%s\"", kind, (int)cut, p, cut < n ? "..." : "");
+}
+
+/* ---- lazy DFA ---- */
+
+/* grow() under the cache limit, counting the bytes in a->mem; -1 past it. */
+static int grow_within(qr_aut *a, void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    if (a->mem + (nc - *cap) * elem > a->limit)
+        nc = need; /* near the limit: grow exactly */
+    if (a->mem + (nc - *cap) * elem > a->limit)
+        return -1;
+    void *q = realloc(*p, nc * elem);
+    if (!q)
+        return -1;
+    a->mem += (nc - *cap) * elem;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static uint32_t set_hash(const uint32_t *s, uint32_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static int ht_rebuild(qr_aut *a, size_t cap)
+{
+    size_t bytes = cap * sizeof(uint32_t), old = a->ht_cap * sizeof(uint32_t);
+    if (a->mem - old + bytes > a->limit)
+        return -1;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (uint32_t r = 1; r < a->nd; r++) {
+        size_t j = a->ds[r].hash & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = r;
+    }
+    free(a->ht);
+    a->ht = t;
+    a->mem = a->mem - old + bytes;
+    a->ht_cap = cap;
+    return 0;
+}
+
+/* The DFA state for the kept-state set s[0..n) (sorted), made if new.
+ * Returns its id, 0 for the empty set, or 0 with `overflow` set when the
+ * cache limit (or memory) does not allow another state. */
+static uint32_t dfa_state(qr_aut *a, const uint32_t *s, uint32_t n)
+{
+    if (!n)
+        return 0;
+    uint32_t h = set_hash(s, n);
+    size_t j = h & (a->ht_cap - 1);
+    for (uint32_t r; (r = a->ht[j]); j = (j + 1) & (a->ht_cap - 1))
+        if (a->ds[r].hash == h && a->ds[r].len == n &&
+            !memcmp(a->pool + a->ds[r].off, s, n * sizeof *s))
+            return r * a->w;
+    uint32_t r = a->nd;
+    if ((size_t)(r + 1) * a->w >= UINT32_MAX || a->npool + n >= UINT32_MAX)
+        goto full;
+    if (grow_within(a, (void **)&a->trans, &a->trans_cap, (size_t)(r + 1) * a->w, 4) ||
+        grow_within(a, (void **)&a->pool, &a->pool_cap, a->npool + n, 4) ||
+        grow_within(a, (void **)&a->ds, &a->ds_cap, (size_t)r + 1, sizeof *a->ds))
+        goto full;
+    if ((size_t)(r + 1) * 2 > a->ht_cap && ht_rebuild(a, a->ht_cap * 2))
+        goto full;
+    uint32_t *row = a->trans + (size_t)r * a->w;
+    uint32_t flags = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (a->nflag[s[i]] & NF_ACCEPT)
+            flags = 1;
+    for (uint32_t c = 0; c < a->ncls; c++)
+        row[c] = AUT_UNK;
+    row[a->ncls] = flags;
+    memcpy(a->pool + a->npool, s, n * sizeof *s);
+    a->ds[r] = (struct dstate){(uint32_t)a->npool, n, h};
+    a->npool += n;
+    a->nd++;
+    j = h & (a->ht_cap - 1);
+    while (a->ht[j])
+        j = (j + 1) & (a->ht_cap - 1);
+    a->ht[j] = r;
+    return r * a->w;
+full:
+    a->overflow = 1;
+    return 0;
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void next_gen(qr_aut *a)
+{
+    if (++a->gen == 0) {
+        memset(a->mark, 0, a->nn * sizeof *a->mark);
+        a->gen = 1;
+    }
+}
+
+static void push(qr_aut *a, uint32_t *nstk, uint32_t q)
+{
+    if ((a->nflag[q] & NF_LIVE) && a->mark[q] != a->gen) {
+        a->mark[q] = a->gen;
+        a->stk[(*nstk)++] = q;
+    }
+}
+
+/* Epsilon-close the states on the stack (already marked with the current
+ * generation); write the kept ones to out, sorted. Returns their count. */
+static uint32_t close_stack(qr_aut *a, uint32_t nstk, uint32_t *out)
+{
+    uint32_t n = 0;
+    while (nstk) {
+        uint32_t q = a->stk[--nstk];
+        if (a->nflag[q] & NF_KEEP)
+            out[n++] = q;
+        for (uint32_t i = a->poff[q]; i < a->poff[q + 1]; i++)
+            push(a, &nstk, a->pto[i]);
+    }
+    if (n < 32) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t v = out[i], k = i;
+            for (; k > 0 && out[k - 1] > v; k--)
+                out[k] = out[k - 1];
+            out[k] = v;
+        }
+    } else {
+        qsort(out, n, sizeof *out, u32_cmp);
+    }
+    return n;
+}
+
+/* The kept states reached from set[0..n) on byte b, closed, into out. */
+static uint32_t move(qr_aut *a, const uint32_t *set, uint32_t n, unsigned char b, uint32_t *out)
+{
+    next_gen(a);
+    uint32_t nstk = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t q = set[i];
+        for (uint32_t k = a->eoff[q]; k < a->eoff[q + 1]; k++)
+            if (a->elo[k] <= b && b <= a->ehi[k])
+                push(a, &nstk, a->eto[k]);
+    }
+    return close_stack(a, nstk, out);
+}
+
+static qr_aut_state step_slow(qr_aut *a, qr_aut_state s, unsigned char b)
+{
+    if (a->overflow)
+        return 0;
+    uint32_t r = s / a->w;
+    uint32_t n = move(a, a->pool + a->ds[r].off, a->ds[r].len, b, a->tmp);
+    uint32_t t = dfa_state(a, a->tmp, n);
+    if (!a->overflow)
+        a->trans[s + a->cls[b]] = t;
+    return t;
+}
+
+qr_aut_state qr_aut_step(qr_aut *a, qr_aut_state s, unsigned char byte)
+{
+    uint32_t t = a->trans[s + a->cls[byte]];
+    if (__builtin_expect(t != AUT_UNK, 1))
+        return t;
+    return step_slow(a, s, byte);
+}
+
+size_t qr_aut_walk(qr_aut *a, qr_aut_state s, const unsigned char *bytes, size_t n,
+                   qr_aut_state *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = a->trans[s + a->cls[bytes[i]]];
+        if (__builtin_expect(t == AUT_UNK, 0))
+            t = step_slow(a, s, bytes[i]);
+        out[i] = t;
+        if (!t)
+            return i;
+        s = t;
+    }
+    return n;
+}
+
+qr_aut_state qr_aut_start(qr_aut *a) { return a->start; }
+
+int qr_aut_accepts(const qr_aut *a, qr_aut_state s) { return (int)(a->trans[s + a->ncls] & 1); }
+
+/* Exact matching without the DFA cache (used once the cache is full). */
+static int nfa_matches(qr_aut *a, const unsigned char *s, size_t n)
+{
+    uint32_t *cur = malloc((size_t)a->nn * 2 * sizeof *cur);
+    if (!cur)
+        return 0; /* out of memory: nothing better to say */
+    uint32_t *nxt = cur + a->nn, ncur;
+    next_gen(a);
+    uint32_t nstk = 0;
+    push(a, &nstk, a->nstart);
+    ncur = close_stack(a, nstk, cur);
+    for (size_t i = 0; i < n && ncur; i++) {
+        ncur = move(a, cur, ncur, s[i], nxt);
+        uint32_t *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    int acc = 0;
+    for (uint32_t i = 0; i < ncur; i++)
+        if (a->nflag[cur[i]] & NF_ACCEPT)
+            acc = 1;
+    free(cur < nxt ? cur : nxt);
+    return acc;
+}
+
+int qr_aut_matches(qr_aut *a, const char *s, size_t n)
+{
+    int was = a->overflow;
+    qr_aut_state st = a->start;
+    for (size_t i = 0; i < n && st; i++)
+        st = qr_aut_step(a, st, (unsigned char)s[i]);
+    if (!st && a->overflow) {
+        a->overflow = was; /* no walk saw a wrong state */
+        return nfa_matches(a, (const unsigned char *)s, n);
+    }
+    return st ? qr_aut_accepts(a, st) : 0;
+}
+
+size_t qr_aut_literal_prefix(const qr_aut *a, const char **p)
+{
+    *p = a->prefix;
+    return a->nprefix;
+}
+
+int qr_aut_error(const qr_aut *a, qr_err *e)
+{
+    if (!a->overflow)
+        return 0;
+    return qr_errf(e, QR_E_TOO_LONG,
+                   "%s: too complex to match: its automaton needs more than the %zu-byte "
+                   "state cache",
+                   a->desc, a->limit);
+}
+
+void qr_aut_set_cache_limit(qr_aut *a, size_t bytes) { a->limit = bytes; }
+
+size_t qr_aut_dfa_states(const qr_aut *a) { return a->nd; }
+
+void qr_aut_free(qr_aut *a)
+{
+    if (!a)
+        return;
+    free(a->eoff);
+    free(a->elo);
+    free(a->ehi);
+    free(a->eto);
+    free(a->poff);
+    free(a->pto);
+    free(a->nflag);
+    free(a->trans);
+    free(a->ds);
+    free(a->pool);
+    free(a->ht);
+    free(a->mark);
+    free(a->stk);
+    free(a->tmp);
+    free(a);
+}
+
+/* ---- finalisation ---- */
+
+static void find_literal_prefix(qr_aut *a)
+{
+    qr_aut_state s = a->start;
+    while (s && !qr_aut_accepts(a, s) && a->nprefix < PREFIX_MAX) {
+        uint32_t live = 0, only = 0;
+        qr_aut_state next = 0;
+        for (uint32_t c = 0; c < a->ncls && live < 2; c++) {
+            qr_aut_state t = qr_aut_step(a, s, a->rep[c]);
+            if (t) {
+                live++;
+                only = c;
+                next = t;
+            }
+        }
+        if (live != 1 || a->csize[only] != 1)
+            break;
+        a->prefix[a->nprefix++] = (char)a->rep[only];
+        s = next;
+    }
+}
+
+/* Liveness: states from which an accepting state is reachable (reverse BFS). */
+static int mark_live(qr_aut *a, const aut_nfa *n)
+{
+    uint32_t nn = a->nn;
+    uint32_t *roff = calloc((size_t)nn + 1, sizeof *roff);
+    uint32_t *rfrom = malloc((n->nedge + n->neps + 1) * sizeof *rfrom);
+    uint32_t *queue = malloc((size_t)nn * sizeof *queue);
+    if (!roff || !rfrom || !queue) {
+        free(roff);
+        free(rfrom);
+        free(queue);
+        return -1;
+    }
+    for (size_t i = 0; i < n->nedge; i++)
+        roff[n->edge[i].to + 1]++;
+    for (size_t i = 0; i < n->neps; i++)
+        roff[n->eps[i].to + 1]++;
+    for (uint32_t q = 0; q < nn; q++)
+        roff[q + 1] += roff[q];
+    for (size_t i = 0; i < n->nedge; i++)
+        rfrom[roff[n->edge[i].to]++] = n->edge[i].from;
+    for (size_t i = 0; i < n->neps; i++)
+        rfrom[roff[n->eps[i].to]++] = n->eps[i].from;
+    for (uint32_t q = nn; q > 0; q--) /* undo the fill's shift */
+        roff[q] = roff[q - 1];
+    roff[0] = 0;
+    uint32_t qh = 0, qt = 0;
+    for (uint32_t q = 0; q < nn; q++)
+        if (a->nflag[q] & NF_ACCEPT) {
+            a->nflag[q] |= NF_LIVE;
+            queue[qt++] = q;
+        }
+    while (qh < qt) {
+        uint32_t q = queue[qh++];
+        for (uint32_t i = roff[q]; i < roff[q + 1]; i++)
+            if (!(a->nflag[rfrom[i]] & NF_LIVE)) {
+                a->nflag[rfrom[i]] |= NF_LIVE;
+                queue[qt++] = rfrom[i];
+            }
+    }
+    free(roff);
+    free(rfrom);
+    free(queue);
+    return 0;
+}
+
+static void make_classes(qr_aut *a, const aut_nfa *n)
+{
+    uint8_t bound[257] = {0};
+    bound[0] = 1;
+    for (size_t i = 0; i < n->nedge; i++) {
+        bound[n->edge[i].lo] = 1;
+        bound[n->edge[i].hi + 1] = 1;
+    }
+    uint32_t c = 0; /* bound[0] is set: byte 0 opens class 0 */
+    for (int b = 0; b < 256; b++) {
+        if (b && bound[b])
+            a->rep[++c] = (uint8_t)b;
+        a->cls[b] = (uint8_t)c;
+        a->csize[c]++;
+    }
+    a->ncls = c + 1;
+    a->w = a->ncls + 1;
+}
+
+qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err *e)
+{
+    qr_aut *a = calloc(1, sizeof *a);
+    if (!a)
+        goto oom;
+    snprintf(a->desc, sizeof a->desc, "%s", desc);
+    uint32_t nn = a->nn = n->nstate;
+    a->nstart = start;
+    a->limit = QR_AUT_CACHE_BYTES;
+    a->eoff = calloc((size_t)nn + 1, sizeof *a->eoff);
+    a->poff = calloc((size_t)nn + 1, sizeof *a->poff);
+    a->elo = malloc(n->nedge + 1);
+    a->ehi = malloc(n->nedge + 1);
+    a->eto = malloc((n->nedge + 1) * sizeof *a->eto);
+    a->pto = malloc((n->neps + 1) * sizeof *a->pto);
+    a->nflag = calloc(nn, 1);
+    a->mark = calloc(nn, sizeof *a->mark);
+    a->stk = malloc((size_t)nn * sizeof *a->stk);
+    a->tmp = malloc((size_t)nn * sizeof *a->tmp);
+    if (!a->eoff || !a->poff || !a->elo || !a->ehi || !a->eto || !a->pto || !a->nflag || !a->mark ||
+        !a->stk || !a->tmp)
+        goto oom;
+    /* CSR: count, prefix-sum, fill (fill shifts offsets by one slot) */
+    for (size_t i = 0; i < n->nedge; i++)
+        a->eoff[n->edge[i].from + 1]++;
+    for (size_t i = 0; i < n->neps; i++)
+        a->poff[n->eps[i].from + 1]++;
+    for (uint32_t q = 0; q < nn; q++) {
+        a->eoff[q + 1] += a->eoff[q];
+        a->poff[q + 1] += a->poff[q];
+    }
+    for (size_t i = 0; i < n->nedge; i++) {
+        uint32_t k = a->eoff[n->edge[i].from]++;
+        a->elo[k] = n->edge[i].lo;
+        a->ehi[k] = n->edge[i].hi;
+        a->eto[k] = n->edge[i].to;
+    }
+    for (size_t i = 0; i < n->neps; i++)
+        a->pto[a->poff[n->eps[i].from]++] = n->eps[i].to;
+    for (uint32_t q = nn; q > 0; q--) {
+        a->eoff[q] = a->eoff[q - 1];
+        a->poff[q] = a->poff[q - 1];
+    }
+    a->eoff[0] = a->poff[0] = 0;
+    for (uint32_t q = 0; q < nn; q++) {
+        if (n->accept[q])
+            a->nflag[q] |= NF_ACCEPT;
+        if (n->accept[q] || a->eoff[q + 1] > a->eoff[q])
+            a->nflag[q] |= NF_KEEP;
+    }
+    if (mark_live(a, n))
+        goto oom;
+    make_classes(a, n);
+    /* the dead row */
+    a->ht_cap = 16;
+    a->ht = calloc(a->ht_cap, sizeof *a->ht);
+    a->mem = a->ht_cap * sizeof *a->ht;
+    if (!a->ht || grow_within(a, (void **)&a->trans, &a->trans_cap, a->w, 4) ||
+        grow_within(a, (void **)&a->ds, &a->ds_cap, 1, sizeof *a->ds))
+        goto oom;
+    memset(a->trans, 0, a->w * sizeof *a->trans);
+    a->ds[0] = (struct dstate){0, 0, 0};
+    a->nd = 1;
+    next_gen(a);
+    uint32_t nstk = 0;
+    if (start < nn)
+        push(a, &nstk, start);
+    uint32_t ns = close_stack(a, nstk, a->tmp);
+    a->start = dfa_state(a, a->tmp, ns);
+    if (a->overflow)
+        goto oom;
+    find_literal_prefix(a);
+    a->overflow = 0; /* the prefix is an optimisation; walks start clean */
+    return a;
+oom:
+    qr_aut_free(a);
+    qr_errf(e, QR_E_NOMEM, "%s: out of memory building its automaton", desc);
+    return NULL;
+}
+
+/* ---- prefix ---- */
+
+qr_aut *qr_aut_prefix(const char *p, size_t n, qr_err *e)
+{
+    char desc[160];
+    aut_describe(desc, sizeof desc, "prefix", p, n);
+    aut_nfa nfa;
+    aut_nfa_init(&nfa);
+    uint32_t start = aut_nfa_state(&nfa), s = start;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = aut_nfa_state(&nfa);
+        aut_nfa_bytes(&nfa, s, (uint8_t)p[i], (uint8_t)p[i], t);
+        s = t;
+    }
+    aut_nfa_bytes(&nfa, s, 0, 255, s);
+    aut_nfa_accept(&nfa, s);
+    qr_aut *a = NULL;
+    if (nfa.oom)
+        qr_errf(e, QR_E_NOMEM, "%s: out of memory building its automaton", desc);
+    else if (nfa.full)
+        qr_errf(e, QR_E_TOO_LONG, "%s: too long (%zu bytes)", desc, n);
+    else
+        a = aut_from_nfa(&nfa, start, desc, e);
+    aut_nfa_free(&nfa);
+    return a;
+}

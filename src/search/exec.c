@@ -1,0 +1,405 @@
+/* exec.c - compiling a filter tree into iterators for one segment (see
+ * exec.h). Multi-term queries walk the term dictionary with an automaton,
+ * keeping the automaton state for every prefix depth so consecutive terms
+ * only feed their new suffix bytes, and jumping past every term that starts
+ * with a prefix on which the automaton died. */
+#include "search/exec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/segfmt.h"
+#include "search/automaton.h"
+
+void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg)
+{
+    memset(ss, 0, sizeof *ss);
+    ss->seg = seg;
+}
+
+void qr_segsearch_close(qr_segsearch *ss)
+{
+    for (int i = 0; i < QR_NUM_FIELDS; i++)
+        if (ss->opened[i])
+            qr_invfield_close(&ss->fields[i]);
+    memset(ss, 0, sizeof *ss);
+}
+
+static qr_invfield *field(qr_segsearch *ss, uint16_t sec, qr_err *e)
+{
+    for (int i = 0; i < QR_NUM_FIELDS; i++)
+        if (qr_fields[i].sec == sec) {
+            if (!ss->opened[i]) {
+                if (qr_invfield_open(&ss->fields[i], ss->seg, sec, e) != 0)
+                    return NULL;
+                ss->opened[i] = 1;
+            }
+            return &ss->fields[i];
+        }
+    qr_errf(e, QR_E_INTERNAL, "no field with section %u", sec);
+    return NULL;
+}
+
+static qr_it *nomem(qr_err *e)
+{
+    qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    return NULL;
+}
+
+static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, qr_arena *a,
+                      qr_err *e)
+{
+    qr_invfield *f = field(ss, sec, e);
+    if (!f)
+        return NULL;
+    qr_terminfo ti;
+    int r = n <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, t, n, &ti, e) : 0;
+    if (r < 0)
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name),
+               NULL;
+    qr_it *it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
+    return it ? it : nomem(e);
+}
+
+/* ---- multi-term expansion ---- */
+typedef struct termset {
+    qr_terminfo *v;
+    uint32_t n, cap;
+    uint64_t total_df;
+} termset;
+
+static int termset_add(termset *s, const qr_terminfo *ti)
+{
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 64;
+        qr_terminfo *nv = realloc(s->v, sizeof *nv * nc);
+        if (!nv)
+            return -1;
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = *ti;
+    s->total_df += ti->df;
+    return 0;
+}
+
+/* Walk f's dictionary with automaton `aut`, collecting accepted terms.
+ * st[i] is the state after the first i bytes of the last term walked; a
+ * new term re-walks only from its shared prefix. When the automaton dies at
+ * byte d, every following term that still shares d+1 bytes is skipped
+ * without stepping or decoding its info; after a block of such terms the
+ * walk seeks straight past the dead prefix. */
+static int expand(qr_invfield *f, qr_aut *aut, termset *out, qr_err *e)
+{
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
+    qr_aut_state st[QR_MAX_TERM + 1];
+    size_t valid = 0;              /* st[0..valid] are states of the previous term */
+    size_t dead_len = SIZE_MAX;    /* terms sharing this many bytes are dead */
+    st[0] = qr_aut_start(aut);
+    if (!st[0])
+        return 0;
+    qr_titer it;
+    int r = qr_tdict_seek(&f->dict, &it, lit, litn, e);
+    size_t shared = 0; /* bytes the current term shares with the previous one */
+    unsigned skipped = 0;
+    while (r == 1) {
+        if (it.len < litn || memcmp(it.term, lit, litn) != 0)
+            break; /* past every term with the literal prefix */
+        if (dead_len != SIZE_MAX && shared >= dead_len) {
+            /* same dead prefix as the previous term: skip it */
+            if (++skipped >= QR_TERMS_PER_BLOCK) {
+                char succ[QR_MAX_TERM];
+                size_t sn = dead_len;
+                memcpy(succ, it.term, sn);
+                while (sn && (unsigned char)succ[sn - 1] == 0xff)
+                    sn--;
+                if (!sn)
+                    break;
+                succ[sn - 1] = (char)((unsigned char)succ[sn - 1] + 1);
+                r = qr_tdict_seek(&f->dict, &it, succ, sn, e);
+                shared = 0; /* unknown after a seek: recompute from depth 0 */
+                valid = 0;
+                dead_len = SIZE_MAX;
+                skipped = 0;
+                continue;
+            }
+            r = qr_titer_next(&it, e);
+            shared = it.shared;
+            continue;
+        }
+        skipped = 0;
+        size_t depth = shared < valid ? shared : valid;
+        dead_len = SIZE_MAX;
+        for (size_t i = depth; i < it.len; i++) {
+            st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]);
+            if (!st[i + 1]) {
+                dead_len = i + 1;
+                break;
+            }
+        }
+        if (dead_len == SIZE_MAX) {
+            valid = it.len;
+            if (qr_aut_accepts(aut, st[it.len])) {
+                qr_terminfo ti;
+                if (qr_titer_info(&it, &ti, e) != 0)
+                    return -1;
+                if (termset_add(out, &ti) != 0)
+                    return qr_errf(e, QR_E_NOMEM, "query: out of memory expanding terms");
+            }
+        } else {
+            valid = dead_len - 1;
+        }
+        r = qr_titer_next(&it, e);
+        shared = it.shared;
+    }
+    if (r < 0)
+        return -1;
+    return qr_aut_error(aut, e);
+}
+
+static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, qr_err *e)
+{
+    ss->terms_expanded += ts->n;
+    if (ts->n == 0)
+        return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
+    if (ts->n <= 8) {
+        qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
+        if (!kids)
+            return nomem(e);
+        for (uint32_t i = 0; i < ts->n; i++)
+            if (!(kids[i] = qr_it_postings(a, f, &ts->v[i])))
+                return nomem(e);
+        qr_it *it = qr_it_or(a, kids, ts->n);
+        return it ? it : nomem(e);
+    }
+    /* many terms: materialise a bitmap */
+    uint32_t rows = f->rows;
+    uint64_t *bits = qr_arena_alloc(a, ((size_t)rows + 63) / 64 * 8 + 8);
+    if (!bits)
+        return nomem(e);
+    memset(bits, 0, ((size_t)rows + 63) / 64 * 8 + 8);
+    uint64_t count = 0;
+    for (uint32_t i = 0; i < ts->n; i++) {
+        qr_pcursor c;
+        if (qr_invfield_cursor(f, &ts->v[i], &c, e) != 0)
+            return NULL;
+        for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
+            if (d >= rows) {
+                c.corrupt = 1;
+                break;
+            }
+            uint64_t bit = 1ull << (d & 63);
+            count += !(bits[d >> 6] & bit);
+            bits[d >> 6] |= bit;
+        }
+        if (c.corrupt)
+            return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings",
+                                 ss->seg->path, f->def->name),
+                   NULL;
+    }
+    qr_it *it = qr_it_bitmap(a, bits, rows, count);
+    return it ? it : nomem(e);
+}
+
+static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_invfield *f = field(ss, q->field, e);
+    if (!f)
+        return NULL;
+    qr_aut *aut = q->compiled;
+    if (!aut) {
+        aut = q->type == Q_PREFIX   ? qr_aut_prefix(q->text, q->len, e)
+              : q->type == Q_REGEXP ? qr_aut_regexp(q->text, q->len, e)
+              : q->type == Q_LIKE   ? qr_aut_like(q->text, q->len, e)
+                                    : qr_aut_fuzzy(q->text, q->len, q->k, e);
+        if (!aut)
+            return NULL;
+        /* kept on the (otherwise read-only) tree so later segments reuse
+         * the DFA states built so far; freed by qr_query_release */
+        ((qr_query *)q)->compiled = aut;
+    }
+    termset ts = {0};
+    qr_it *it = NULL;
+    if (expand(f, aut, &ts, e) == 0)
+        it = union_of(ss, f, &ts, a, e);
+    free(ts.v);
+    return it;
+}
+
+/* ---- columns: ranges ---- */
+static qr_it *time_range(qr_segsearch *ss, int64_t lo, int64_t hi, qr_arena *a, qr_err *e)
+{
+    qr_segment *s = ss->seg;
+    uint32_t first = (uint32_t)s->cols[COL_TIMESTAMP].null_count; /* NULLs sort first */
+    uint32_t n = (uint32_t)s->rows;
+    if (lo > hi || first >= n || hi < s->min_ts || lo > s->max_ts)
+        return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
+    qr_colreader *r = qr_colr_open(s, COL_TIMESTAMP, e);
+    if (!r)
+        return NULL;
+    /* lower bounds: first row with ts >= lo, first row with ts > hi */
+    uint32_t bounds[2];
+    for (int k = 0; k < 2; k++) {
+        uint32_t l = first, h = n;
+        while (l < h) {
+            uint32_t mid = l + (h - l) / 2;
+            int64_t v;
+            int isnull;
+            if (qr_colr_int(r, mid, &v, &isnull, e) != 0) {
+                qr_colr_close(r);
+                return NULL;
+            }
+            if (k == 0 ? v < lo : v <= hi)
+                l = mid + 1;
+            else
+                h = mid;
+        }
+        bounds[k] = l;
+    }
+    qr_colr_close(r);
+    qr_it *it = qr_it_range(a, bounds[0], bounds[1]);
+    return it ? it : nomem(e);
+}
+
+static qr_it *int_range(qr_segsearch *ss, int col, int64_t lo, int64_t hi, qr_arena *a,
+                        qr_err *e)
+{
+    qr_segment *s = ss->seg;
+    uint32_t rows = (uint32_t)s->rows;
+    uint64_t *bits = qr_arena_alloc(a, ((size_t)rows + 63) / 64 * 8 + 8);
+    if (!bits)
+        return nomem(e);
+    memset(bits, 0, ((size_t)rows + 63) / 64 * 8 + 8);
+    uint64_t count = 0;
+    const qr_colmeta *cm = &s->cols[col];
+    qr_colreader *r = NULL;
+    for (uint32_t b = 0; b < cm->ndata && lo <= hi; b++) {
+        const qr_blockref *br = &cm->blocks[cm->first_data + b];
+        if ((br->flags & QR_BLKF_ALL_NULL) || br->max < lo || br->min > hi)
+            continue; /* block cannot match: skipped without decoding */
+        if (!r && !(r = qr_colr_open(s, col, e)))
+            return NULL;
+        for (uint32_t i = br->first_row; i < br->first_row + br->rows; i++) {
+            int64_t v;
+            int isnull;
+            if (qr_colr_int(r, i, &v, &isnull, e) != 0) {
+                qr_colr_close(r);
+                return NULL;
+            }
+            if (!isnull && v >= lo && v <= hi) {
+                bits[i >> 6] |= 1ull << (i & 63);
+                count++;
+            }
+        }
+    }
+    qr_colr_close(r);
+    qr_it *it = qr_it_bitmap(a, bits, rows, count);
+    return it ? it : nomem(e);
+}
+
+/* ---- the tree ---- */
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+
+static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_it **pos = qr_arena_alloc(a, sizeof *pos * q->n);
+    qr_it **neg = qr_arena_alloc(a, sizeof *neg * q->n);
+    if (!pos || !neg)
+        return nomem(e);
+    uint32_t np = 0, nn = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const qr_query *k = q->kids[i];
+        qr_it *it = compile(ss, k->type == Q_NOT ? k->kids[0] : k, a, e);
+        if (!it)
+            return NULL;
+        if (k->type == Q_NOT)
+            neg[nn++] = it;
+        else
+            pos[np++] = it;
+    }
+    qr_it *inc = np ? qr_it_and(a, pos, np) : qr_it_range(a, 0, (uint32_t)ss->seg->rows);
+    if (inc && nn)
+        inc = qr_it_andnot(a, inc, nn == 1 ? neg[0] : qr_it_or(a, neg, nn));
+    return inc ? inc : nomem(e);
+}
+
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    switch (q->type) {
+    case Q_ALL: {
+        qr_it *it = qr_it_range(a, 0, (uint32_t)ss->seg->rows);
+        return it ? it : nomem(e);
+    }
+    case Q_TERM:
+        return term_it(ss, q->field, q->text, q->len, a, e);
+    case Q_PHRASE: {
+        qr_invfield *f = field(ss, q->field, e);
+        if (!f)
+            return NULL;
+        qr_terminfo *tis = qr_arena_alloc(a, sizeof *tis * q->n);
+        if (!tis)
+            return nomem(e);
+        for (uint32_t i = 0; i < q->n; i++) {
+            int r = q->term_lens[i] <= QR_MAX_TERM
+                        ? qr_tdict_lookup(&f->dict, q->terms[i], q->term_lens[i], &tis[i], e)
+                        : 0;
+            if (r < 0)
+                return NULL;
+            if (r == 0) {
+                qr_it *it = qr_it_empty(a);
+                return it ? it : nomem(e);
+            }
+        }
+        qr_it *it = qr_it_phrase(a, f, tis, q->offs, q->n, q->within);
+        return it ? it : nomem(e);
+    }
+    case Q_AND:
+        return compile_and(ss, q, a, e);
+    case Q_NOT: {
+        qr_query and1 = {.type = Q_AND, .n = 1, .kids = (qr_query **)&q};
+        return compile_and(ss, &and1, a, e);
+    }
+    case Q_OR:
+    case Q_MINMATCH: {
+        qr_it **kids = qr_arena_alloc(a, sizeof *kids * q->n);
+        if (!kids)
+            return nomem(e);
+        for (uint32_t i = 0; i < q->n; i++)
+            if (!(kids[i] = compile(ss, q->kids[i], a, e)))
+                return NULL;
+        qr_it *it = q->type == Q_OR ? qr_it_or(a, kids, q->n)
+                                    : qr_it_minmatch(a, kids, q->n, q->k);
+        return it ? it : nomem(e);
+    }
+    case Q_PREFIX:
+    case Q_REGEXP:
+    case Q_LIKE:
+    case Q_FUZZY:
+        return multi_term(ss, q, a, e);
+    case Q_INT_RANGE:
+        return int_range(ss, COL_SEVERITY_NUMBER, q->lo, q->hi, a, e);
+    case Q_TIME_RANGE:
+        return time_range(ss, q->lo, q->hi, a, e);
+    }
+    qr_errf(e, QR_E_INTERNAL, "query node type %d", (int)q->type);
+    return NULL;
+}
+
+qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    return compile(ss, q, a, e);
+}
+
+int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
+                       qr_err *e)
+{
+    qr_it *it = compile(ss, q, a, e);
+    if (!it)
+        return -1;
+    *count = qr_it_count(it);
+    if (qr_it_failed(it))
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                       ss->seg->path);
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* exec.h - evaluating a filter tree on one segment: the tree becomes an
+ * iterator tree over the segment's indexes and columns.
+ *
+ *   term, phrase          postings (phrase: two-phase, positions last)
+ *   AND / OR / atleast    leapfrog conjunction, heap disjunction
+ *   NOT                   exclusion from the enclosing conjunction
+ *   prefix/regexp/like/   automaton intersected with the term dictionary
+ *   fuzzy                 (dead states prune whole prefixes), then the
+ *                         union of the matched terms' postings
+ *   keyword fields        exact term of the field's dictionary
+ *   sevnum range          block min/max skip, then the column
+ *   time range            binary search on the time-sorted column: a row
+ *                         range, no index needed
+ */
+#ifndef QR_EXEC_H
+#define QR_EXEC_H
+
+#include "format/segment.h"
+#include "index/invindex.h"
+#include "search/iter.h"
+#include "search/query.h"
+
+typedef struct qr_segsearch {
+    qr_segment *seg;
+    qr_invfield fields[QR_NUM_FIELDS];
+    int opened[QR_NUM_FIELDS];
+    uint64_t terms_expanded; /* stats: terms matched by multi-term queries */
+} qr_segsearch;
+
+void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg);
+void qr_segsearch_close(qr_segsearch *ss);
+/* Build the iterator for q over this segment (memory from `a`). */
+qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+/* Count matches of q in the segment (0 ok / -1 error). */
+int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
+                       qr_err *e);
+
+#endif

@@ -1,0 +1,73 @@
+/* iter.h - doc-id iterators: the one small interface every filter of a
+ * query is evaluated through (Lucene's DocIdSetIterator).
+ *
+ * An iterator starts before its first doc; next() and advance(target)
+ * (target > current doc) return the new doc or QR_NO_DOC. cost is an upper
+ * bound of the docs it can return (conjunctions lead with the cheapest).
+ * Iterators that read postings record corruption in their `err`; a caller
+ * checks qr_it_error() after a walk. All memory comes from the query arena.
+ */
+#ifndef QR_ITER_H
+#define QR_ITER_H
+
+#include <stdint.h>
+
+#include "index/invindex.h"
+#include "util/arena.h"
+
+typedef struct qr_it qr_it;
+
+typedef struct qr_it_vt {
+    uint32_t (*next)(qr_it *);
+    uint32_t (*advance)(qr_it *, uint32_t target);
+    /* optional: number of remaining docs, when cheaper than walking */
+    uint64_t (*count)(qr_it *);
+    /* optional: 1 when the iterator or a child met corrupt data */
+    int (*failed)(qr_it *);
+} qr_it_vt;
+
+struct qr_it {
+    const qr_it_vt *vt;
+    uint32_t doc; /* current doc; 0 before the first next() (check started) */
+    int started;
+    uint64_t cost;
+};
+
+/* vt functions see `started` as it was before the call. */
+static inline uint32_t qr_it_next(qr_it *it)
+{
+    uint32_t d = it->vt->next(it);
+    it->started = 1;
+    return it->doc = d;
+}
+static inline uint32_t qr_it_advance(qr_it *it, uint32_t target)
+{
+    uint32_t d = it->vt->advance(it, target);
+    it->started = 1;
+    return it->doc = d;
+}
+
+/* Count all remaining docs (uses vt->count when there is one). */
+uint64_t qr_it_count(qr_it *it);
+int qr_it_failed(qr_it *it);
+
+/* Constructors. `a` is the query arena; they return NULL when it is full. */
+qr_it *qr_it_empty(qr_arena *a);
+qr_it *qr_it_range(qr_arena *a, uint32_t lo, uint32_t hi); /* docs [lo, hi) */
+qr_it *qr_it_postings(qr_arena *a, const qr_invfield *f, const qr_terminfo *ti);
+qr_it *qr_it_and(qr_arena *a, qr_it **kids, uint32_t n);
+qr_it *qr_it_or(qr_arena *a, qr_it **kids, uint32_t n);
+/* Docs matched by at least k of the n children (1 <= k <= n). */
+qr_it *qr_it_minmatch(qr_arena *a, qr_it **kids, uint32_t n, uint32_t k);
+/* Docs of `inc` that `exc` does not have. */
+qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
+/* A materialised set: bitmap of `rows` bits (owned by the arena). */
+qr_it *qr_it_bitmap(qr_arena *a, const uint64_t *bits, uint32_t rows, uint64_t count);
+/* Phrase over full-text postings. Term i must sit at position
+ * p0 + offs[i] (offs[0] = 0, increasing): exact phrase and "exactly N
+ * words between". With within > 0 (two terms only): the second term
+ * follows the first at a distance of 1..within+1 positions (slop form). */
+qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
+                    const uint32_t *offs, uint32_t n, uint32_t within);
+
+#endif

@@ -1,0 +1,625 @@
+/* query.c - parsing the command-line search syntax into a filter tree (see
+ * query.h for the grammar). A small recursive-descent parser over the raw
+ * text; words are analysed with the Body tokenizer so a query term is
+ * exactly what indexing produced. */
+#include "search/query.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/tokenizer.h"
+#include "index/invfmt.h"
+#include "index/invindex.h"
+#include "search/automaton.h"
+#include "util/timefmt.h"
+
+typedef struct parser {
+    const char *s, *p, *end;
+    qr_arena *a;
+    qr_err *e;
+    int failed;
+} parser;
+
+static qr_query *fail_at(parser *ps, const char *at, const char *fmt, const char *what)
+{
+    if (!ps->failed) {
+        char msg[200];
+        snprintf(msg, sizeof msg, fmt, what);
+        qr_errf(ps->e, QR_E_INVALID_TEXT, "query: %s at byte %zu", msg, (size_t)(at - ps->s) + 1);
+    }
+    ps->failed = 1;
+    return NULL;
+}
+
+static qr_query *node(parser *ps, qr_qtype t)
+{
+    qr_query *q = qr_arena_alloc(ps->a, sizeof *q);
+    if (!q) {
+        if (!ps->failed)
+            qr_errf(ps->e, QR_E_NOMEM, "query: out of memory");
+        ps->failed = 1;
+        return NULL;
+    }
+    memset(q, 0, sizeof *q);
+    q->type = t;
+    q->field = SEC_BODY;
+    return q;
+}
+
+static void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+static int is_stop(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || c == ',';
+}
+
+/* word at p? (exact keyword, followed by a stop char or end) */
+static int at_keyword(parser *ps, const char *kw)
+{
+    size_t n = strlen(kw);
+    return (size_t)(ps->end - ps->p) >= n && memcmp(ps->p, kw, n) == 0 &&
+           (ps->p + n == ps->end || is_stop(ps->p[n]) || ps->p[n] == '"');
+}
+
+static qr_query *parse_or(parser *ps);
+
+/* Analyse free text into a term (1 token) or a phrase (several). */
+static qr_query *text_query(parser *ps, const char *t, size_t n, const char *at)
+{
+    qr_token toks[65];
+    size_t k = qr_tok_analyze(t, n, ps->a, toks, 65);
+    if (k == QR_TOK_NOMEM)
+        return fail_at(ps, at, "%s", "out of memory");
+    if (k == 0) {
+        char w[64];
+        snprintf(w, sizeof w, "%.*s", (int)(n > 40 ? 40 : n), t);
+        return fail_at(ps, at, "'%s' has no letters or digits to search for", w);
+    }
+    if (k > 64)
+        return fail_at(ps, at, "%s has more than 64 words", "text");
+    if (k == 1) {
+        qr_query *q = node(ps, Q_TERM);
+        if (q) {
+            q->text = toks[0].p;
+            q->len = toks[0].n;
+        }
+        return q;
+    }
+    qr_query *q = node(ps, Q_PHRASE);
+    if (!q)
+        return NULL;
+    q->n = (uint32_t)k;
+    q->terms = qr_arena_alloc(ps->a, sizeof *q->terms * k);
+    q->term_lens = qr_arena_alloc(ps->a, sizeof *q->term_lens * k);
+    q->offs = qr_arena_alloc(ps->a, sizeof *q->offs * k);
+    if (!q->terms || !q->term_lens || !q->offs)
+        return fail_at(ps, at, "%s", "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        q->terms[i] = toks[i].p;
+        q->term_lens[i] = toks[i].n;
+        q->offs[i] = (uint32_t)i;
+    }
+    return q;
+}
+
+/* "a b ? c"~N */
+static qr_query *parse_phrase(parser *ps)
+{
+    const char *open = ps->p++;
+    const char *close = memchr(ps->p, '"', (size_t)(ps->end - ps->p));
+    if (!close)
+        return fail_at(ps, open, "%s", "unterminated '\"'");
+    qr_query *q = node(ps, Q_PHRASE);
+    if (!q)
+        return NULL;
+    enum { MAXT = 64 };
+    q->terms = qr_arena_alloc(ps->a, sizeof *q->terms * MAXT);
+    q->term_lens = qr_arena_alloc(ps->a, sizeof *q->term_lens * MAXT);
+    q->offs = qr_arena_alloc(ps->a, sizeof *q->offs * MAXT);
+    if (!q->terms || !q->term_lens || !q->offs)
+        return fail_at(ps, open, "%s", "out of memory");
+    uint32_t pos = 0, gaps_seen = 0;
+    const char *w = ps->p;
+    while (w < close) {
+        while (w < close && (*w == ' ' || *w == '\t'))
+            w++;
+        const char *we = w;
+        while (we < close && *we != ' ' && *we != '\t')
+            we++;
+        if (we == w)
+            break;
+        if (we - w == 1 && *w == '?') {
+            if (q->n == 0)
+                return fail_at(ps, w, "%s", "a phrase cannot start with '?'");
+            pos++;
+            gaps_seen = 1;
+        } else {
+            qr_token toks[MAXT + 1];
+            size_t k = qr_tok_analyze(w, (size_t)(we - w), ps->a, toks, MAXT + 1);
+            if (k == QR_TOK_NOMEM)
+                return fail_at(ps, w, "%s", "out of memory");
+            for (size_t i = 0; i < k; i++) {
+                if (q->n == MAXT)
+                    return fail_at(ps, w, "%s", "phrase longer than 64 words");
+                q->terms[q->n] = toks[i].p;
+                q->term_lens[q->n] = toks[i].n;
+                q->offs[q->n] = pos++;
+                q->n++;
+            }
+        }
+        w = we;
+    }
+    if (q->n == 0)
+        return fail_at(ps, open, "%s", "empty phrase");
+    if (pos > q->offs[q->n - 1] + 1)
+        return fail_at(ps, close, "%s", "a phrase cannot end with '?'");
+    ps->p = close + 1;
+    if (ps->p < ps->end && *ps->p == '~') {
+        const char *at = ps->p++;
+        uint32_t v = 0;
+        int digits = 0;
+        while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9' && v < 100000) {
+            v = v * 10 + (uint32_t)(*ps->p++ - '0');
+            digits++;
+        }
+        if (!digits)
+            return fail_at(ps, at, "%s", "expected a number after '~'");
+        if (q->n != 2 || gaps_seen)
+            return fail_at(ps, at, "%s", "proximity \"a b\"~N takes exactly two words");
+        q->within = v;
+        q->within = v; /* 0 = adjacent, the plain phrase */
+    }
+    if (q->n == 1) { /* a one-word phrase is a term */
+        q->type = Q_TERM;
+        q->text = q->terms[0];
+        q->len = q->term_lens[0];
+    }
+    return q;
+}
+
+static int parse_i64(const char *s, size_t n, int64_t *v)
+{
+    int neg = 0;
+    size_t i = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    if (i == n)
+        return -1;
+    int64_t x = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || x > (INT64_MAX - 9) / 10)
+            return -1;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = neg ? -x : x;
+    return 0;
+}
+
+/* Range value: "17", ">=13", "<5", "[9 TO 17]" for ints or times. */
+static qr_query *parse_range(parser *ps, int is_time, const char *v, size_t n, const char *at)
+{
+    qr_query *q = node(ps, is_time ? Q_TIME_RANGE : Q_INT_RANGE);
+    if (!q)
+        return NULL;
+    q->lo = INT64_MIN;
+    q->hi = INT64_MAX;
+    const char *why = NULL;
+#define VAL(s_, n_, out_)                                                                          \
+    (is_time ? qr_time_parse((s_), (n_), (out_), &why) : parse_i64((s_), (n_), (out_)))
+    if (n && v[0] == '[') {
+        const char *to = NULL;
+        for (size_t i = 1; i + 4 <= n; i++)
+            if (memcmp(v + i, " TO ", 4) == 0) {
+                to = v + i;
+                break;
+            }
+        if (!to || v[n - 1] != ']')
+            return fail_at(ps, at, "%s", "expected [LOW TO HIGH]");
+        if (VAL(v + 1, (size_t)(to - v - 1), &q->lo) != 0 ||
+            VAL(to + 4, (size_t)(v + n - 1 - to - 4), &q->hi) != 0)
+            return fail_at(ps, at, "bad range bound%s", why ? " (timestamp)" : "");
+        return q;
+    }
+    int64_t x;
+    size_t skip = 0;
+    int op = 0; /* 0 =, 1 >=, 2 >, 3 <=, 4 < */
+    if (n >= 2 && v[0] == '>' && v[1] == '=')
+        op = 1, skip = 2;
+    else if (n >= 1 && v[0] == '>')
+        op = 2, skip = 1;
+    else if (n >= 2 && v[0] == '<' && v[1] == '=')
+        op = 3, skip = 2;
+    else if (n >= 1 && v[0] == '<')
+        op = 4, skip = 1;
+    if (VAL(v + skip, n - skip, &x) != 0)
+        return fail_at(ps, at, "bad %s value", is_time ? "time" : "number");
+#undef VAL
+    switch (op) {
+    case 0:
+        q->lo = q->hi = x;
+        break;
+    case 1:
+        q->lo = x;
+        break;
+    case 2:
+        if (x == INT64_MAX)
+            q->lo = x, q->hi = x - 1;
+        else
+            q->lo = x + 1;
+        break;
+    case 3:
+        q->hi = x;
+        break;
+    case 4:
+        if (x == INT64_MIN)
+            q->lo = x + 1, q->hi = x;
+        else
+            q->hi = x - 1;
+        break;
+    }
+    return q;
+}
+
+/* A bare word (possibly with field:, *, ~N). */
+static qr_query *parse_word(parser *ps)
+{
+    const char *w = ps->p;
+    const char *colon = NULL;
+    /* field:"quoted value" or field:[a TO b] may contain spaces */
+    while (ps->p < ps->end && !is_stop(*ps->p)) {
+        if (*ps->p == ':' && !colon) {
+            colon = ps->p;
+            if (ps->p + 1 < ps->end && (ps->p[1] == '"' || ps->p[1] == '[')) {
+                char closer = ps->p[1] == '"' ? '"' : ']';
+                const char *c = memchr(ps->p + 2, closer, (size_t)(ps->end - ps->p - 2));
+                if (!c)
+                    return fail_at(ps, ps->p + 1, "unterminated '%s'", closer == '"' ? "\"" : "[");
+                ps->p = c + 1;
+                break;
+            }
+        }
+        ps->p++;
+    }
+    size_t n = (size_t)(ps->p - w);
+    if (colon) {
+        size_t fn = (size_t)(colon - w);
+        const char *v = colon + 1;
+        size_t vn = n - fn - 1;
+        if (fn == 4 && memcmp(w, "like", 4) == 0) {
+            qr_query *q = node(ps, Q_LIKE);
+            if (!q)
+                return NULL;
+            char *low = qr_arena_alloc(ps->a, vn + 1);
+            if (!low)
+                return fail_at(ps, w, "%s", "out of memory");
+            for (size_t i = 0; i < vn; i++)
+                low[i] = (char)(v[i] >= 'A' && v[i] <= 'Z' ? v[i] + 32 : v[i]);
+            q->text = low;
+            q->len = vn;
+            return q;
+        }
+        if (fn == 6 && memcmp(w, "sevnum", 6) == 0)
+            return parse_range(ps, 0, v, vn, v);
+        if (fn == 4 && memcmp(w, "time", 4) == 0)
+            return parse_range(ps, 1, v, vn, v);
+        const qr_field_def *fd = qr_field_by_name(w, fn);
+        if (!fd || fd->fulltext)
+            return fail_at(ps, w, "%s", "unknown field (use service, severity, scope, trace, "
+                                        "sevnum, time or like)");
+        if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"')
+            v++, vn -= 2;
+        qr_query *q = node(ps, Q_TERM);
+        if (q) {
+            q->field = fd->sec;
+            q->text = v;
+            q->len = vn;
+        }
+        return q;
+    }
+    if (n >= 2 && w[n - 1] == '*' && !memchr(w, '*', n - 1)) {
+        qr_token t[2];
+        size_t k = qr_tok_analyze(w, n - 1, ps->a, t, 2);
+        if (k != 1)
+            return fail_at(ps, w, "%s", "a prefix must be one word (letters and digits)");
+        qr_query *q = node(ps, Q_PREFIX);
+        if (q) {
+            q->text = t[0].p;
+            q->len = t[0].n;
+        }
+        return q;
+    }
+    const char *tilde = memchr(w, '~', n);
+    if (tilde) {
+        size_t tn = (size_t)(tilde - w);
+        uint32_t d = 2;
+        if (tilde + 1 < w + n) {
+            if (tilde + 2 != w + n || (tilde[1] != '1' && tilde[1] != '2'))
+                return fail_at(ps, tilde, "%s", "fuzzy distance must be ~1 or ~2");
+            d = (uint32_t)(tilde[1] - '0');
+        }
+        qr_token t[2];
+        size_t k = qr_tok_analyze(w, tn, ps->a, t, 2);
+        if (k != 1)
+            return fail_at(ps, w, "%s", "a fuzzy term must be one word");
+        qr_query *q = node(ps, Q_FUZZY);
+        if (q) {
+            q->text = t[0].p;
+            q->len = t[0].n;
+            q->k = d;
+        }
+        return q;
+    }
+    return text_query(ps, w, n, w);
+}
+
+static qr_query *parse_primary(parser *ps)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return fail_at(ps, ps->p, "%s", "unexpected end of query");
+    char c = *ps->p;
+    if (c == '(') {
+        const char *open = ps->p++;
+        qr_query *q = parse_or(ps);
+        skip_ws(ps);
+        if (!q)
+            return NULL;
+        if (ps->p >= ps->end || *ps->p != ')')
+            return fail_at(ps, ps->p >= ps->end ? open : ps->p, "%s", "expected ')'");
+        ps->p++;
+        return q;
+    }
+    if (c == '"')
+        return parse_phrase(ps);
+    if (c == '/') {
+        const char *open = ps->p++;
+        const char *close = memchr(ps->p, '/', (size_t)(ps->end - ps->p));
+        if (!close)
+            return fail_at(ps, open, "%s", "unterminated regexp '/'");
+        qr_query *q = node(ps, Q_REGEXP);
+        if (q) {
+            q->text = ps->p;
+            q->len = (size_t)(close - ps->p);
+        }
+        ps->p = close + 1;
+        return q;
+    }
+    if (c == ')' || c == ',')
+        return fail_at(ps, ps->p, "unexpected '%s'", c == ')' ? ")" : ",");
+    if ((size_t)(ps->end - ps->p) > 8 && memcmp(ps->p, "atleast(", 8) == 0) {
+        const char *at = ps->p;
+        ps->p += 8;
+        skip_ws(ps);
+        uint32_t k = 0;
+        int digits = 0;
+        while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9' && k < 100000)
+            k = k * 10 + (uint32_t)(*ps->p++ - '0'), digits++;
+        skip_ws(ps);
+        if (!digits || ps->p >= ps->end || *ps->p != ',')
+            return fail_at(ps, at, "%s", "expected atleast(K, query, ...)");
+        qr_query *q = node(ps, Q_MINMATCH);
+        if (!q)
+            return NULL;
+        q->k = k;
+        qr_query *kids[256];
+        while (ps->p < ps->end && *ps->p == ',') {
+            ps->p++;
+            if (q->n == 256)
+                return fail_at(ps, ps->p, "%s", "more than 256 clauses");
+            if (!(kids[q->n++] = parse_or(ps)))
+                return NULL;
+            skip_ws(ps);
+        }
+        if (ps->p >= ps->end || *ps->p != ')')
+            return fail_at(ps, ps->p, "%s", "expected ')' to close atleast(");
+        ps->p++;
+        if (k == 0 || k > q->n)
+            return fail_at(ps, at, "%s", "atleast(K, ...) needs 1 <= K <= number of clauses");
+        q->kids = qr_arena_memdup(ps->a, kids, sizeof *kids * q->n);
+        return q->kids ? q : fail_at(ps, at, "%s", "out of memory");
+    }
+    return parse_word(ps);
+}
+
+static qr_query *parse_unary(parser *ps)
+{
+    skip_ws(ps);
+    if (at_keyword(ps, "NOT") || (ps->p < ps->end && *ps->p == '-')) {
+        ps->p += *ps->p == '-' ? 1 : 3;
+        qr_query *q = node(ps, Q_NOT);
+        qr_query *k = parse_unary(ps);
+        if (!q || !k)
+            return NULL;
+        q->kids = qr_arena_alloc(ps->a, sizeof *q->kids);
+        if (!q->kids)
+            return NULL;
+        q->kids[0] = k;
+        q->n = 1;
+        return q;
+    }
+    return parse_primary(ps);
+}
+
+static qr_query *list_node(parser *ps, qr_qtype t, qr_query **kids, uint32_t n)
+{
+    if (n == 1)
+        return kids[0];
+    qr_query *q = node(ps, t);
+    if (!q)
+        return NULL;
+    q->n = n;
+    q->kids = qr_arena_memdup(ps->a, kids, sizeof *kids * n);
+    return q->kids ? q : NULL;
+}
+
+static qr_query *parse_and(parser *ps)
+{
+    qr_query *kids[256];
+    uint32_t n = 0;
+    for (;;) {
+        skip_ws(ps);
+        if (ps->p >= ps->end || *ps->p == ')' || *ps->p == ',' || at_keyword(ps, "OR"))
+            break;
+        if (at_keyword(ps, "AND")) {
+            if (n == 0)
+                return fail_at(ps, ps->p, "%s", "AND without a left side");
+            ps->p += 3;
+            skip_ws(ps);
+            if (ps->p >= ps->end || *ps->p == ')' || at_keyword(ps, "OR") || at_keyword(ps, "AND"))
+                return fail_at(ps, ps->p, "%s", "AND without a right side");
+            continue;
+        }
+        if (n == 256)
+            return fail_at(ps, ps->p, "%s", "more than 256 clauses");
+        if (!(kids[n++] = parse_unary(ps)))
+            return NULL;
+    }
+    if (n == 0)
+        return fail_at(ps, ps->p, "%s", "expected a search term");
+    return list_node(ps, Q_AND, kids, n);
+}
+
+static qr_query *parse_or(parser *ps)
+{
+    qr_query *kids[256];
+    uint32_t n = 0;
+    for (;;) {
+        if (n == 256)
+            return fail_at(ps, ps->p, "%s", "more than 256 clauses");
+        if (!(kids[n++] = parse_and(ps)))
+            return NULL;
+        skip_ws(ps);
+        if (!at_keyword(ps, "OR"))
+            break;
+        ps->p += 2;
+    }
+    return list_node(ps, Q_OR, kids, n);
+}
+
+qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e)
+{
+    parser ps = {text, text, text + n, a, e, 0};
+    qr_query *q = parse_or(&ps);
+    if (!q)
+        return NULL;
+    skip_ws(&ps);
+    if (ps.p < ps.end)
+        return fail_at(&ps, ps.p, "unexpected '%s'", *ps.p == ')' ? ")" : ",");
+    return q;
+}
+
+void qr_query_release(qr_query *q)
+{
+    if (!q)
+        return;
+    if (q->compiled) {
+        qr_aut_free(q->compiled);
+        q->compiled = NULL;
+    }
+    for (uint32_t i = 0; q->kids && i < q->n; i++)
+        qr_query_release(q->kids[i]);
+}
+
+static void out(char **p, char *end, const char *s, size_t n)
+{
+    size_t room = (size_t)(end - *p);
+    if (room <= 1)
+        return;
+    if (n > room - 1)
+        n = room - 1;
+    memcpy(*p, s, n);
+    *p += n;
+    **p = 0;
+}
+
+static void print_rec(const qr_query *q, char **p, char *end)
+{
+    char tmp[96];
+    static const char *fname[] = {"", "", "service:", "severity:", "scope:", "trace:"};
+    switch (q->type) {
+    case Q_ALL:
+        out(p, end, "ALL", 3);
+        return;
+    case Q_TERM:
+        if (q->field < 6)
+            out(p, end, fname[q->field], strlen(fname[q->field]));
+        out(p, end, q->text, q->len);
+        return;
+    case Q_PHRASE:
+        out(p, end, "\"", 1);
+        for (uint32_t i = 0; i < q->n; i++) {
+            if (i) {
+                for (uint32_t g = q->offs[i - 1] + 1; g < q->offs[i]; g++)
+                    out(p, end, " ?", 2);
+                out(p, end, " ", 1);
+            }
+            out(p, end, q->terms[i], q->term_lens[i]);
+        }
+        out(p, end, "\"", 1);
+        if (q->within) {
+            int k = snprintf(tmp, sizeof tmp, "~%u", q->within);
+            out(p, end, tmp, (size_t)k);
+        }
+        return;
+    case Q_AND:
+    case Q_OR:
+    case Q_MINMATCH:
+        if (q->type == Q_MINMATCH) {
+            int k = snprintf(tmp, sizeof tmp, "atleast(%u, ", q->k);
+            out(p, end, tmp, (size_t)k);
+        } else {
+            out(p, end, "(", 1);
+        }
+        for (uint32_t i = 0; i < q->n; i++) {
+            if (i)
+                out(p, end, q->type == Q_AND ? " AND " : q->type == Q_OR ? " OR " : ", ",
+                    q->type == Q_MINMATCH ? 2 : q->type == Q_AND ? 5 : 4);
+            print_rec(q->kids[i], p, end);
+        }
+        out(p, end, ")", 1);
+        return;
+    case Q_NOT:
+        out(p, end, "NOT ", 4);
+        print_rec(q->kids[0], p, end);
+        return;
+    case Q_PREFIX:
+        out(p, end, q->text, q->len);
+        out(p, end, "*", 1);
+        return;
+    case Q_REGEXP:
+        out(p, end, "/", 1);
+        out(p, end, q->text, q->len);
+        out(p, end, "/", 1);
+        return;
+    case Q_LIKE:
+        out(p, end, "like:", 5);
+        out(p, end, q->text, q->len);
+        return;
+    case Q_FUZZY:
+        out(p, end, q->text, q->len);
+        snprintf(tmp, sizeof tmp, "~%u", q->k);
+        out(p, end, tmp, strlen(tmp));
+        return;
+    case Q_INT_RANGE:
+    case Q_TIME_RANGE: {
+        int k = snprintf(tmp, sizeof tmp, "%s:[%lld TO %lld]",
+                         q->type == Q_INT_RANGE ? "sevnum" : "time", (long long)q->lo,
+                         (long long)q->hi);
+        out(p, end, tmp, (size_t)k);
+        return;
+    }
+    }
+}
+
+void qr_query_print(const qr_query *q, char *buf, size_t size)
+{
+    if (!size)
+        return;
+    buf[0] = 0;
+    char *p = buf;
+    print_rec(q, &p, buf + size);
+}

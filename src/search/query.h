@@ -1,0 +1,75 @@
+/* query.h - the filter tree of a search and its command-line syntax.
+ *
+ * Syntax (quarry search; docs/SEARCH.md has examples):
+ *   word            term in Body (analysed like Body; several tokens = phrase)
+ *   a AND b, a b    both            a OR b       either
+ *   NOT a, -a       exclusion (inside a conjunction; alone = all docs but a)
+ *   ( ... )         grouping
+ *   "a b c"         phrase: consecutive positions
+ *   "a ? ? b"       phrase with gaps: each ? is exactly one word of any kind
+ *                   (SereneDB's ts_phrase('a') ## 2 ## 'b')
+ *   "a b"~N         proximity: b within N words after a (slop form; 2 terms)
+ *   atleast(K, q1, q2, ...)   minimum-should-match
+ *   ord*            prefix          /c.che/      regexp (whole term)
+ *   like:%p_t%      LIKE (whole term; % any run, _ one character)
+ *   cahce~1, ~2     fuzzy, Damerau-Levenshtein distance 1 or 2 (~ = 2)
+ *   service:cart severity:ERROR scope:NAME trace:HEX   exact keyword match
+ *                   (quote values with spaces: service:"frontend proxy")
+ *   sevnum:17  sevnum:>=13  sevnum:[9 TO 17]          SeverityNumber
+ *   time:[2025-09-23T00:00:00Z TO 2025-09-23T00:00:01Z]  inclusive; also
+ *                   time:>=T, time:<T (RFC 3339, as in ingest)
+ * Keywords AND, OR, NOT are upper case; precedence NOT > AND > OR.
+ */
+#ifndef QR_QUERY_H
+#define QR_QUERY_H
+
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/err.h"
+
+typedef enum {
+    Q_ALL,     /* every row */
+    Q_TERM,    /* text (already analysed) in field */
+    Q_PHRASE,  /* terms[] at offs[], or within */
+    Q_AND,
+    Q_OR,
+    Q_NOT,     /* kids[0] = what to exclude (from its parent's docs) */
+    Q_MINMATCH,
+    Q_PREFIX,
+    Q_REGEXP,
+    Q_LIKE,
+    Q_FUZZY,
+    Q_INT_RANGE, /* SeverityNumber in [lo, hi] */
+    Q_TIME_RANGE /* Timestamp in [lo, hi] (ns) */
+} qr_qtype;
+
+typedef struct qr_query qr_query;
+struct qr_query {
+    qr_qtype type;
+    uint16_t field;     /* section id of the field (Body or a keyword field) */
+    const char *text;   /* term / pattern (not NUL-terminated) */
+    size_t len;
+    uint32_t n;         /* kids, or phrase terms */
+    qr_query **kids;
+    const char **terms; /* phrase */
+    size_t *term_lens;
+    uint32_t *offs;     /* phrase: position offsets, offs[0] = 0 */
+    uint32_t within;    /* proximity slop (0 = exact offsets) */
+    uint32_t k;         /* min match; fuzzy edits */
+    int64_t lo, hi;     /* ranges, inclusive */
+    void *compiled;     /* multi-term: the automaton, compiled once per query
+                         * (on first use) and shared by every segment;
+                         * freed by qr_query_release */
+};
+
+/* Parse `text` into a tree allocated in `a`. Errors name the byte:
+ * "query: expected ')' at byte 12". */
+qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e);
+/* Free what evaluation attached to the tree (compiled automata). The tree
+ * itself lives in its arena. */
+void qr_query_release(qr_query *q);
+/* Render a tree back (normalised) for messages and tests; into buf. */
+void qr_query_print(const qr_query *q, char *buf, size_t size);
+
+#endif

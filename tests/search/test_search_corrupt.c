@@ -1,0 +1,97 @@
+/* test_search_corrupt.c - a damaged index block (any block of any index
+ * section) makes a search fail with a corruption error naming the segment
+ * and the section, never a crash or a wrong answer. */
+#include "testutil.h"
+
+#include "gen/otelgen.h"
+#include "index/invfmt.h"
+#include "index/invindex.h"
+#include "search/exec.h"
+
+static const char *queries[] = {"failed", "\"failed to place order\"", "ord*", "/c.che/",
+                                "cahce~1", "service:cart", "severity:ERROR",
+                                "scope:cart.cartstore.ValkeyCartStore",
+                                "trace:0af7651916cd43dd8448eb211c80319c"};
+
+static void test_every_index_block_damaged(void **st)
+{
+    (void)st;
+    char *dir = tu_tmpdir();
+    gen_ctx *g = gen_new(7, 0);
+    qr_buf text;
+    qr_buf_init(&text);
+    for (int i = 0; i < 3000; i++)
+        gen_row(g, &text);
+    qr_buf_put_u8(&text, 0);
+    gen_free(g);
+    qr_batch b;
+    qr_err e;
+    assert_int_equal(qr_batch_init(&b, 3000, &e), 0);
+    tu_fill_batch(&b, (const char *)text.p);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/good.qseg", dir);
+    assert_int_equal(qr_segment_build(path, &b, NULL, NULL, &e), 0);
+    qr_batch_free(&b);
+    qr_buf_free(&text);
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    FILE *f = fopen(path, "rb");
+    unsigned char *orig = malloc(s->len);
+    assert_int_equal(fread(orig, 1, s->len, f), s->len);
+    fclose(f);
+    size_t len = s->len;
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    int damaged = 0;
+    for (uint32_t k = 0; k < s->nsecs; k++) {
+        for (uint32_t bi = 0; bi < s->secs[k].nblocks; bi++) {
+            const qr_blockref *br = &s->secs[k].blocks[bi];
+            if (br->length == 0)
+                continue;
+            orig[br->offset + br->length / 2] ^= 0x5a;
+            FILE *o = fopen(bad, "wb");
+            fwrite(orig, 1, len, o);
+            fclose(o);
+            orig[br->offset + br->length / 2] ^= 0x5a;
+            qr_segment *t = qr_seg_open(bad, &e);
+            assert_non_null(t); /* the footer is intact: opening works */
+            int failed = 0;
+            for (size_t q = 0; q < sizeof queries / sizeof *queries; q++) {
+                qr_arena a;
+                qr_arena_init(&a, 1 << 16, 0);
+                qr_query *qq = qr_query_parse(queries[q], strlen(queries[q]), &a, &e);
+                assert_non_null(qq);
+                qr_segsearch ss;
+                qr_segsearch_init(&ss, t);
+                uint64_t c;
+                qr_err_clear(&e);
+                if (qr_segsearch_count(&ss, qq, &a, &c, &e) != 0) {
+                    failed = 1;
+                    assert_string_equal(e.code, QR_E_CORRUPT);
+                    assert_non_null(strstr(e.msg, "bad.qseg"));
+                    assert_non_null(strstr(e.msg, "index section"));
+                }
+                qr_segsearch_close(&ss);
+                qr_query_release(qq);
+                qr_arena_free(&a);
+            }
+            /* each section is read by at least one of the queries */
+            if (!failed)
+                fail_msg("section %u block %u damaged, no query noticed", s->secs[k].id, bi);
+            damaged++;
+            qr_seg_close(t);
+        }
+    }
+    assert_true(damaged >= 5 * 4);
+    free(orig);
+    qr_seg_close(s);
+    tu_rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_index_block_damaged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
