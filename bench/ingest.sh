@@ -15,7 +15,7 @@
 #        ZSTD19_SAMPLE_MB=64   zstd -19 runs at ~2 MB/s, so it compresses the
 #                              first rows up to this many MiB and extrapolates
 #                              the size; 0 = the whole file
-#        QUIET_WAIT=120        before each run, wait up to this many seconds for
+#        QUIET_WAIT=30         before each run, wait up to this many seconds for
 #                              the machine to be idle (others' builds and tests)
 #        QUARRY=build/rel/quarry
 set -euo pipefail
@@ -77,7 +77,7 @@ timed() {
 # wait_quiet: waits (up to QUIET_WAIT seconds) until the machine has been
 # idle for a second (< 10% of all CPUs busy), so that other people's builds
 # and tests do not land in the measurements.
-QUIET_WAIT=${QUIET_WAIT:-120}
+QUIET_WAIT=${QUIET_WAIT:-30}
 wait_quiet() {
     local waited=0 b0 b1
     while :; do

@@ -46,10 +46,10 @@ typedef struct occ {
 } occ;
 
 typedef struct field_out {
-    qr_buf post, pos, stats;
+    qr_buf post, pos, stats, bitmaps;
     qr_tdictw dict;
     uint8_t *norms;
-    qr_sec_block blocks[6];
+    qr_sec_block blocks[7];
     uint32_t nblocks;
 } field_out;
 
@@ -183,7 +183,7 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     poss = malloc(sizeof *poss * (maxocc ? maxocc : 1));
     if (!docs || !tfs || !poss)
         goto oom;
-    qr_postw pw = {fd->fulltext, fd->fulltext, &fo->post, &fo->pos, fo->norms};
+    qr_postw pw = {fd->fulltext, fd->fulltext, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, n};
     qr_tdictw_init(&fo->dict);
     qr_buf ti;
     qr_buf_init(&ti);
@@ -214,7 +214,7 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     qr_buf_put_u64(&fo->stats, docs_with);
     qr_buf_put_u64(&fo->stats, total);
     qr_buf_put_u64(&fo->stats, nt);
-    if (fo->stats.oom)
+    if (fo->stats.oom || fo->bitmaps.oom)
         goto oom;
     qr_sec_block *bl = fo->blocks;
     bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
@@ -223,6 +223,9 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     bl[fo->nblocks++] =
         (qr_sec_block){IBLK_TERMDICT, fo->dict.dict.p, fo->dict.dict.len, 0, 0, 0};
     bl[fo->nblocks++] = (qr_sec_block){IBLK_POSTINGS, fo->post.p, fo->post.len, 0, 0, 0};
+    if (fo->bitmaps.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_BITMAPS, fo->bitmaps.p, fo->bitmaps.len, 0, 0, 0};
     if (fd->fulltext) {
         bl[fo->nblocks++] = (qr_sec_block){IBLK_POSITIONS, fo->pos.p, fo->pos.len, 0, 0, 0};
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, n, 0, 0, 0};
@@ -268,6 +271,7 @@ int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
         qr_buf_free(&fo[i].post);
         qr_buf_free(&fo[i].pos);
         qr_buf_free(&fo[i].stats);
+        qr_buf_free(&fo[i].bitmaps);
         qr_tdictw_free(&fo[i].dict);
         free(fo[i].norms);
     }

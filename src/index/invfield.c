@@ -38,7 +38,8 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_TERMDICT, &dict, &dict_len, 1, e) != 0 ||
         find_block(s, sec, IBLK_POSTINGS, &f->post, &f->post_len, 1, e) != 0 ||
         find_block(s, sec, IBLK_POSITIONS, &f->pos, &f->pos_len, ft, e) != 0 ||
-        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0)
+        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0 ||
+        find_block(s, sec, IBLK_BITMAPS, &f->bitmaps, &f->bitmaps_len, 0, e) != 0)
         return -1;
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
@@ -51,6 +52,18 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
 }
 
 void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
+
+const unsigned char *qr_invfield_bitmap(const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+{
+    uint64_t words = ((uint64_t)f->rows + 63) / 64;
+    if (!ti->has_bitmap || ti->bm_word > f->bitmaps_len / 8 ||
+        words > f->bitmaps_len / 8 - ti->bm_word) {
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s term bitmap out of range (index section %u)",
+                f->seg->path, f->def->name, f->def->sec);
+        return NULL;
+    }
+    return f->bitmaps + ti->bm_word * 8;
+}
 
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
 {

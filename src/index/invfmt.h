@@ -9,6 +9,7 @@
  *   POSITIONS  per term: position deltas of every doc (Body only)
  *   NORMS      one byte per row: quantised token count (Body only)
  *   FIELDSTATS rows with a value, total tokens, distinct terms
+ *   BITMAPS    dense terms' row bitmaps
  */
 #ifndef QR_INVFMT_H
 #define QR_INVFMT_H
@@ -33,6 +34,7 @@ enum {
     IBLK_POSITIONS = 19,
     IBLK_NORMS = 20,
     IBLK_FIELDSTATS = 21,
+    IBLK_BITMAPS = 22, /* dense terms: one bit per row, 64-bit words */
 };
 
 #define QR_TERMS_PER_BLOCK 64u
@@ -41,8 +43,14 @@ enum {
 #define QR_INLINE_DF 2u       /* terms in at most this many docs live in the dictionary */
 #define QR_SKIP_ENTRY 16u     /* bytes per skip entry */
 
-/* term info kinds */
+/* term info kinds; TI_HAS_BITMAP is or'ed into TI_BLOCKS for dense terms */
 enum { TI_INLINE = 0, TI_BLOCKS = 1 };
+#define TI_HAS_BITMAP 0x80u
+/* A term in at least rows / QR_DENSE_DIV rows (and a segment of at least
+ * QR_DENSE_MIN_ROWS rows) also gets a bitmap: AND/OR/NOT of dense terms
+ * then run as word-wise bit operations. */
+#define QR_DENSE_DIV 16u
+#define QR_DENSE_MIN_ROWS 1024u
 
 /* postings block encodings */
 enum { PB_PACKED = 0, PB_BITMAP = 1 };

@@ -38,8 +38,8 @@ typedef struct qr_invfield {
     const qr_segment *seg;
     const qr_field_def *def;
     qr_tdict dict;
-    const unsigned char *post, *pos, *norms;
-    size_t post_len, pos_len;
+    const unsigned char *post, *pos, *norms, *bitmaps;
+    size_t post_len, pos_len, bitmaps_len;
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
 } qr_invfield;
@@ -48,6 +48,10 @@ typedef struct qr_invfield {
  * A segment without the section is an error (QR_E_CORRUPT). */
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec, qr_err *e);
 void qr_invfield_close(qr_invfield *f);
+/* The bitmap of a dense term (ti->has_bitmap): ceil(rows/64) little-endian
+ * 64-bit words, possibly unaligned (read with memcpy). NULL (e set) when the
+ * offset is out of range. */
+const unsigned char *qr_invfield_bitmap(const qr_invfield *f, const qr_terminfo *ti, qr_err *e);
 /* A postings cursor for a term of this field. */
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e);
 

@@ -125,9 +125,21 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
         if (b->oom)
             return -1;
     }
-    qr_buf_put_u8(ti, TI_BLOCKS);
+    int dense = w->bitmaps && w->rows >= QR_DENSE_MIN_ROWS && df >= w->rows / QR_DENSE_DIV;
+    qr_buf_put_u8(ti, (uint8_t)(TI_BLOCKS | (dense ? TI_HAS_BITMAP : 0)));
     qr_buf_put_varint(ti, start);
     qr_buf_put_varint(ti, b->len - start);
+    if (dense) {
+        size_t words = ((size_t)w->rows + 63) / 64;
+        qr_buf_put_varint(ti, w->bitmaps->len / 8);
+        unsigned char *d = qr_buf_reserve(w->bitmaps, words * 8);
+        if (!d)
+            return -1;
+        memset(d, 0, words * 8);
+        for (uint32_t i = 0; i < df; i++)
+            d[docs[i] >> 3] |= (unsigned char)(1u << (docs[i] & 7));
+        w->bitmaps->len += words * 8;
+    }
     if (w->has_pos) {
         qr_buf_put_varint(ti, pos_start);
         qr_buf_put_varint(ti, w->pos->len - pos_start);
@@ -164,9 +176,14 @@ int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti)
                     return -1;
                 ti->itfs[i] = (uint32_t)tf;
             }
-    } else if (ti->kind == TI_BLOCKS) {
+    } else if ((ti->kind & ~TI_HAS_BITMAP) == TI_BLOCKS) {
         ti->post_off = qr_rd_varint(r);
         ti->post_len = qr_rd_varint(r);
+        if (ti->kind & TI_HAS_BITMAP) {
+            ti->has_bitmap = 1;
+            ti->bm_word = qr_rd_varint(r);
+        }
+        ti->kind = TI_BLOCKS;
     } else {
         return -1;
     }

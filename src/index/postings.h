@@ -6,7 +6,9 @@
  *   varint df, u8 kind
  *   TI_INLINE (df <= 2): per doc varint doc gap (first absolute, then
  *     doc - prev - 1); if freqs: varint tf per doc
- *   TI_BLOCKS: varint postings offset, varint postings length
+ *   TI_BLOCKS: varint postings offset, varint postings length; kind has
+ *     TI_HAS_BITMAP set for dense terms, then varint word offset of the
+ *     term's bitmap in the BITMAPS block (ceil(rows/64) little-endian words)
  *   if positions: varint positions offset, varint positions length
  * Postings list (TI_BLOCKS), at its offset in the POSTINGS block:
  *   skip table: one 16-byte entry per 128-doc block: u32 last doc,
@@ -38,6 +40,8 @@ typedef struct qr_terminfo {
     uint8_t kind;
     uint32_t idocs[QR_INLINE_DF], itfs[QR_INLINE_DF];
     uint64_t post_off, post_len, pos_off, pos_len;
+    int has_bitmap;
+    uint64_t bm_word; /* word offset of the bitmap in BITMAPS */
 } qr_terminfo;
 
 /* ---- writing ---- */
@@ -45,6 +49,8 @@ typedef struct qr_postw {
     int has_freqs, has_pos;
     qr_buf *post, *pos; /* the field's POSTINGS and POSITIONS streams */
     const uint8_t *norms; /* per doc (full-text fields), for block min norm */
+    qr_buf *bitmaps;      /* the field's BITMAPS stream */
+    uint32_t rows;        /* rows in the segment */
 } qr_postw;
 
 /* Encode one term: docs ascending (df of them), tfs[i] and, flattened, the

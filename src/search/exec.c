@@ -57,8 +57,62 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
     if (r < 0)
         return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name),
                NULL;
-    qr_it *it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
+    qr_it *it;
+    if (r && ti.has_bitmap) { /* dense term: its bitmap, count = df */
+        const unsigned char *bits = qr_invfield_bitmap(f, &ti, e);
+        if (!bits)
+            return NULL;
+        it = qr_it_bitmap(a, bits, f->rows, ti.df);
+    } else {
+        it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
+    }
     return it ? it : nomem(e);
+}
+
+/* ---- word-wise set operations on bitmaps (dense terms, expansions) ---- */
+static size_t nwords(uint32_t rows) { return ((size_t)rows + 63) / 64; }
+
+static uint64_t *bm_new(qr_arena *a, uint32_t rows)
+{
+    uint64_t *w = qr_arena_alloc(a, nwords(rows) * 8 + 8);
+    if (w)
+        memset(w, 0, nwords(rows) * 8 + 8);
+    return w;
+}
+
+static uint64_t load_word(const void *p, size_t i)
+{
+    uint64_t v;
+    memcpy(&v, (const unsigned char *)p + i * 8, 8);
+    return v;
+}
+
+enum { BM_AND, BM_ANDNOT, BM_OR };
+static void bm_apply(uint64_t *dst, const void *src, size_t words, int op)
+{
+    for (size_t i = 0; i < words; i++) {
+        uint64_t v = load_word(src, i);
+        dst[i] = op == BM_AND ? dst[i] & v : op == BM_ANDNOT ? dst[i] & ~v : dst[i] | v;
+    }
+}
+
+static uint64_t bm_count_words(const uint64_t *w, size_t words)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < words; i++)
+        n += (uint64_t)__builtin_popcountll(w[i]);
+    return n;
+}
+
+/* Set the bits of every doc of `it` (walks it). */
+static int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
+{
+    for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
+        if (d >= rows)
+            return -1;
+        dst[d >> 6] |= 1ull << (d & 63);
+    }
+    return qr_it_failed(it) ? -1 : 0;
 }
 
 /* ---- multi-term expansion ---- */
@@ -163,7 +217,10 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
     ss->terms_expanded += ts->n;
     if (ts->n == 0)
         return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
-    if (ts->n <= 8) {
+    int any_dense = 0;
+    for (uint32_t i = 0; i < ts->n; i++)
+        any_dense |= ts->v[i].has_bitmap;
+    if (ts->n <= 8 && !any_dense) {
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
         if (!kids)
             return nomem(e);
@@ -173,14 +230,19 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
         qr_it *it = qr_it_or(a, kids, ts->n);
         return it ? it : nomem(e);
     }
-    /* many terms: materialise a bitmap */
+    /* many terms, or dense ones: materialise a bitmap */
     uint32_t rows = f->rows;
-    uint64_t *bits = qr_arena_alloc(a, ((size_t)rows + 63) / 64 * 8 + 8);
+    uint64_t *bits = bm_new(a, rows);
     if (!bits)
         return nomem(e);
-    memset(bits, 0, ((size_t)rows + 63) / 64 * 8 + 8);
-    uint64_t count = 0;
     for (uint32_t i = 0; i < ts->n; i++) {
+        if (ts->v[i].has_bitmap) {
+            const unsigned char *b = qr_invfield_bitmap(f, &ts->v[i], e);
+            if (!b)
+                return NULL;
+            bm_apply(bits, b, nwords(rows), BM_OR);
+            continue;
+        }
         qr_pcursor c;
         if (qr_invfield_cursor(f, &ts->v[i], &c, e) != 0)
             return NULL;
@@ -189,16 +251,14 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
                 c.corrupt = 1;
                 break;
             }
-            uint64_t bit = 1ull << (d & 63);
-            count += !(bits[d >> 6] & bit);
-            bits[d >> 6] |= bit;
+            bits[d >> 6] |= 1ull << (d & 63);
         }
         if (c.corrupt)
-            return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings",
-                                 ss->seg->path, f->def->name),
+            return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
+                                 ss->seg->path, f->def->name, f->def->sec),
                    NULL;
     }
-    qr_it *it = qr_it_bitmap(a, bits, rows, count);
+    qr_it *it = qr_it_bitmap(a, bits, rows, bm_count_words(bits, nwords(rows)));
     return it ? it : nomem(e);
 }
 
@@ -318,7 +378,64 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_e
         else
             pos[np++] = it;
     }
-    qr_it *inc = np ? qr_it_and(a, pos, np) : qr_it_range(a, 0, (uint32_t)ss->seg->rows);
+    /* bitmaps among the children combine word by word into one bitmap */
+    uint32_t rows = (uint32_t)ss->seg->rows, nbp = 0, nbn = 0;
+    for (uint32_t i = 0; i < np; i++)
+        nbp += qr_it_bitmap_bits(pos[i]) != NULL;
+    for (uint32_t i = 0; i < nn; i++)
+        nbn += qr_it_bitmap_bits(neg[i]) != NULL;
+    if (nbp >= 1 && nbp + nbn >= 2) {
+        uint64_t *acc = bm_new(a, rows);
+        if (!acc)
+            return nomem(e);
+        int first = 1;
+        uint32_t kp = 0, kn = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            const void *b = qr_it_bitmap_bits(pos[i]);
+            if (!b) {
+                pos[kp++] = pos[i];
+                continue;
+            }
+            if (first)
+                memcpy(acc, b, nwords(rows) * 8);
+            else
+                bm_apply(acc, b, nwords(rows), BM_AND);
+            first = 0;
+        }
+        for (uint32_t i = 0; i < nn; i++) {
+            const void *b = qr_it_bitmap_bits(neg[i]);
+            if (b)
+                bm_apply(acc, b, nwords(rows), BM_ANDNOT);
+            else
+                neg[kn++] = neg[i];
+        }
+        pos[kp++] = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+        if (!pos[kp - 1])
+            return nomem(e);
+        np = kp;
+        nn = kn;
+    }
+    if (np == 1 && nn && qr_it_bitmap_bits(pos[0])) {
+        /* bitmap minus postings: clear their docs in a copy */
+        uint64_t *acc = bm_new(a, rows);
+        if (!acc)
+            return nomem(e);
+        memcpy(acc, qr_it_bitmap_bits(pos[0]), nwords(rows) * 8);
+        for (uint32_t i = 0; i < nn; i++)
+            for (uint32_t d = qr_it_next(neg[i]); d != QR_NO_DOC; d = qr_it_next(neg[i])) {
+                if (d >= rows)
+                    break;
+                acc[d >> 6] &= ~(1ull << (d & 63));
+            }
+        for (uint32_t i = 0; i < nn; i++)
+            if (qr_it_failed(neg[i]))
+                return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                     ss->seg->path),
+                       NULL;
+        qr_it *it = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+        return it ? it : nomem(e);
+    }
+    qr_it *inc = np ? qr_it_and(a, pos, np) : qr_it_range(a, 0, rows);
     if (inc && nn)
         inc = qr_it_andnot(a, inc, nn == 1 ? neg[0] : qr_it_or(a, neg, nn));
     return inc ? inc : nomem(e);
@@ -365,9 +482,62 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * q->n);
         if (!kids)
             return nomem(e);
-        for (uint32_t i = 0; i < q->n; i++)
+        uint32_t nb = 0;
+        for (uint32_t i = 0; i < q->n; i++) {
             if (!(kids[i] = compile(ss, q->kids[i], a, e)))
                 return NULL;
+            nb += qr_it_bitmap_bits(kids[i]) != NULL;
+        }
+        if (q->type == Q_MINMATCH && nb >= 1 && q->k >= 2 && q->k < q->n) {
+            /* at least k of n, word by word: plane[j] has the bits set in
+             * at least j children so far (saturating bit-sliced counter) */
+            uint32_t rows = (uint32_t)ss->seg->rows;
+            size_t nw = nwords(rows);
+            uint64_t **plane = qr_arena_alloc(a, sizeof *plane * (q->k + 1));
+            uint64_t *tmp = bm_new(a, rows);
+            if (!plane || !tmp)
+                return nomem(e);
+            for (uint32_t j = 1; j <= q->k; j++)
+                if (!(plane[j] = bm_new(a, rows)))
+                    return nomem(e);
+            for (uint32_t i = 0; i < q->n; i++) {
+                const void *b = qr_it_bitmap_bits(kids[i]);
+                if (!b) {
+                    memset(tmp, 0, nw * 8);
+                    if (bm_add_iter(tmp, kids[i], rows) != 0)
+                        return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                             ss->seg->path),
+                               NULL;
+                    b = tmp;
+                }
+                for (size_t w = 0; w < nw; w++) {
+                    uint64_t x = load_word(b, w);
+                    for (uint32_t j = q->k; j >= 2; j--)
+                        plane[j][w] |= plane[j - 1][w] & x;
+                    plane[1][w] |= x;
+                }
+            }
+            qr_it *it = qr_it_bitmap(a, plane[q->k], rows, bm_count_words(plane[q->k], nw));
+            return it ? it : nomem(e);
+        }
+        if (q->type == Q_OR && nb >= 1 && q->n >= 2) {
+            /* a union with a dense member: build the bitmap directly */
+            uint32_t rows = (uint32_t)ss->seg->rows;
+            uint64_t *acc = bm_new(a, rows);
+            if (!acc)
+                return nomem(e);
+            for (uint32_t i = 0; i < q->n; i++) {
+                const void *b = qr_it_bitmap_bits(kids[i]);
+                if (b)
+                    bm_apply(acc, b, nwords(rows), BM_OR);
+                else if (bm_add_iter(acc, kids[i], rows) != 0)
+                    return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                         ss->seg->path),
+                           NULL;
+            }
+            qr_it *it = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+            return it ? it : nomem(e);
+        }
         qr_it *it = q->type == Q_OR ? qr_it_or(a, kids, q->n)
                                     : qr_it_minmatch(a, kids, q->n, q->k);
         return it ? it : nomem(e);

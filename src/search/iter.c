@@ -112,13 +112,19 @@ qr_it *qr_it_postings(qr_arena *a, const qr_invfield *f, const qr_terminfo *ti)
 /* ---- bitmap ---- */
 typedef struct {
     qr_it it;
-    const uint64_t *bits;
+    const unsigned char *bits;
     uint32_t rows;
 } bitmap_it;
+static inline uint64_t word_at(const unsigned char *bits, uint64_t w)
+{
+    uint64_t v;
+    memcpy(&v, bits + w * 8, 8); /* mmapped words need not be aligned */
+    return v;
+}
 static uint32_t bm_from(bitmap_it *b, uint64_t d)
 {
     while (d < b->rows) {
-        uint64_t w = b->bits[d >> 6] >> (d & 63);
+        uint64_t w = word_at(b->bits, d >> 6) >> (d & 63);
         if (w)
             return (uint32_t)(d + (uint64_t)__builtin_ctzll(w));
         d = (d | 63) + 1;
@@ -145,13 +151,18 @@ static uint64_t bm_count(qr_it *it)
         return 0;
     uint64_t from = it->started ? (uint64_t)it->doc + 1 : 0, n = 0;
     for (uint64_t d = from; d < b->rows && (d & 63); d++)
-        n += (b->bits[d >> 6] >> (d & 63)) & 1;
+        n += (word_at(b->bits, d >> 6) >> (d & 63)) & 1;
     for (uint64_t w = (from + 63) >> 6; w < ((uint64_t)b->rows + 63) >> 6; w++)
-        n += (uint64_t)__builtin_popcountll(b->bits[w]);
+        n += (uint64_t)__builtin_popcountll(word_at(b->bits, w));
     return n;
 }
 static const qr_it_vt bitmap_vt = {bm_next, bm_advance, bm_count, NULL};
-qr_it *qr_it_bitmap(qr_arena *a, const uint64_t *bits, uint32_t rows, uint64_t count)
+const void *qr_it_bitmap_bits(const qr_it *it)
+{
+    return it->vt == &bitmap_vt && !it->started ? ((const bitmap_it *)it)->bits : NULL;
+}
+
+qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count)
 {
     bitmap_it *b = alloc_it(a, sizeof *b, &bitmap_vt, count);
     if (b) {

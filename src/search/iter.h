@@ -61,8 +61,11 @@ qr_it *qr_it_or(qr_arena *a, qr_it **kids, uint32_t n);
 qr_it *qr_it_minmatch(qr_arena *a, qr_it **kids, uint32_t n, uint32_t k);
 /* Docs of `inc` that `exc` does not have. */
 qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
-/* A materialised set: bitmap of `rows` bits (owned by the arena). */
-qr_it *qr_it_bitmap(qr_arena *a, const uint64_t *bits, uint32_t rows, uint64_t count);
+/* A set as a bitmap of `rows` bits: ceil(rows/64) little-endian 64-bit
+ * words at `bits` (any alignment; bits past `rows` must be 0). */
+qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count);
+/* The words of an untouched bitmap iterator, or NULL for other iterators. */
+const void *qr_it_bitmap_bits(const qr_it *it);
 /* Phrase over full-text postings. Term i must sit at position
  * p0 + offs[i] (offs[0] = 0, increasing): exact phrase and "exactly N
  * words between". With within > 0 (two terms only): the second term

@@ -18,7 +18,10 @@ typedef struct parser {
     qr_arena *a;
     qr_err *e;
     int failed;
+    unsigned depth; /* nesting of groups, NOT and atleast() */
 } parser;
+
+#define QR_QUERY_MAX_DEPTH 100
 
 static qr_query *fail_at(parser *ps, const char *at, const char *fmt, const char *what)
 {
@@ -364,7 +367,9 @@ static qr_query *parse_primary(parser *ps)
     char c = *ps->p;
     if (c == '(') {
         const char *open = ps->p++;
+        ps->depth++;
         qr_query *q = parse_or(ps);
+        ps->depth--;
         skip_ws(ps);
         if (!q)
             return NULL;
@@ -410,7 +415,10 @@ static qr_query *parse_primary(parser *ps)
             ps->p++;
             if (q->n == 256)
                 return fail_at(ps, ps->p, "%s", "more than 256 clauses");
-            if (!(kids[q->n++] = parse_or(ps)))
+            ps->depth++;
+            kids[q->n] = parse_or(ps);
+            ps->depth--;
+            if (!kids[q->n++])
                 return NULL;
             skip_ws(ps);
         }
@@ -428,10 +436,14 @@ static qr_query *parse_primary(parser *ps)
 static qr_query *parse_unary(parser *ps)
 {
     skip_ws(ps);
+    if (ps->depth > QR_QUERY_MAX_DEPTH)
+        return fail_at(ps, ps->p, "%s", "nesting deeper than 100");
     if (at_keyword(ps, "NOT") || (ps->p < ps->end && *ps->p == '-')) {
         ps->p += *ps->p == '-' ? 1 : 3;
         qr_query *q = node(ps, Q_NOT);
+        ps->depth++;
         qr_query *k = parse_unary(ps);
+        ps->depth--;
         if (!q || !k)
             return NULL;
         q->kids = qr_arena_alloc(ps->a, sizeof *q->kids);
@@ -502,7 +514,7 @@ static qr_query *parse_or(parser *ps)
 
 qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e)
 {
-    parser ps = {text, text, text + n, a, e, 0};
+    parser ps = {text, text, text + n, a, e, 0, 0};
     qr_query *q = parse_or(&ps);
     if (!q)
         return NULL;

@@ -527,6 +527,9 @@ static void test_parse_errors(void **st)
         {"cache~3", "query: fuzzy distance must be ~1 or ~2 at byte 6"},
         {"...", "query: '...' has no letters or digits to search for at byte 1"},
         {"---", "query: unexpected end of query at byte 4"},
+        {"((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("
+         "(((((((((((((((((((((((a",
+         "query: nesting deeper than 100 at byte 102"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         qr_arena a;
