@@ -202,8 +202,10 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
             poss[i - start[t]] = o->pos;
         }
         qr_buf_clear(&ti);
+        uint64_t post_off = fo->post.len, pos_off = fo->pos.len;
         if (qr_postw_term(&pw, docs, tfs, poss, df, &ti) != 0 ||
-            qr_tdictw_add(&fo->dict, terms.keys[t].p, terms.keys[t].n, ti.p, ti.len) != 0) {
+            qr_tdictw_add(&fo->dict, terms.keys[t].p, terms.keys[t].n, ti.p, ti.len, post_off,
+                          pos_off) != 0) {
             qr_buf_free(&ti);
             goto oom;
         }

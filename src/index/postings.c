@@ -43,31 +43,38 @@ static void put_positions(qr_buf *pos, const uint32_t *tfs, const uint32_t **pp,
 int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
                   const uint32_t *positions, uint32_t df, qr_buf *ti)
 {
-    qr_buf_put_varint(ti, df);
     uint64_t pos_start = w->has_pos ? w->pos->len : 0;
     const uint32_t *pp = positions;
     if (df <= QR_INLINE_DF) {
+        if (w->has_pos)
+            put_positions(w->pos, tfs, &pp, 0, df);
+        qr_buf_put_varint(ti, 0); /* no postings list */
+        if (w->has_pos)
+            qr_buf_put_varint(ti, w->pos->len - pos_start);
+        qr_buf_put_varint(ti, df);
         qr_buf_put_u8(ti, TI_INLINE);
         for (uint32_t i = 0; i < df; i++)
             qr_buf_put_varint(ti, i ? docs[i] - docs[i - 1] - 1 : docs[i]);
         if (w->has_freqs)
             for (uint32_t i = 0; i < df; i++)
                 qr_buf_put_varint(ti, tfs[i]);
-        if (w->has_pos) {
-            put_positions(w->pos, tfs, &pp, 0, df);
-            qr_buf_put_varint(ti, pos_start);
-            qr_buf_put_varint(ti, w->pos->len - pos_start);
-        }
-        return ti->oom || w->pos->oom ? -1 : 0;
+        return ti->oom || (w->has_pos && w->pos->oom) ? -1 : 0;
     }
     qr_buf *b = w->post;
     uint64_t start = b->len;
     uint32_t nblocks = (df + QR_POSTING_BLOCK - 1) / QR_POSTING_BLOCK;
+    /* one block: no skip table, just its last doc (saves ~15 bytes for the
+     * many short lists; block-max data equals the term's own maximum) */
+    unsigned char single[QR_SKIP_ENTRY];
     size_t skip_at = b->len;
-    if (!qr_buf_reserve(b, (size_t)nblocks * QR_SKIP_ENTRY))
-        return -1;
-    memset(b->p + skip_at, 0, (size_t)nblocks * QR_SKIP_ENTRY);
-    b->len += (size_t)nblocks * QR_SKIP_ENTRY;
+    if (nblocks == 1) {
+        qr_buf_put_varint(b, docs[df - 1]);
+    } else {
+        if (!qr_buf_reserve(b, (size_t)nblocks * QR_SKIP_ENTRY))
+            return -1;
+        memset(b->p + skip_at, 0, (size_t)nblocks * QR_SKIP_ENTRY);
+        b->len += (size_t)nblocks * QR_SKIP_ENTRY;
+    }
     size_t data_start = b->len;
     uint64_t gaps[QR_POSTING_BLOCK];
     uint32_t prev_last = 0; /* docs of block k start at prev_last (+1 after block 0) */
@@ -76,7 +83,7 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
         uint32_t n = df - from < QR_POSTING_BLOCK ? df - from : QR_POSTING_BLOCK;
         uint32_t base = k ? prev_last + 1 : 0;
         uint32_t last = docs[from + n - 1];
-        unsigned char *se = b->p + skip_at + (size_t)k * QR_SKIP_ENTRY;
+        unsigned char *se = nblocks == 1 ? single : b->p + skip_at + (size_t)k * QR_SKIP_ENTRY;
         uint32_t max_tf = 1;
         uint8_t min_norm = 255;
         for (uint32_t i = 0; i < n; i++) {
@@ -126,9 +133,13 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
             return -1;
     }
     int dense = w->bitmaps && w->rows >= QR_DENSE_MIN_ROWS && df >= w->rows / QR_DENSE_DIV;
-    qr_buf_put_u8(ti, (uint8_t)(TI_BLOCKS | (dense ? TI_HAS_BITMAP : 0)));
-    qr_buf_put_varint(ti, start);
+    /* offsets are implicit: each term's lists follow the previous term's
+     * (the dictionary keeps a base per block), so only lengths are stored */
     qr_buf_put_varint(ti, b->len - start);
+    if (w->has_pos)
+        qr_buf_put_varint(ti, w->pos->len - pos_start);
+    qr_buf_put_varint(ti, df);
+    qr_buf_put_u8(ti, (uint8_t)(TI_BLOCKS | (dense ? TI_HAS_BITMAP : 0)));
     if (dense) {
         size_t words = ((size_t)w->rows + 63) / 64;
         qr_buf_put_varint(ti, w->bitmaps->len / 8);
@@ -140,18 +151,20 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
             d[docs[i] >> 3] |= (unsigned char)(1u << (docs[i] & 7));
         w->bitmaps->len += words * 8;
     }
-    if (w->has_pos) {
-        qr_buf_put_varint(ti, pos_start);
-        qr_buf_put_varint(ti, w->pos->len - pos_start);
-    }
     return ti->oom || b->oom || (w->has_pos && w->pos->oom) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- reading */
 
-int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti)
+int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, uint64_t post_off, uint64_t pos_off,
+                     qr_terminfo *ti)
 {
     memset(ti, 0, sizeof *ti);
+    ti->post_off = post_off;
+    ti->pos_off = pos_off;
+    ti->post_len = qr_rd_varint(r);
+    if (has_pos)
+        ti->pos_len = qr_rd_varint(r);
     uint64_t df = qr_rd_varint(r);
     ti->kind = qr_rd_u8(r);
     if (r->bad || df == 0 || df > UINT32_MAX)
@@ -176,9 +189,9 @@ int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti)
                     return -1;
                 ti->itfs[i] = (uint32_t)tf;
             }
+        if (ti->post_len != 0)
+            return -1;
     } else if ((ti->kind & ~TI_HAS_BITMAP) == TI_BLOCKS) {
-        ti->post_off = qr_rd_varint(r);
-        ti->post_len = qr_rd_varint(r);
         if (ti->kind & TI_HAS_BITMAP) {
             ti->has_bitmap = 1;
             ti->bm_word = qr_rd_varint(r);
@@ -186,10 +199,6 @@ int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti)
         ti->kind = TI_BLOCKS;
     } else {
         return -1;
-    }
-    if (has_pos) {
-        ti->pos_off = qr_rd_varint(r);
-        ti->pos_len = qr_rd_varint(r);
     }
     return r->bad ? -1 : 0;
 }
@@ -225,13 +234,28 @@ int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
         return 0;
     }
     c->nblocks = (ti->df + QR_POSTING_BLOCK - 1) / QR_POSTING_BLOCK;
-    uint64_t skip_bytes = (uint64_t)c->nblocks * QR_SKIP_ENTRY;
-    if (ti->post_off > post_len || ti->post_len > post_len - ti->post_off ||
-        ti->post_len < skip_bytes)
+    if (ti->post_off > post_len || ti->post_len > post_len - ti->post_off)
         goto bad;
-    c->skip = post + ti->post_off;
-    c->data = c->skip + skip_bytes;
-    c->data_len = (size_t)(ti->post_len - skip_bytes);
+    if (c->nblocks == 1) {
+        /* varint last doc, then the block: a skip entry of our own */
+        qr_rd r;
+        qr_rd_init(&r, post + ti->post_off, (size_t)ti->post_len);
+        uint64_t last = qr_rd_varint(&r);
+        if (r.bad || last >= QR_NO_DOC)
+            goto bad;
+        memset(c->single, 0, sizeof c->single);
+        qr_store_u32(c->single, (uint32_t)last);
+        c->skip = c->single;
+        c->data = r.p;
+        c->data_len = qr_rd_left(&r);
+    } else {
+        uint64_t skip_bytes = (uint64_t)c->nblocks * QR_SKIP_ENTRY;
+        if (ti->post_len < skip_bytes)
+            goto bad;
+        c->skip = post + ti->post_off;
+        c->data = c->skip + skip_bytes;
+        c->data_len = (size_t)(ti->post_len - skip_bytes);
+    }
     c->blk = c->nblocks; /* nothing decoded */
     c->i = UINT32_MAX;
     return 0;

@@ -3,14 +3,18 @@
  * them with next / advance / tf / positions.
  *
  * Term info (stored in the term dictionary right after the term):
+ *   varint postings length, varint positions length (full-text fields);
+ *   offsets are implicit: a term's lists start where the previous term's
+ *   end, from a base the dictionary keeps per 64-term block;
  *   varint df, u8 kind
  *   TI_INLINE (df <= 2): per doc varint doc gap (first absolute, then
  *     doc - prev - 1); if freqs: varint tf per doc
- *   TI_BLOCKS: varint postings offset, varint postings length; kind has
- *     TI_HAS_BITMAP set for dense terms, then varint word offset of the
- *     term's bitmap in the BITMAPS block (ceil(rows/64) little-endian words)
- *   if positions: varint positions offset, varint positions length
+ *   TI_BLOCKS: kind has TI_HAS_BITMAP set for dense terms, then varint
+ *     word offset of the term's bitmap in the BITMAPS block
+ *     (ceil(rows/64) little-endian words)
  * Postings list (TI_BLOCKS), at its offset in the POSTINGS block:
+ *   a list of one block (df <= 128) starts with varint last doc instead of
+ *   a skip table; otherwise
  *   skip table: one 16-byte entry per 128-doc block: u32 last doc,
  *     u32 block data offset (from the end of the skip table), u32 positions
  *     offset of the block's first doc (from the term's positions start),
@@ -60,7 +64,9 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
                   const uint32_t *positions, uint32_t df, qr_buf *ti);
 
 /* ---- reading ---- */
-int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, qr_terminfo *ti);
+/* Decode a term info whose lists start at post_off / pos_off. */
+int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, uint64_t post_off, uint64_t pos_off,
+                     qr_terminfo *ti);
 
 typedef struct qr_pcursor {
     const unsigned char *post, *pos; /* the field's streams */
@@ -75,6 +81,8 @@ typedef struct qr_pcursor {
     int corrupt;           /* sticky: the list is malformed */
     const unsigned char *pcur; /* positions of doc pcur_i of the block */
     uint32_t pcur_i;
+    unsigned char single[QR_SKIP_ENTRY]; /* skip entry of a one-block list (so a
+                                          * cursor must not be copied once open) */
     uint32_t docs[QR_POSTING_BLOCK], tfs[QR_POSTING_BLOCK];
 } qr_pcursor;
 

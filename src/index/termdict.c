@@ -21,7 +21,8 @@ void qr_tdictw_free(qr_tdictw *w)
     qr_buf_free(&w->index);
 }
 
-int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len)
+int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
+                  uint64_t post_off, uint64_t pos_off)
 {
     if (n > QR_MAX_TERM)
         return -1;
@@ -30,6 +31,8 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
         w->in_block = 0;
         w->nblocks++;
         qr_buf_put_u32(&w->index, (uint32_t)w->dict.len);
+        qr_buf_put_varint(&w->index, post_off);
+        qr_buf_put_varint(&w->index, pos_off);
         qr_buf_put_lenbytes(&w->index, term, n);
     } else {
         size_t m = n < w->prev_len ? n : w->prev_len;
@@ -70,18 +73,22 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
     qr_rd_init(&r, index, index_len);
     uint32_t nb = qr_rd_u32(&r);
     d->nterms = qr_rd_u64(&r);
-    if (r.bad || nb > index_len / 5 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
+    if (r.bad || nb > index_len / 7 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
         (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
     d->blk_off = malloc(sizeof *d->blk_off * (nb ? nb : 1));
     d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
-    if (!d->blk_off || !d->blk_first) {
+    d->blk_post = malloc(sizeof *d->blk_post * (nb ? nb : 1));
+    d->blk_pos = malloc(sizeof *d->blk_pos * (nb ? nb : 1));
+    if (!d->blk_off || !d->blk_first || !d->blk_post || !d->blk_pos) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
     }
     for (uint32_t i = 0; i < nb; i++) {
         d->blk_off[i] = qr_rd_u32(&r);
+        d->blk_post[i] = qr_rd_varint(&r);
+        d->blk_pos[i] = qr_rd_varint(&r);
         uint64_t l = qr_rd_varint(&r);
         const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
         if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1])) {
@@ -102,8 +109,11 @@ void qr_tdict_close(qr_tdict *d)
 {
     free(d->blk_off);
     free(d->blk_first);
+    free(d->blk_post);
+    free(d->blk_pos);
     d->blk_off = NULL;
     d->blk_first = NULL;
+    d->blk_post = d->blk_pos = NULL;
 }
 
 static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
@@ -122,6 +132,8 @@ static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
     it->in_blk = 0;
     it->len = 0;
     it->corrupt = 0;
+    it->post_run = d->blk_post[blk];
+    it->pos_run = d->blk_pos[blk];
     size_t end = blk + 1 < d->nblocks ? d->blk_off[blk + 1] : d->dict_len;
     qr_rd_init(&it->r, d->dict + d->blk_off[blk], end - d->blk_off[blk]);
 }
@@ -147,6 +159,18 @@ static int read_entry(qr_titer *it)
         goto bad;
     it->info_p = ip; /* decoded on demand: qr_titer_info */
     it->info_len = (size_t)il;
+    {
+        /* the list lengths lead the info: keep the running offsets */
+        qr_rd li;
+        qr_rd_init(&li, ip, (size_t)il);
+        uint64_t pl = qr_rd_varint(&li), ql = it->d->has_pos ? qr_rd_varint(&li) : 0;
+        if (li.bad || pl > (1ull << 40) || ql > (1ull << 40))
+            goto bad;
+        it->cur_post = it->post_run;
+        it->cur_pos = it->pos_run;
+        it->post_run += pl;
+        it->pos_run += ql;
+    }
     it->in_blk++;
     return 1;
 bad:
@@ -213,7 +237,9 @@ int qr_titer_info(qr_titer *it, qr_terminfo *info, qr_err *e)
 {
     qr_rd r;
     qr_rd_init(&r, it->info_p, it->info_len);
-    if (qr_terminfo_read(&r, it->d->has_freqs, it->d->has_pos, info) != 0 || qr_rd_left(&r)) {
+    if (qr_terminfo_read(&r, it->d->has_freqs, it->d->has_pos, it->cur_post, it->cur_pos, info) !=
+            0 ||
+        qr_rd_left(&r)) {
         it->corrupt = 1;
         return corrupt_err(e);
     }

@@ -5,7 +5,9 @@
  *   varint shared-prefix length (0 for a block's first term), varint suffix
  *   length, suffix bytes, varint term info length, term info (postings.h).
  * TERMINDEX block: u32 number of dictionary blocks, u64 number of terms,
- *   then per block: u32 offset in TERMDICT, varint length + first term.
+ *   then per block: u32 offset in TERMDICT, varint postings base, varint
+ *   positions base (where the block's first term's lists start), varint
+ *   length + first term.
  * Supports exact lookup (binary search on the index, then a scan of one
  * block), ordered iteration, seeking to the first term >= a key, and so
  * intersection with automata that prune by prefix.
@@ -33,8 +35,10 @@ typedef struct qr_tdictw {
 
 void qr_tdictw_init(qr_tdictw *w);
 void qr_tdictw_free(qr_tdictw *w);
-/* Add a term with its encoded term info. */
-int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len);
+/* Add a term with its encoded term info; post_off / pos_off are where its
+ * lists start in the field's streams (kept per block: infos hold lengths). */
+int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
+                  uint64_t post_off, uint64_t pos_off);
 /* Finish: patches counts into the index. */
 int qr_tdictw_finish(qr_tdictw *w);
 
@@ -45,6 +49,7 @@ typedef struct qr_tdict {
     uint32_t nblocks;
     uint64_t nterms;
     uint32_t *blk_off;    /* malloc'ed */
+    uint64_t *blk_post, *blk_pos; /* malloc'ed: list bases of each block */
     qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
     int has_freqs, has_pos;
 } qr_tdict;
@@ -65,6 +70,8 @@ typedef struct qr_titer {
     size_t shared;           /* bytes shared with the previous entry read */
     const unsigned char *info_p; /* the current term's encoded info */
     size_t info_len;
+    uint64_t post_run, pos_run;   /* where the next term's lists start */
+    uint64_t cur_post, cur_pos;   /* where the current term's lists start */
     int corrupt;
 } qr_titer;
 
