@@ -221,6 +221,22 @@ int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *
     return 0;
 }
 
+int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uint8_t **isnull,
+                      uint32_t *first_row, uint32_t *n, qr_err *e)
+{
+    if (r->cm->encoding != ENC_INT || di >= r->cm->ndata)
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no integer block %u", qr_schema[r->col].name,
+                       di);
+    const qr_blockref *b = &r->cm->blocks[r->cm->first_data + di];
+    if (load_block(r, b->first_row, e) != 0)
+        return -1;
+    *v = r->ints;
+    *isnull = r->isnull;
+    *first_row = r->cur_first;
+    *n = r->cur_rows;
+    return 0;
+}
+
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
 {
     if (r->cm->encoding == ENC_INT)

@@ -124,6 +124,10 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e);
 void qr_colr_close(qr_colreader *r);
 /* Integer columns (Timestamp, TraceFlags, SeverityNumber). */
 int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e);
+/* A whole decoded integer block (data block `di` of the column): n values
+ * and NULL flags from row *first_row; valid until the next call on r. */
+int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uint8_t **isnull,
+                      uint32_t *first_row, uint32_t *n, qr_err *e);
 /* String, id and map columns: v->p == NULL means NULL. Map values come in
  * the keyed binary form (see qr_colr_map_json). The slice is valid until the
  * next call on this reader. */

@@ -340,17 +340,18 @@ static qr_it *int_range(qr_segsearch *ss, int col, int64_t lo, int64_t hi, qr_ar
             continue; /* block cannot match: skipped without decoding */
         if (!r && !(r = qr_colr_open(s, col, e)))
             return NULL;
-        for (uint32_t i = br->first_row; i < br->first_row + br->rows; i++) {
-            int64_t v;
-            int isnull;
-            if (qr_colr_int(r, i, &v, &isnull, e) != 0) {
-                qr_colr_close(r);
-                return NULL;
-            }
-            if (!isnull && v >= lo && v <= hi) {
-                bits[i >> 6] |= 1ull << (i & 63);
-                count++;
-            }
+        const int64_t *v;
+        const uint8_t *nul;
+        uint32_t first, n;
+        if (qr_colr_int_block(r, b, &v, &nul, &first, &n, e) != 0) {
+            qr_colr_close(r);
+            return NULL;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            uint64_t hit = !nul[k] & (v[k] >= lo) & (v[k] <= hi);
+            uint32_t i = first + k;
+            bits[i >> 6] |= hit << (i & 63);
+            count += hit;
         }
     }
     qr_colr_close(r);
