@@ -16,6 +16,7 @@
 #include "gen/otelgen.h"
 #include "index/invindex.h"
 #include "search/exec.h"
+#include "search/parallel.h"
 
 #define NSEG 4
 #define ROWS_PER_SEG 25000
@@ -513,6 +514,30 @@ static void test_keyword_numeric_time(void **st)
     assert_true(check_query(q) >= 1 || !rows[1][77].trace || !rows[1][77].trace[0]);
 }
 
+/* Counting with several threads (one task per segment, a query copy per
+ * thread) gives the oracle's totals. */
+static void test_parallel_count(void **st)
+{
+    (void)st;
+    const char *qs[] = {"failed", "\"failed to place order\"", "ord*", "cahce~1",
+                        "atleast(2, error, failed, charge, cache)", "like:%tion AND NOT cache",
+                        "service:cart AND sevnum:>=13"};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        uint64_t want = check_query(qs[i]);
+        for (int threads = 1; threads <= 3; threads++) {
+            qr_par_search ps;
+            qr_err e;
+            assert_int_equal(qr_par_init(&ps, segs, NSEG, qs[i], strlen(qs[i]), threads, &e), 0);
+            for (int rep = 0; rep < 2; rep++) {
+                uint64_t got = 0;
+                assert_int_equal(qr_par_count(&ps, &got, &e), 0);
+                assert_int_equal(got, want);
+            }
+            qr_par_free(&ps);
+        }
+    }
+}
+
 static void test_parse_errors(void **st)
 {
     (void)st;
@@ -551,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_phrases_and_proximity),
         cmocka_unit_test(test_multi_term),
         cmocka_unit_test(test_keyword_numeric_time),
+        cmocka_unit_test(test_parallel_count),
         cmocka_unit_test(test_parse_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,110 @@
+/* parallel.c - multi-threaded counting over segments (see parallel.h). */
+#include "search/parallel.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+int qr_par_init(qr_par_search *p, qr_segment **segs, uint32_t nsegs, const char *text,
+                size_t len, int threads, qr_err *e)
+{
+    memset(p, 0, sizeof *p);
+    if (threads < 1)
+        threads = 1;
+    if (threads > QR_MAX_SEARCH_THREADS)
+        threads = QR_MAX_SEARCH_THREADS;
+    if ((uint32_t)threads > nsegs)
+        threads = nsegs ? (int)nsegs : 1;
+    p->threads = threads;
+    p->nsegs = nsegs;
+    p->ss = calloc(nsegs ? nsegs : 1, sizeof *p->ss);
+    if (!p->ss)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < nsegs; i++)
+        qr_segsearch_init(&p->ss[i], segs[i]);
+    for (int t = 0; t < threads; t++) {
+        qr_arena_init(&p->qarena[t], 1 << 16, 0);
+        qr_arena_init(&p->run[t], 1 << 20, 2ull << 30); /* per-query memory limit */
+        if (!(p->q[t] = qr_query_parse(text, len, &p->qarena[t], e))) {
+            p->threads = t + 1;
+            qr_par_free(p);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct task {
+    qr_par_search *p;
+    int t;
+    atomic_uint *next;
+    uint64_t count;
+    int rc;
+    qr_err err;
+} task;
+
+static void *count_worker(void *arg)
+{
+    task *k = arg;
+    qr_par_search *p = k->p;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(k->next, 1);
+        if (i >= p->nsegs)
+            break;
+        uint64_t n;
+        if (qr_segsearch_count(&p->ss[i], p->q[k->t], &p->run[k->t], &n, &k->err) != 0) {
+            k->rc = -1;
+            atomic_store(k->next, p->nsegs); /* stop the others early */
+            break;
+        }
+        k->count += n;
+        qr_arena_reset(&p->run[k->t]);
+    }
+    return NULL;
+}
+
+int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e)
+{
+    atomic_uint next = 0;
+    task tasks[QR_MAX_SEARCH_THREADS];
+    pthread_t tids[QR_MAX_SEARCH_THREADS];
+    int started = 0;
+    for (int t = 0; t < p->threads; t++) {
+        tasks[t] = (task){p, t, &next, 0, 0, {{0}, {0}}};
+        if (t > 0 && pthread_create(&tids[t], NULL, count_worker, &tasks[t]) == 0)
+            started |= 1 << t;
+    }
+    count_worker(&tasks[0]); /* the calling thread is worker 0 */
+    uint64_t total = tasks[0].count;
+    int rc = tasks[0].rc;
+    if (rc)
+        *e = tasks[0].err;
+    for (int t = 1; t < p->threads; t++) {
+        if (!(started & (1 << t))) {
+            count_worker(&tasks[t]); /* could not start: do its share here */
+        } else {
+            pthread_join(tids[t], NULL);
+        }
+        total += tasks[t].count;
+        if (tasks[t].rc && !rc) {
+            rc = -1;
+            *e = tasks[t].err;
+        }
+    }
+    *count = total;
+    return rc;
+}
+
+void qr_par_free(qr_par_search *p)
+{
+    for (int t = 0; t < p->threads; t++) {
+        qr_query_release(p->q[t]);
+        qr_arena_free(&p->qarena[t]);
+        qr_arena_free(&p->run[t]);
+    }
+    for (uint32_t i = 0; p->ss && i < p->nsegs; i++)
+        qr_segsearch_close(&p->ss[i]);
+    free(p->ss);
+    memset(p, 0, sizeof *p);
+}
