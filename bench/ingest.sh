@@ -12,6 +12,9 @@
 #        BENCH_SEED=42         generator seed
 #        BENCH_REPEAT=R        runs per engine, best (lowest wall) kept; default
 #                              3 up to 2M rows, 1 above (zstd -19 always once)
+#        BENCH_RETRY=K         extra runs while other processes took > 15% of
+#                              the CPUs during the best run; default 2 up to
+#                              2M rows, 1 above
 #        ZSTD19_SAMPLE_MB=64   zstd -19 runs at ~2 MB/s, so it compresses the
 #                              first rows up to this many MiB and extrapolates
 #                              the size; 0 = the whole file
@@ -93,13 +96,13 @@ wait_quiet() {
 # best_of KEY CLEAN CMD...: runs CMD $REPEAT times, each after eval'ing
 # CLEAN (which removes the previous try's output), and keeps the numbers of
 # the try with the lowest wall time under KEY; if other processes used more
-# than 15% of the CPUs during that best try, tries up to twice more. Stops
+# than 15% of the CPUs during that best try, tries up to $RETRY more. Stops
 # at the first failure.
 best_of() {
     local key=$1 clean=$2 i; shift 2
     WALL[$key]=""; OTHER[$key]=""
     # up to 2 extra tries while the best one was disturbed by other work
-    for ((i = 1; i <= REPEAT || (i <= REPEAT + 2 && ${OTHER[$key]:-0} > 15); i++)); do
+    for ((i = 1; i <= REPEAT || (i <= REPEAT + RETRY && ${OTHER[$key]:-0} > 15); i++)); do
         [ "$i" -gt "$REPEAT" ] && say "  other processes used ${OTHER[$key]}% CPU during that run; running it again"
         eval "$clean"
         wait_quiet
@@ -335,31 +338,31 @@ report() {
         echo "## Quarry ingest benchmark: $(commas "$n") rows"
         echo
         echo "- machine: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM; load average before/after: $LOAD_BEFORE / $(loadavg)"
-        echo "- quarry: $Q ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo 'no commit'))"
+        echo "- quarry: $Q, built $(date -u -r "$Q" '+%Y-%m-%d %H:%M UTC'), HEAD $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '(no commit)')"
         echo "- corpus: $(basename "$CORPUS"), seed $SEED, $(commas "$CORPUS_BYTES") bytes ($(fmt %.1f "$CORPUS_BYTES / $n") bytes/row); $GEN_NOTE"
-        echo "- each engine runs $REPEAT time(s) (zstd -19 once; up to 2 more while other processes took > 15% CPU), the run with the lowest wall time is shown; the corpus is read from the page cache; wall, CPU (user+sys) and peak RSS from /usr/bin/time -v of the whole process"
+        echo "- each engine runs $REPEAT time(s) (zstd -19 once), plus up to $RETRY more while other processes took > 15% of the CPUs (runs column); the run with the lowest wall time is shown; the corpus is read from the page cache; wall, CPU (user+sys) and peak RSS from /usr/bin/time -v of the whole process"
         echo "- rows/s/core = rows / CPU seconds; ratio = bytes on disk / NDJSON bytes; other CPU% = CPU used by other processes on the machine during that run (noise; should be ~0)"
         echo
-        printf '| %-28s | %8s | %10s | %11s | %7s | %8s | %14s | %9s | %7s | %10s |\n' \
-            engine "wall s" "rows/s" "rows/s/core" "MB/s in" "RSS MiB" "bytes on disk" "bytes/row" ratio "other CPU%"
-        printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' \
+        printf '| %-28s | %8s | %10s | %11s | %7s | %8s | %14s | %9s | %7s | %10s | %4s |\n' \
+            engine "wall s" "rows/s" "rows/s/core" "MB/s in" "RSS MiB" "bytes on disk" "bytes/row" ratio "other CPU%" runs
+        printf '|%s|%s:|%s:|%s:|%s:|%s:|%s:|%s:|%s:|%s:|%s:|\n' \
             "$(printf -- '-%.0s' {1..30})" "$(printf -- '-%.0s' {1..9})" "$(printf -- '-%.0s' {1..11})" \
             "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..8})" "$(printf -- '-%.0s' {1..9})" \
             "$(printf -- '-%.0s' {1..15})" "$(printf -- '-%.0s' {1..10})" "$(printf -- '-%.0s' {1..8})" \
-            "$(printf -- '-%.0s' {1..11})"
+            "$(printf -- '-%.0s' {1..11})" "$(printf -- '-%.0s' {1..5})"
         local e
         for e in "${ENGINES[@]}"; do
             if [ -z "${WALL[$e]}" ]; then
-                printf '| %-28s | %8s | %10s | %11s | %7s | %8s | %14s | %9s | %7s | %10s |\n' \
-                    "${LABEL[$e]}" - - - - - - - - -
+                printf '| %-28s | %8s | %10s | %11s | %7s | %8s | %14s | %9s | %7s | %10s | %4s |\n' \
+                    "${LABEL[$e]}" - - - - - - - - - -
                 continue
             fi
-            printf '| %-28s | %8.2f | %10s | %11s | %7.0f | %8.0f | %14s | %9.1f | %7.4f | %10s |\n' \
+            printf '| %-28s | %8.2f | %10s | %11s | %7.0f | %8.0f | %14s | %9.1f | %7.4f | %10s | %4s |\n' \
                 "${LABEL[$e]}" "${WALL[$e]}" "$(commas "$(fmt %.0f "$(rate "$e")")")" \
                 "$(commas "$(fmt %.0f "$(percore "$e")")")" \
                 "$(f "${IN_BYTES[$e]} / ${WALL[$e]} / 1e6")" "$(f "${RSS[$e]} / 1024")" \
                 "$(commas "${BYTES[$e]}")" "$(f "${BYTES[$e]} / $n")" \
-                "$(f "${BYTES[$e]} / $CORPUS_BYTES")" "${OTHER[$e]}"
+                "$(f "${BYTES[$e]} / $CORPUS_BYTES")" "${OTHER[$e]}" "${TRIES[$e]}"
         done
         echo
         for e in "${ENGINES[@]}"; do
@@ -449,6 +452,7 @@ for N in "${ROW_COUNTS[@]}"; do
     OTHER=(); TRIES=()
     LOAD_BEFORE=$(loadavg)
     REPEAT=${BENCH_REPEAT:-$([ "$N" -le 2000000 ] && echo 3 || echo 1)}
+    RETRY=${BENCH_RETRY:-$([ "$N" -le 2000000 ] && echo 2 || echo 1)}
     corpus "$N"
     sync
 

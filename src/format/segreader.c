@@ -38,6 +38,21 @@ static int valid_encoding(int col, uint8_t enc)
     }
 }
 
+/* One 44-byte block directory entry (layout in segfmt.h / FORMAT.md). */
+static void read_blockref(qr_rd *r, qr_blockref *b)
+{
+    b->kind = qr_rd_u8(r);
+    b->flags = qr_rd_u8(r);
+    (void)qr_rd_u16(r);
+    b->first_row = qr_rd_u32(r);
+    b->rows = qr_rd_u32(r);
+    b->length = qr_rd_u32(r);
+    b->offset = qr_rd_u64(r);
+    b->checksum = qr_rd_u32(r);
+    b->min = (int64_t)qr_rd_u64(r);
+    b->max = (int64_t)qr_rd_u64(r);
+}
+
 static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_t data_end,
                         qr_err *e)
 {
@@ -85,16 +100,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         int in_data = 0, after_data = 0;
         for (uint32_t i = 0; i < cm->nblocks; i++) {
             qr_blockref *b = &cm->blocks[i];
-            b->kind = qr_rd_u8(&r);
-            b->flags = qr_rd_u8(&r);
-            (void)qr_rd_u16(&r);
-            b->first_row = qr_rd_u32(&r);
-            b->rows = qr_rd_u32(&r);
-            b->length = qr_rd_u32(&r);
-            b->offset = qr_rd_u64(&r);
-            b->checksum = qr_rd_u32(&r);
-            b->min = (int64_t)qr_rd_u64(&r);
-            b->max = (int64_t)qr_rd_u64(&r);
+            read_blockref(&r, b);
             if (r.bad)
                 return corrupt(e, s->path, "footer truncated in block directory");
             if (b->offset < QR_SEG_HEADER_LEN || b->offset > data_end ||
@@ -176,16 +182,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         used += sec->nblocks;
         for (uint32_t k = 0; k < sec->nblocks; k++) {
             qr_blockref *b = &sec->blocks[k];
-            b->kind = qr_rd_u8(&r);
-            b->flags = qr_rd_u8(&r);
-            (void)qr_rd_u16(&r);
-            b->first_row = qr_rd_u32(&r);
-            b->rows = qr_rd_u32(&r);
-            b->length = qr_rd_u32(&r);
-            b->offset = qr_rd_u64(&r);
-            b->checksum = qr_rd_u32(&r);
-            b->min = (int64_t)qr_rd_u64(&r);
-            b->max = (int64_t)qr_rd_u64(&r);
+            read_blockref(&r, b);
             if (r.bad)
                 return corrupt(e, s->path, "footer truncated in section directory");
             if (b->kind < QR_BLK_SECTION_MIN || b->offset < QR_SEG_HEADER_LEN ||
