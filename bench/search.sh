@@ -16,7 +16,8 @@ if [ ! -s "$CORPUS" ]; then
     $Q gen --rows "$ROWS" --seed 42 > "$CORPUS"
 fi
 DATA=$OUT/search-data-$ROWS
-if [ ! -f "$DATA/logs/MANIFEST" ]; then
+# re-ingest when missing or written by another format version
+if [ ! -f "$DATA/logs/MANIFEST" ] || ! $Q stats --data "$DATA" --table logs >/dev/null 2>&1; then
     rm -rf "$DATA"
     echo "ingesting"
     $Q ingest --data "$DATA" --table logs --quiet "$CORPUS"
