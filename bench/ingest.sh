@@ -101,7 +101,7 @@ wait_quiet() {
 best_of() {
     local key=$1 clean=$2 i; shift 2
     WALL[$key]=""; OTHER[$key]=""
-    # up to 2 extra tries while the best one was disturbed by other work
+    # up to $RETRY extra tries while the best one was disturbed by other work
     for ((i = 1; i <= REPEAT || (i <= REPEAT + RETRY && ${OTHER[$key]:-0} > 15); i++)); do
         [ "$i" -gt "$REPEAT" ] && say "  other processes used ${OTHER[$key]}% CPU during that run; running it again"
         eval "$clean"
