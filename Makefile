@@ -81,9 +81,11 @@ check-layers:
 clang-build:
 	@$(MAKE) --no-print-directory -s CC=clang BUILDTAG=clang build/clang/ok
 
-build/clang/ok: $(LIB_SRC) $(CLI_SRC)
+build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c)
 	@mkdir -p build/clang
 	clang $(CSTD) $(WARN) -O2 -D_GNU_SOURCE $(INC) -o build/clang/quarry $(LIB_SRC) $(CLI_SRC) $(DEPS_LIBS)
+	@for f in $(TEST_SRC) $(wildcard fuzz/fuzz_*.c); do \
+	    clang $(CSTD) $(WARN) -D_GNU_SOURCE $(INC) -Itests -fsyntax-only $$f || exit 1; done
 	@touch $@
 
 test: deps

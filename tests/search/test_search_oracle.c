@@ -110,8 +110,8 @@ static int setup(void **st)
         static const char *extra[] = {
             "{\"Body\":\"\",\"ServiceName\":\"cart\",\"SeverityNumber\":9}",
             "{\"Timestamp\":\"2025-09-23T00:00:00.5Z\",\"SeverityText\":\"WARN\"}",
-            "{\"Timestamp\":\"2025-09-23T00:00:00.000001Z\",\"Body\":\"CACHE Miss CAFÉ "
-            "Größe send_order_confirmation v1.2.3 failed failed failed\"}",
+            ("{\"Timestamp\":\"2025-09-23T00:00:00.000001Z\",\"Body\":\"CACHE Miss CAFÉ "
+             "Größe send_order_confirmation v1.2.3 failed failed failed\"}"),
             "{\"Body\":\"order failed to place order order\"}",
         };
         for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) {
@@ -343,10 +343,8 @@ static int oracle_full(const orow *o, const qr_query *q, regex_t **res, int *ri)
     case Q_MINMATCH:
     case Q_NOT: {
         uint32_t c = 0;
-        int save = *ri;
         for (uint32_t i = 0; i < q->n; i++)
             c += (uint32_t)oracle_full(o, q->kids[i], res, ri);
-        (void)save;
         if (q->type == Q_AND)
             return c == q->n;
         if (q->type == Q_OR)
@@ -391,7 +389,7 @@ static uint64_t check_query(const char *text)
         qr_it *it = qr_segsearch_compile(&ss, q, &a, &e);
         if (!it)
             fail_msg("compile %s: %s", text, e.msg);
-        uint32_t n = (uint32_t)segs[s]->rows, next_expected = 0;
+        uint32_t n = (uint32_t)segs[s]->rows;
         uint32_t d = qr_it_next(it);
         uint64_t matched = 0;
         for (uint32_t r = 0; r < n; r++) {
@@ -405,7 +403,6 @@ static uint64_t check_query(const char *text)
             } else if (d == r) {
                 fail_msg("%s: segment %d: index has row %u, oracle does not", text, s, r);
             }
-            (void)next_expected;
         }
         assert_int_equal(d, QR_NO_DOC);
         assert_false(qr_it_failed(it));
