@@ -11,19 +11,25 @@
 #include "index/table.h"
 #include "search/exec.h"
 #include "search/parallel.h"
+#include "search/topk.h"
 #include "util/fsutil.h"
 
 static const char *usage_text =
-    "usage: quarry search --data DIR --table T [--count] [--limit N] [--explain]\n"
+    "usage: quarry search --data DIR --table T [--count] [--limit N]\n"
+    "                     [--top N --by score|time] [--exhaustive] [--explain]\n"
     "                     [--repeat N] [--threads N] 'QUERY'\n"
-    "Prints the matching rows as NDJSON (first N, default 10), or with --count\n"
-    "only their number. Query syntax: docs/SEARCH.md, e.g.\n"
+    "Prints the matching rows as NDJSON (first N in table order, default 10), or\n"
+    "with --count only their number, or with --top N the N best rows by BM25\n"
+    "(--by score, the default) or the N newest (--by time). --exhaustive scores\n"
+    "every match without block-max pruning (for comparison). Query syntax:\n"
+    "docs/SEARCH.md, e.g.\n"
     "  'failed AND order'  '\"failed to place order\"'  'error -cache'  'ord*'\n"
     "  '/c.che/'  'like:%tion'  'cahce~1'  'service:cart severity:ERROR'\n"
     "  'atleast(2, error, failed, charge, cache)'  'sevnum:>=13'\n"
     "Counting runs one task per segment on --threads threads (default: one per\n"
     "CPU). --repeat N counts N times with the table kept open and prints the hot\n"
-    "latency (median, p90, min in ms) to stderr: for benchmarks.\n";
+    "latency (median, p90, min in ms) to stderr: for benchmarks (with --top or\n"
+    "--limit: the search plus reading the rows).\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -38,16 +44,56 @@ static double ms_since(const struct timespec *t0)
     return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-/* Count with every segment open, `reps` times (1 = a plain count),
- * segments spread over `threads` threads; with reps > 1 the hot latency
- * goes to stderr. */
-static int parallel_count(qr_table *t, const char *text, uint64_t reps, int threads,
-                          int explain, qr_err *e)
+static void print_latency(double *lat, uint64_t reps, int threads)
+{
+    double first = lat[0];
+    qsort(lat, reps, sizeof *lat, cmp_double);
+    fprintf(stderr,
+            "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first %.3f ms), "
+            "%d threads\n",
+            lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first, threads);
+}
+
+typedef struct run_opts {
+    int count_only, explain, exhaustive;
+    qr_topk_by by;
+    uint32_t k;
+    uint64_t reps;
+    int threads;
+} run_opts;
+
+static void explain_hits(const run_opts *o, qr_table *t, const qr_hit *h, uint32_t n,
+                         const qr_topk_stats *st)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (o->by == QR_BY_SCORE)
+            fprintf(stderr, "#%u score %.6f", i + 1, h[i].score);
+        else if (o->by == QR_BY_TIME)
+            fprintf(stderr, "#%u ts %lld", i + 1, (long long)h[i].ts);
+        else
+            fprintf(stderr, "#%u", i + 1);
+        fprintf(stderr, " segment %016llx row %u\n",
+                (unsigned long long)t->man.segs[h[i].seg].id, h[i].doc);
+    }
+    uint64_t skipped = st->blocks_total - st->blocks_decoded;
+    fprintf(stderr,
+            "%llu of %u segments searched, %llu rows scored, postings blocks: %llu of %llu "
+            "skipped (%.1f%%)\n",
+            (unsigned long long)st->segments, t->man.nsegs, (unsigned long long)st->docs_scored,
+            (unsigned long long)skipped, (unsigned long long)st->blocks_total,
+            st->blocks_total ? 100.0 * (double)skipped / (double)st->blocks_total : 0.0);
+}
+
+/* Count, or find and print the top / first rows, with every segment open,
+ * `reps` times (1 = once); with reps > 1 the hot latency goes to stderr. */
+static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
 {
     uint32_t ns = t->man.nsegs;
     qr_segment **segs = calloc(ns ? ns : 1, sizeof *segs);
-    double *lat = calloc(reps, sizeof *lat);
-    int rc = (!segs || !lat) ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
+    double *lat = calloc(o->reps, sizeof *lat);
+    qr_hit *hits = o->count_only ? NULL : malloc(sizeof *hits * (o->k ? o->k : 1));
+    int rc = (!segs || !lat || (!o->count_only && !hits)) ? qr_errf(e, QR_E_NOMEM, "out of memory")
+                                                           : 0;
     for (uint32_t i = 0; i < ns && rc == 0; i++) {
         char path[PATH_MAX];
         qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
@@ -57,36 +103,52 @@ static int parallel_count(qr_table *t, const char *text, uint64_t reps, int thre
     qr_par_search ps;
     int inited = 0;
     if (rc == 0) {
-        rc = qr_par_init(&ps, segs, ns, text, strlen(text), threads, e);
+        rc = qr_par_init(&ps, segs, ns, text, strlen(text), o->threads, e);
         inited = rc == 0;
     }
     uint64_t total = 0;
-    for (uint64_t r = 0; r < reps && rc == 0; r++) {
+    uint32_t nhits = 0;
+    double search_ms = 0;
+    qr_topk_stats st;
+    qr_buf out;
+    qr_buf_init(&out);
+    for (uint64_t r = 0; r < o->reps && rc == 0; r++) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        rc = qr_par_count(&ps, &total, e);
+        if (o->count_only) {
+            rc = qr_par_count(&ps, &total, e);
+        } else {
+            qr_buf_clear(&out);
+            rc = qr_par_topk(&ps, o->by, o->k, o->exhaustive, hits, &nhits, &st, e);
+            search_ms = ms_since(&t0);
+            if (rc == 0)
+                rc = qr_par_rows(&ps, hits, nhits, &out, e);
+        }
         lat[r] = ms_since(&t0);
     }
     if (rc == 0) {
-        printf("%llu\n", (unsigned long long)total);
-        if (reps > 1) {
-            double first = lat[0];
-            qsort(lat, reps, sizeof *lat, cmp_double);
-            fprintf(stderr,
-                    "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first %.3f ms), "
-                    "%d threads\n",
-                    lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first,
-                    ps.threads);
-        } else if (explain) {
-            fprintf(stderr, "%u segments, %d threads, %.3f ms\n", ns, ps.threads, lat[0]);
+        if (o->count_only)
+            printf("%llu\n", (unsigned long long)total);
+        else
+            rc = qr_write_all(STDOUT_FILENO, out.p, out.len, "stdout", e);
+        if (rc == 0 && !o->count_only && o->explain) {
+            explain_hits(o, t, hits, nhits, &st);
+            fprintf(stderr, "search %.3f ms, reading %u rows %.3f ms (last run)\n", search_ms,
+                    nhits, lat[o->reps - 1] - search_ms);
         }
+        if (rc == 0 && o->reps > 1)
+            print_latency(lat, o->reps, ps.threads);
+        else if (rc == 0 && o->explain)
+            fprintf(stderr, "%u segments, %d threads, %.3f ms\n", ns, ps.threads, lat[0]);
     }
+    qr_buf_free(&out);
     if (inited)
         qr_par_free(&ps);
     for (uint32_t i = 0; i < ns; i++)
         qr_seg_close(segs ? segs[i] : NULL);
     free(segs);
     free(lat);
+    free(hits);
     return rc;
 }
 
@@ -96,14 +158,18 @@ int cli_search(int argc, char **argv)
                                          {"table", required_argument, 0, 't'},
                                          {"count", no_argument, 0, 'c'},
                                          {"limit", required_argument, 0, 'l'},
+                                         {"top", required_argument, 0, 'k'},
+                                         {"by", required_argument, 0, 'b'},
+                                         {"exhaustive", no_argument, 0, 'X'},
                                          {"explain", no_argument, 0, 'x'},
                                          {"repeat", required_argument, 0, 'r'},
                                          {"threads", required_argument, 0, 'j'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *data = NULL, *table = NULL;
-    int count_only = 0, explain = 0, c;
-    uint64_t limit = 10, repeat = 0, threads = 0;
+    run_opts o = {.by = QR_BY_NONE, .k = 10, .reps = 1};
+    int c, have_top = 0, have_by = 0, have_limit = 0;
+    uint64_t v = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -114,23 +180,41 @@ int cli_search(int argc, char **argv)
             table = optarg;
             break;
         case 'c':
-            count_only = 1;
+            o.count_only = 1;
             break;
         case 'x':
-            explain = 1;
+            o.explain = 1;
+            break;
+        case 'X':
+            o.exhaustive = 1;
             break;
         case 'l':
-            if (cli_uint("--limit", optarg, UINT64_MAX, &limit) != 0)
+        case 'k':
+            if (cli_uint(c == 'l' ? "--limit" : "--top", optarg, QR_TOPK_MAX, &v) != 0)
                 return 2;
+            o.k = (uint32_t)v;
+            have_top |= c == 'k';
+            have_limit |= c == 'l';
+            break;
+        case 'b':
+            if (strcmp(optarg, "score") == 0) {
+                o.by = QR_BY_SCORE;
+            } else if (strcmp(optarg, "time") == 0) {
+                o.by = QR_BY_TIME;
+            } else {
+                fprintf(stderr, "quarry search: --by takes score or time, not '%s'\n", optarg);
+                return 2;
+            }
+            have_by = 1;
             break;
         case 'r':
-            if (cli_uint("--repeat", optarg, 1000000, &repeat) != 0 || repeat == 0)
+            if (cli_uint("--repeat", optarg, 1000000, &o.reps) != 0 || o.reps == 0)
                 return 2;
             break;
         case 'j':
-            if (cli_uint("--threads", optarg, QR_MAX_SEARCH_THREADS, &threads) != 0 ||
-                threads == 0)
+            if (cli_uint("--threads", optarg, QR_MAX_SEARCH_THREADS, &v) != 0 || v == 0)
                 return 2;
+            o.threads = (int)v;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -143,104 +227,41 @@ int cli_search(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
+    if ((have_top && have_limit) || (have_by && !have_top) ||
+        (o.count_only && (have_top || have_limit))) {
+        fputs("quarry search: use one of --count, --limit N, --top N [--by score|time]\n", stderr);
+        return 2;
+    }
+    if (have_top && !have_by)
+        o.by = QR_BY_SCORE;
+    if (!o.threads)
+        o.threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     const char *text = argv[optind];
     qr_err e;
     qr_err_clear(&e);
     qr_arena a;
-    qr_arena_init(&a, 1 << 20, 2ull << 30); /* query memory limit: 2 GiB */
+    qr_arena_init(&a, 1 << 16, 0);
     qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
     if (!q) {
         cli_fail(e.code, e.msg);
         qr_arena_free(&a);
         return 1;
     }
-    if (explain) {
+    if (o.explain) {
         char buf[4096];
         qr_query_print(q, buf, sizeof buf);
         fprintf(stderr, "query: %s\n", buf);
     }
+    qr_query_release(q);
+    qr_arena_free(&a);
     qr_table *t = qr_table_open(data, table, QR_TABLE_READ, &e);
     if (!t) {
         cli_fail(e.code, e.msg);
-        qr_arena_free(&a);
         return 1;
     }
-    if (count_only || repeat) {
-        if (!threads)
-            threads = (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
-        int r = parallel_count(t, text, repeat ? repeat : 1, (int)threads, explain, &e);
-        qr_query_release(q);
-        qr_table_close(t);
-        qr_arena_free(&a);
-        if (r != 0) {
-            cli_fail(e.code, e.msg);
-            return 1;
-        }
-        return 0;
-    }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    uint64_t total = 0, printed = 0;
-    int rc = 0;
-    qr_buf out;
-    qr_buf_init(&out);
-    for (uint32_t i = 0; i < t->man.nsegs && rc == 0; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        qr_segment *s = qr_seg_open(path, &e);
-        if (!s) {
-            rc = -1;
-            break;
-        }
-        qr_segsearch ss;
-        qr_segsearch_init(&ss, s);
-        if (count_only) {
-            uint64_t n;
-            rc = qr_segsearch_count(&ss, q, &a, &n, &e);
-            total += n;
-        } else if (printed < limit) {
-            qr_it *it = qr_segsearch_compile(&ss, q, &a, &e);
-            qr_colreader *rd[COL_COUNT] = {0};
-            if (!it)
-                rc = -1;
-            for (int k = 0; k < COL_COUNT && rc == 0; k++)
-                if (!(rd[k] = qr_colr_open(s, k, &e)))
-                    rc = -1;
-            for (uint32_t d = rc ? QR_NO_DOC : qr_it_next(it); d != QR_NO_DOC && printed < limit;
-                 d = qr_it_next(it)) {
-                if (qr_row_json(rd, d, &out, &e) != 0) {
-                    rc = -1;
-                    break;
-                }
-                printed++;
-            }
-            if (rc == 0 && qr_it_failed(it))
-                rc = qr_errf(&e, QR_E_CORRUPT, "segment %s: corrupt postings", path);
-            for (int k = 0; k < COL_COUNT; k++)
-                qr_colr_close(rd[k]);
-        }
-        qr_segsearch_close(&ss);
-        qr_seg_close(s);
-        qr_query_release(q);
-        qr_arena_reset(&a);
-        /* the query tree lives in the arena too: re-parse after a reset */
-        if (i + 1 < t->man.nsegs && !(q = qr_query_parse(text, strlen(text), &a, &e)))
-            rc = -1;
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rc == 0) {
-        if (count_only)
-            printf("%llu\n", (unsigned long long)total);
-        else
-            rc = qr_write_all(STDOUT_FILENO, out.p, out.len, "stdout", &e);
-    }
-    if (explain && rc == 0)
-        fprintf(stderr, "%u segments, %.3f ms\n", t->man.nsegs,
-                (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
-    qr_buf_free(&out);
+    int r = run(t, text, &o, &e);
     qr_table_close(t);
-    qr_arena_free(&a);
-    if (rc != 0) {
+    if (r != 0) {
         cli_fail(e.code, e.msg);
         return 1;
     }

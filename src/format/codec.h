@@ -27,6 +27,10 @@ void enc_int_block(qr_buf *out, const int64_t *v, const uint8_t *isnull, uint32_
 /* Decode a block of n rows into v and isnull (both n long). */
 int dec_int_block(const unsigned char *p, size_t len, uint32_t n, int64_t *v, uint8_t *isnull,
                   const char **why);
+/* Decode only row i of such a block (random access: O(1) for frame of
+ * reference, O(i) cheap additions for delta blocks). */
+int dec_int_one(const unsigned char *p, size_t len, uint32_t n, uint32_t i, int64_t *v,
+                uint8_t *isnull, const char **why);
 
 /* ---- compression wrapper: [u8 comp][u32 raw_len][frame] or [0][raw] ---- */
 /* Compress `raw` into out with zstd at `level`, using cdict if not NULL;
@@ -51,5 +55,9 @@ void enc_hexid_page(qr_buf *out, const qr_slice *v, uint32_t n, unsigned width);
  * must stay unchanged while they are used. */
 int dec_hexid_page(const unsigned char *p, size_t len, uint32_t n, unsigned width, qr_buf *text,
                    qr_slice *v, const char **why);
+/* Decode only row `row` of a page (random access; the page is still checked
+ * whole). v points into `text`, which is overwritten. */
+int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width, uint32_t row,
+                  qr_buf *text, qr_slice *v, const char **why);
 
 #endif

@@ -129,3 +129,69 @@ int dec_hexid_page(const unsigned char *p, size_t len, uint32_t n, unsigned widt
     }
     return 0;
 }
+
+int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width, uint32_t row,
+                  qr_buf *text, qr_slice *v, const char **why)
+{
+    static const char hexd[] = "0123456789abcdef";
+    qr_rd r;
+    qr_rd_init(&r, p, len);
+    const unsigned char *st = qr_rd_bytes(&r, (n * 2 + 7) / 8);
+    if (!st || row >= n) {
+        *why = "id page truncated in state bits";
+        return -1;
+    }
+    /* walk the whole page (it must be consistent), keeping row's bytes */
+    const unsigned char *at = NULL;
+    size_t at_n = 0;
+    unsigned at_s = 0;
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        unsigned s = (st[i >> 2] >> ((i & 3) * 2)) & 3;
+        const unsigned char *b = NULL;
+        size_t l = 0;
+        if (s == 2) {
+            l = width;
+            b = qr_rd_bytes(&r, l);
+        } else if (s == 3) {
+            uint64_t l64 = qr_rd_varint(&r);
+            l = (size_t)l64;
+            b = r.bad || l64 > len ? NULL : qr_rd_bytes(&r, l);
+        }
+        if (s >= 2 && !b)
+            r.bad = 1;
+        if (i == row) {
+            at = b;
+            at_n = l;
+            at_s = s;
+        }
+    }
+    if (r.bad || qr_rd_left(&r) != 0) {
+        *why = "id page length does not match its contents";
+        return -1;
+    }
+    static const char empty[1] = {0};
+    qr_buf_clear(text);
+    if (at_s < 2) {
+        v->p = at_s ? empty : NULL;
+        v->n = 0;
+        return 0;
+    }
+    char *d = (char *)qr_buf_reserve(text, 2 * at_n + 1);
+    if (!d) {
+        *why = "out of memory";
+        return -1;
+    }
+    if (at_s == 2) {
+        for (size_t k = 0; k < at_n; k++) {
+            d[2 * k] = hexd[at[k] >> 4];
+            d[2 * k + 1] = hexd[at[k] & 15];
+        }
+        at_n *= 2;
+    } else {
+        memcpy(d, at, at_n);
+    }
+    text->len = at_n;
+    v->p = d;
+    v->n = at_n;
+    return 0;
+}

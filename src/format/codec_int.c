@@ -146,3 +146,51 @@ int dec_int_block(const unsigned char *p, size_t len, uint32_t n, int64_t *v, ui
     }
     return 0;
 }
+
+int dec_int_one(const unsigned char *p, size_t len, uint32_t n, uint32_t i, int64_t *v,
+                uint8_t *isnull, const char **why)
+{
+    qr_rd r;
+    qr_rd_init(&r, p, len);
+    uint8_t mode = qr_rd_u8(&r), has_nulls = qr_rd_u8(&r);
+    if (r.bad || mode > INT_DELTA || has_nulls > 1 || i >= n) {
+        *why = "bad integer block header";
+        return -1;
+    }
+    *isnull = 0;
+    if (has_nulls) {
+        const unsigned char *bm = qr_rd_bytes(&r, (n + 7) / 8);
+        if (!bm) {
+            *why = "integer block truncated in NULL bitmap";
+            return -1;
+        }
+        *isnull = (bm[i >> 3] >> (i & 7)) & 1;
+    }
+    int64_t base = (int64_t)qr_rd_u64(&r);
+    unsigned width = qr_rd_u8(&r);
+    if (r.bad || width > 64) {
+        *why = "bad integer block width";
+        return -1;
+    }
+    uint32_t m = mode == INT_DELTA ? n - 1 : n;
+    const unsigned char *pp = qr_rd_bytes(&r, qr_bitpack_bytes(m, width));
+    if (!pp || qr_rd_left(&r) != 0) {
+        *why = "integer block length does not match its row count";
+        return -1;
+    }
+    if (mode == INT_FOR) {
+        *v = (int64_t)((uint64_t)base + qr_bitpack_get(pp, i, width));
+        return 0;
+    }
+    /* delta: the sum of the first i deltas, unpacked 256 at a time (a run
+     * of 256 values starts on a byte boundary) */
+    uint64_t acc = (uint64_t)base, tmp[256];
+    for (uint32_t j = 0; j < i; j += 256) {
+        uint32_t c = i - j < 256 ? i - j : 256;
+        qr_bitunpack(pp + (size_t)j * width / 8, c, width, tmp);
+        for (uint32_t k = 0; k < c; k++)
+            acc += tmp[k];
+    }
+    *v = (int64_t)acc;
+    return 0;
+}

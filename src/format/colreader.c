@@ -35,6 +35,10 @@ struct qr_colreader {
     qr_buf keysraw;
     ZSTD_DCtx *dctx;
     ZSTD_DDict *ddict;
+    int random;              /* qr_colr_random: point reads of int/code blocks */
+    int64_t point_blk;       /* block of the last point read, -1 none */
+    int64_t page_blk;        /* ENC_HEXID point reads: block in `page`, -1 none */
+    qr_slice one;            /* ENC_HEXID point reads: the value */
 };
 
 static int blk_err(qr_colreader *r, uint32_t bi, const char *why, qr_err *e)
@@ -79,6 +83,8 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
     r->col = col;
     r->cm = &s->cols[col];
     r->cur = -1;
+    r->point_blk = -1;
+    r->page_blk = -1;
     r->dctx = ZSTD_createDCtx();
     size_t n = QR_BLOCK_ROWS;
     if (r->cm->encoding == ENC_INT) {
@@ -166,6 +172,7 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
     const char *why = NULL;
     int rc = 0;
     r->cur = -1;
+    r->page_blk = -1; /* page and text are about to be reused */
     switch (r->cm->encoding) {
     case ENC_INT:
         rc = dec_int_block(p, len, b->rows, r->ints, r->isnull, &why);
@@ -209,11 +216,73 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
     return 0;
 }
 
+void qr_colr_random(qr_colreader *r, int on) { r->random = on; }
+
+/* A point read of row `row` when the reader is in random mode and its block
+ * is not the decoded one: 1 = done (value in *iv / *code), 0 = decode the
+ * block instead (the second read in a row from the same block, or not an
+ * int/code column), -1 = error. */
+static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnull,
+                      uint64_t *code, qr_err *e)
+{
+    int enc = r->cm->encoding;
+    if (!r->random || (enc != ENC_INT && enc != ENC_DICT && enc != ENC_HEXID) ||
+        (r->cur >= 0 && row >= r->cur_first && row - r->cur_first < r->cur_rows))
+        return 0;
+    if (row >= r->seg->rows)
+        return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
+                       row, (unsigned long long)r->seg->rows);
+    uint32_t bi = find_block(r->cm, row);
+    if (enc == ENC_INT && (int64_t)bi == r->point_blk)
+        return 0; /* an integer block read again: decode it whole (delta
+                   * blocks cost O(row) per point read) */
+    r->point_blk = bi;
+    const qr_blockref *b = &r->cm->blocks[bi];
+    const unsigned char *p;
+    size_t len;
+    if (qr_seg_block(r->seg, r->col, bi, &p, &len, e) != 0)
+        return -1;
+    const char *why = NULL;
+    uint32_t i = row - b->first_row;
+    if (enc == ENC_HEXID) { /* the page stays decompressed; one row to text */
+        if (r->page_blk != (int64_t)bi) {
+            r->page_blk = -1;
+            if (comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why) != 0)
+                return blk_err(r, bi, why, e);
+            r->page_blk = bi;
+        }
+        if (dec_hexid_row(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes, i,
+                          &r->text, &r->one, &why) != 0)
+            return blk_err(r, bi, why, e);
+        r->cur = -1; /* page and text no longer hold the decoded block */
+        return 1;
+    }
+    if (enc == ENC_INT) {
+        if (dec_int_one(p, len, b->rows, i, iv, isnull, &why) != 0)
+            return blk_err(r, bi, why, e);
+        return 1;
+    }
+    unsigned width = len ? p[0] : 99;
+    if (width > 32 || len != 1 + qr_bitpack_bytes(b->rows, width))
+        return blk_err(r, bi, "code block length does not match its row count", e);
+    *code = qr_bitpack_get(p + 1, i, width);
+    if (*code > r->ndict)
+        return blk_err(r, bi, "dictionary code out of range", e);
+    return 1;
+}
+
 int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e)
 {
     if (r->cm->encoding != ENC_INT)
         return qr_errf(e, QR_E_INTERNAL, "column %s is not an integer column",
                        qr_schema[r->col].name);
+    uint8_t nul;
+    uint64_t code;
+    int pr = point_read(r, row, v, &nul, &code, e);
+    if (pr != 0) {
+        *isnull = nul;
+        return pr < 0 ? -1 : 0;
+    }
     if (load_block(r, row, e) != 0)
         return -1;
     *v = r->ints[row - r->cur_first];
@@ -242,11 +311,20 @@ int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
     if (r->cm->encoding == ENC_INT)
         return qr_errf(e, QR_E_INTERNAL, "column %s is an integer column",
                        qr_schema[r->col].name);
-    if (load_block(r, row, e) != 0)
+    int64_t iv;
+    uint8_t nul;
+    uint64_t c;
+    int pr = point_read(r, row, &iv, &nul, &c, e);
+    if (pr < 0)
+        return -1;
+    if (pr == 0 && load_block(r, row, e) != 0)
         return -1;
     uint32_t i = row - r->cur_first;
-    if (r->cm->encoding == ENC_DICT) {
-        uint64_t c = r->codes[i];
+    if (pr == 1 && r->cm->encoding == ENC_HEXID) {
+        *v = r->one;
+    } else if (r->cm->encoding == ENC_DICT) {
+        if (pr == 0)
+            c = r->codes[i];
         if (c == 0) {
             v->p = NULL;
             v->n = 0;

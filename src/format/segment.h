@@ -122,6 +122,11 @@ typedef struct qr_colreader qr_colreader;
 
 qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e);
 void qr_colr_close(qr_colreader *r);
+/* Random-access mode (late materialisation of scattered rows): a row of an
+ * integer or dictionary-coded column whose block is not decoded is read on
+ * its own instead of decoding the block (a second read from the same block
+ * decodes it whole). Sequential readers leave it off. */
+void qr_colr_random(qr_colreader *r, int on);
 /* Integer columns (Timestamp, TraceFlags, SeverityNumber). */
 int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e);
 /* A whole decoded integer block (data block `di` of the column): n values

@@ -85,18 +85,26 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
         uint32_t last = docs[from + n - 1];
         unsigned char *se = nblocks == 1 ? single : b->p + skip_at + (size_t)k * QR_SKIP_ENTRY;
         uint32_t max_tf = 1;
-        uint8_t min_norm = 255;
+        uint8_t min_norm = 255, min_norm1 = 255, min_norm2 = 255; /* all, tf = 1, tf >= 2 */
         for (uint32_t i = 0; i < n; i++) {
-            if (w->has_freqs && tfs[from + i] > max_tf)
-                max_tf = tfs[from + i];
-            if (w->norms && w->norms[docs[from + i]] < min_norm)
-                min_norm = w->norms[docs[from + i]];
+            uint32_t tf = w->has_freqs ? tfs[from + i] : 1;
+            uint8_t nm = w->norms ? w->norms[docs[from + i]] : 0;
+            max_tf = tf > max_tf ? tf : max_tf;
+            min_norm = nm < min_norm ? nm : min_norm;
+            if (tf == 1)
+                min_norm1 = nm < min_norm1 ? nm : min_norm1;
+            else
+                min_norm2 = nm < min_norm2 ? nm : min_norm2;
         }
         qr_store_u32(se, last);
         qr_store_u32(se + 4, (uint32_t)(b->len - data_start));
         qr_store_u32(se + 8, w->has_pos ? (uint32_t)(w->pos->len - pos_start) : 0);
         se[12] = (uint8_t)(max_tf > 255 ? 255 : max_tf);
         se[13] = w->norms ? min_norm : 0;
+        if (w->norms) { /* two impacts: (1, min_norm1) and (max_tf, min_norm2) */
+            se[14] = min_norm1;
+            se[15] = min_norm2;
+        }
         /* packed gaps or a bitmap over [base, last], whichever is smaller */
         uint64_t mx = 0;
         for (uint32_t i = 0; i < n; i++) {
@@ -342,6 +350,7 @@ static int decode_block(qr_pcursor *c, uint32_t k)
     if (qr_rd_left(&r) != 0)
         return -1;
     c->blk = k;
+    c->decoded++;
     c->n = n;
     c->i = 0;
     if (c->has_pos) {

@@ -19,7 +19,11 @@
  *     u32 block data offset (from the end of the skip table), u32 positions
  *     offset of the block's first doc (from the term's positions start),
  *     u8 max tf in the block (clamped 255), u8 smallest norm code in the
- *     block, u16 0  -- the block-max data that top-k pruning uses
+ *     block, u8 smallest norm of the block's docs with tf 1, u8 smallest
+ *     norm of its docs with tf >= 2 (255: no such doc; both 0 in lists
+ *     written before these existed, and for docs-only fields) -- the
+ *     block-max data that top-k pruning uses: every doc is dominated by
+ *     one of the impacts (1, norm1), (max tf, norm2)
  *   blocks: u8 encoding; PB_PACKED: u8 width, packed gaps (first from the
  *     previous block's last doc + 1, then doc - prev - 1); PB_BITMAP: bitmap
  *     over [previous last doc + 1, last doc] (chosen when smaller, i.e. for
@@ -79,6 +83,7 @@ typedef struct qr_pcursor {
     uint32_t n, i;         /* docs in the decoded block, index of current */
     uint32_t doc;          /* current doc, QR_NO_DOC at end */
     int corrupt;           /* sticky: the list is malformed */
+    uint32_t decoded;      /* blocks decoded so far (statistics) */
     const unsigned char *pcur; /* positions of doc pcur_i of the block */
     uint32_t pcur_i;
     unsigned char single[QR_SKIP_ENTRY]; /* skip entry of a one-block list (so a
@@ -100,5 +105,38 @@ static inline uint32_t qr_pc_tf(const qr_pcursor *c) { return c->tfs[c->i]; }
 /* Positions of the current doc into out (up to max); returns how many the
  * doc has (may exceed max), or -1 when corrupt. */
 int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max);
+
+/* ---- block-max data (top-k pruning), read from the skip table without
+ * decoding blocks. Only lists of more than one block have it
+ * (qr_pc_skip_blocks() > 1); a caller bounds shorter lists by reading them. */
+static inline uint32_t qr_pc_skip_blocks(const qr_pcursor *c)
+{
+    return c->ti.kind == TI_INLINE ? 1 : c->nblocks;
+}
+/* Block k < qr_pc_skip_blocks(c): its last doc, its largest term frequency
+ * (255 means 255 or more) and its smallest norm code. */
+static inline uint32_t qr_pc_block_last(const qr_pcursor *c, uint32_t k)
+{
+    return qr_load_u32(c->skip + (size_t)k * QR_SKIP_ENTRY);
+}
+static inline uint32_t qr_pc_block_max_tf(const qr_pcursor *c, uint32_t k)
+{
+    return c->skip[(size_t)k * QR_SKIP_ENTRY + 12];
+}
+static inline uint8_t qr_pc_block_min_norm(const qr_pcursor *c, uint32_t k)
+{
+    return c->skip[(size_t)k * QR_SKIP_ENTRY + 13];
+}
+/* The block's smallest norm among docs with tf 1 and among docs with
+ * tf >= 2 (255 = none). Returns 0 when the block does not record them
+ * (then only max tf / min norm bound it). */
+static inline int qr_pc_block_impacts(const qr_pcursor *c, uint32_t k, uint8_t *norm1,
+                                      uint8_t *norm2)
+{
+    const unsigned char *se = c->skip + (size_t)k * QR_SKIP_ENTRY;
+    *norm1 = se[14];
+    *norm2 = se[15];
+    return se[14] || se[15];
+}
 
 #endif

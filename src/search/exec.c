@@ -25,7 +25,7 @@ void qr_segsearch_close(qr_segsearch *ss)
     memset(ss, 0, sizeof *ss);
 }
 
-static qr_invfield *field(qr_segsearch *ss, uint16_t sec, qr_err *e)
+qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
 {
     for (int i = 0; i < QR_NUM_FIELDS; i++)
         if (qr_fields[i].sec == sec) {
@@ -49,7 +49,7 @@ static qr_it *nomem(qr_err *e)
 static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, qr_arena *a,
                       qr_err *e)
 {
-    qr_invfield *f = field(ss, sec, e);
+    qr_invfield *f = qr_segsearch_field(ss, sec, e);
     if (!f)
         return NULL;
     qr_terminfo ti;
@@ -264,7 +264,7 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
 
 static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
-    qr_invfield *f = field(ss, q->field, e);
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
         return NULL;
     qr_aut *aut = q->compiled;
@@ -452,7 +452,7 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     case Q_TERM:
         return term_it(ss, q->field, q->text, q->len, a, e);
     case Q_PHRASE: {
-        qr_invfield *f = field(ss, q->field, e);
+        qr_invfield *f = qr_segsearch_field(ss, q->field, e);
         if (!f)
             return NULL;
         qr_terminfo *tis = qr_arena_alloc(a, sizeof *tis * q->n);

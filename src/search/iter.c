@@ -415,6 +415,7 @@ typedef struct {
     post_it **posts;
     uint32_t *pos[2]; /* scratch: positions of term 0 and of term i */
     int bad;
+    double freq;      /* phrase frequency of the current doc (scoring) */
 } phrase_it;
 
 /* 1 when the current doc has the terms at the required positions. */
@@ -439,17 +440,24 @@ static int phrase_confirm(phrase_it *p)
         if (ni > PHRASE_MAX_POS)
             ni = PHRASE_MAX_POS;
         uint32_t keep = 0, j = 0;
+        double sloppy = 0;
         for (uint32_t c = 0; c < nc; c++) {
             uint64_t lo = (uint64_t)cand[c] + (p->within ? 1 : p->offs[i]);
             uint64_t hi = (uint64_t)cand[c] + (p->within ? (uint64_t)p->within + 1 : p->offs[i]);
             while (j < (uint32_t)ni && p->pos[1][j] < lo)
                 j++;
-            uint32_t jj = j;
-            if (jj < (uint32_t)ni && p->pos[1][jj] <= hi)
+            if (j < (uint32_t)ni && p->pos[1][j] <= hi) {
+                /* the nearest following occurrence: distance d weighs 1/d */
+                sloppy += 1.0 / (double)(p->pos[1][j] - cand[c]);
                 cand[keep++] = cand[c];
+            }
         }
         nc = keep;
+        if (p->within)
+            p->freq = sloppy;
     }
+    if (!p->within)
+        p->freq = nc;
     return nc > 0;
 }
 static uint32_t phrase_from(phrase_it *p, uint32_t d)
@@ -474,6 +482,13 @@ static int phrase_failed(qr_it *it)
     return p->bad || qr_it_failed(p->conj);
 }
 static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, NULL, phrase_failed};
+
+double qr_it_phrase_freq(const qr_it *it) { return ((const phrase_it *)it)->freq; }
+
+const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
+{
+    return &((const phrase_it *)it)->posts[i]->c;
+}
 
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
                     const uint32_t *offs, uint32_t n, uint32_t within)

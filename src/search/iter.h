@@ -72,5 +72,11 @@ const void *qr_it_bitmap_bits(const qr_it *it);
  * follows the first at a distance of 1..within+1 positions (slop form). */
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
                     const uint32_t *offs, uint32_t n, uint32_t within);
+/* On the current doc of a phrase iterator: the phrase frequency (exact
+ * phrases: start positions that match; slop form: sum of 1/d over the first
+ * word's occurrences, d the distance to the nearest second word in range),
+ * and word i's postings cursor (phrase order; for block-max data). */
+double qr_it_phrase_freq(const qr_it *it);
+const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i);
 
 #endif

@@ -103,6 +103,9 @@ void qr_par_free(qr_par_search *p)
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }
+    for (uint32_t i = 0; p->readers && i < p->nsegs * COL_COUNT; i++)
+        qr_colr_close(p->readers[i]);
+    free(p->readers);
     for (uint32_t i = 0; p->ss && i < p->nsegs; i++)
         qr_segsearch_close(&p->ss[i]);
     free(p->ss);

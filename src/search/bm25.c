@@ -1,0 +1,106 @@
+/* bm25.c - the BM25 model and index-wide query statistics (see bm25.h). */
+#include "search/bm25.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "index/invfmt.h"
+#include "index/norms.h"
+
+void qr_bm25_init(qr_bm25 *m, uint64_t docs, uint64_t tokens)
+{
+    memset(m, 0, sizeof *m);
+    m->docs = docs;
+    m->tokens = tokens;
+    m->avgdl = docs && tokens ? (double)tokens / (double)docs : 1.0;
+    for (int i = 0; i < 256; i++)
+        m->K[i] = QR_BM25_K1 * ((1.0 - QR_BM25_B) +
+                                QR_BM25_B * (double)qr_norm_decode((uint8_t)i) / m->avgdl);
+}
+
+double qr_bm25_idf(const qr_bm25 *m, uint64_t df)
+{
+    double n = (double)m->docs, d = (double)df;
+    return log(1.0 + (n - d + 0.5) / (d + 0.5));
+}
+
+int qr_bm25_is_leaf(const qr_query *q)
+{
+    return (q->type == Q_TERM || q->type == Q_PHRASE) && q->field == SEC_BODY;
+}
+
+uint32_t qr_bm25_count_leaves(const qr_query *q)
+{
+    uint32_t n = qr_bm25_is_leaf(q);
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++)
+            n += qr_bm25_count_leaves(q->kids[i]);
+    return n;
+}
+
+/* df of one word summed over the segments. */
+static int word_df(qr_segsearch *ss, uint32_t nsegs, const char *t, size_t len, uint64_t *df,
+                   qr_err *e)
+{
+    *df = 0;
+    if (len > QR_MAX_TERM)
+        return 0;
+    for (uint32_t i = 0; i < nsegs; i++) {
+        qr_invfield *f = qr_segsearch_field(&ss[i], SEC_BODY, e);
+        if (!f)
+            return -1;
+        qr_terminfo ti;
+        int r = qr_tdict_lookup(&f->dict, t, len, &ti, e);
+        if (r < 0)
+            return qr_err_prefix(e, "segment %s: body index: ", ss[i].seg->path);
+        if (r)
+            *df += ti.df;
+    }
+    return 0;
+}
+
+static int leaves(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
+                  uint32_t *at, qr_err *e)
+{
+    if (qr_bm25_is_leaf(q)) {
+        double w = 0;
+        uint64_t df;
+        if (q->type == Q_TERM) {
+            if (word_df(ss, nsegs, q->text, q->len, &df, e) != 0)
+                return -1;
+            w = qr_bm25_idf(&qw->m, df);
+        } else {
+            for (uint32_t i = 0; i < q->n; i++) {
+                if (word_df(ss, nsegs, q->terms[i], q->term_lens[i], &df, e) != 0)
+                    return -1;
+                w += qr_bm25_idf(&qw->m, df);
+            }
+        }
+        qw->w[(*at)++] = w;
+    }
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++)
+            if (leaves(qw, ss, nsegs, q->kids[i], at, e) != 0)
+                return -1;
+    return 0;
+}
+
+int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
+                        qr_arena *a, qr_err *e)
+{
+    uint64_t docs = 0, tokens = 0;
+    for (uint32_t i = 0; i < nsegs; i++) {
+        qr_invfield *f = qr_segsearch_field(&ss[i], SEC_BODY, e);
+        if (!f)
+            return -1;
+        docs += f->docs_with_field;
+        tokens += f->total_tokens;
+    }
+    qr_bm25_init(&qw->m, docs, tokens);
+    qw->n = qr_bm25_count_leaves(q);
+    qw->w = qr_arena_alloc(a, sizeof *qw->w * (qw->n ? qw->n : 1));
+    if (!qw->w)
+        return qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    uint32_t at = 0;
+    return leaves(qw, ss, nsegs, q, &at, e);
+}

@@ -1,0 +1,849 @@
+/* scorer.c - scoring iterators with block-max pruning (see scorer.h).
+ *
+ * Bounds are evaluated with the very expression that scores a row
+ * (qr_bm25_score on the block's max tf and min norm), and sums of bounds
+ * add in the same order as sums of scores, so "bound <= threshold" proves
+ * the score is too (IEEE rounding is monotone). Only MaxScore compares
+ * partial sums taken in another order; it keeps a relative slack of 1e-12
+ * there, far above the rounding error of a few dozen additions. */
+#include "search/scorer.h"
+
+#include <string.h>
+
+#include "index/invfmt.h"
+
+#define END (QR_NO_DOC - 1) /* the last possible window end */
+#define SLACK (1.0 + 1e-12)
+
+static qr_sc *nomem(qr_err *e)
+{
+    qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    return NULL;
+}
+
+static void *alloc_sc(qr_arena *a, size_t size, const qr_sc_vt *vt, uint64_t cost)
+{
+    qr_sc *s = qr_arena_alloc(a, size);
+    if (s) {
+        memset(s, 0, size);
+        s->vt = vt;
+        s->cost = cost;
+    }
+    return s;
+}
+
+static uint32_t shallow_end(qr_sc *s, uint32_t target) { return END; }
+static void no_stats(qr_sc *s, qr_sc_stats *st) {}
+
+/* First doc >= target of a plain iterator (started or not). */
+static uint32_t it_seek(qr_it *it, uint32_t target)
+{
+    if (!it->started) {
+        uint32_t d = qr_it_next(it);
+        if (d == QR_NO_DOC || d >= target)
+            return d;
+    } else if (it->doc == QR_NO_DOC || it->doc >= target) {
+        return it->doc;
+    }
+    return qr_it_advance(it, target);
+}
+
+/* ---- constant score over a filter ---- */
+typedef struct {
+    qr_sc sc;
+    qr_it *it;
+    double c;
+    int done; /* set_min at or above c */
+} const_sc;
+
+static uint32_t const_advance(qr_sc *s, uint32_t target)
+{
+    const_sc *k = (const_sc *)s;
+    return k->done ? QR_NO_DOC : it_seek(k->it, target);
+}
+static double const_score(qr_sc *s) { return ((const_sc *)s)->c; }
+static double const_max(qr_sc *s, uint32_t upto) { return ((const_sc *)s)->c; }
+static void const_set_min(qr_sc *s, double min)
+{
+    const_sc *k = (const_sc *)s;
+    if (k->c <= min)
+        k->done = 1;
+}
+static int const_failed(qr_sc *s) { return qr_it_failed(((const_sc *)s)->it); }
+static const qr_sc_vt const_vt = {const_advance, const_score,   shallow_end, const_max,
+                                  const_set_min, const_failed, no_stats};
+
+static qr_sc *const_new(qr_it *it, double c, qr_arena *a, qr_err *e)
+{
+    if (!it)
+        return NULL;
+    const_sc *k = alloc_sc(a, sizeof *k, &const_vt, it->cost);
+    if (!k)
+        return nomem(e);
+    k->it = it;
+    k->c = c;
+    return &k->sc;
+}
+
+/* ---- one word ---- */
+typedef struct {
+    qr_sc sc;
+    const qr_bm25 *m;
+    double w;
+    const uint8_t *norms;
+    uint32_t rows, nb, sblk; /* nb > 1: block-max data; sblk: shallow block */
+    int blocks, bad, has_min, cstarted;
+    double min, exact_max;   /* exact_max: the best score of a list without block data */
+    qr_pcursor c;            /* last: large, never copied */
+} term_sc;
+
+/* The best score any doc of block k can have. A max tf of 255 means "255
+ * or more": bounded by the weight itself, the limit for tf -> infinity. */
+static double term_block_max(const term_sc *t, uint32_t k)
+{
+    uint32_t tf = qr_pc_block_max_tf(&t->c, k);
+    uint8_t n1, n2;
+    if (tf >= 255 || tf == 0)
+        return t->w;
+    if (!qr_pc_block_impacts(&t->c, k, &n1, &n2))
+        return qr_bm25_score(t->m, t->w, tf, qr_pc_block_min_norm(&t->c, k));
+    /* every doc is dominated by (1, n1) or by (tf, n2) */
+    double b1 = n1 != 255 ? qr_bm25_score(t->m, t->w, 1, n1) : 0;
+    double b2 = n2 != 255 && tf >= 2 ? qr_bm25_score(t->m, t->w, tf, n2) : 0;
+    return b1 > b2 ? b1 : b2;
+}
+
+static uint32_t term_shallow(qr_sc *s, uint32_t target)
+{
+    term_sc *t = (term_sc *)s;
+    if (t->nb <= 1)
+        return END;
+    if (t->sblk < t->nb && qr_pc_block_last(&t->c, t->sblk) < target) {
+        /* gallop, then bisect: windows may jump far ahead */
+        uint32_t lo = t->sblk + 1, step = 1, hi;
+        while (lo + step < t->nb && qr_pc_block_last(&t->c, lo + step) < target)
+            lo += step, step *= 2;
+        hi = lo + step < t->nb ? lo + step : t->nb;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (qr_pc_block_last(&t->c, mid) < target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        t->sblk = lo;
+    }
+    return t->sblk < t->nb ? qr_pc_block_last(&t->c, t->sblk) : END;
+}
+
+static double term_max(qr_sc *s, uint32_t upto)
+{
+    term_sc *t = (term_sc *)s;
+    if (t->nb <= 1)
+        return t->exact_max;
+    double mx = 0;
+    for (uint32_t k = t->sblk; k < t->nb; k++) {
+        double b = term_block_max(t, k);
+        if (b > mx)
+            mx = b;
+        if (qr_pc_block_last(&t->c, k) >= upto)
+            break;
+    }
+    return mx;
+}
+
+static uint32_t term_advance(qr_sc *s, uint32_t target)
+{
+    term_sc *t = (term_sc *)s;
+    for (;;) {
+        uint32_t end = END;
+        if (t->has_min) {
+            if (t->nb <= 1) {
+                if (t->exact_max <= t->min)
+                    return QR_NO_DOC;
+            } else {
+                end = term_shallow(s, target);
+                if (t->sblk >= t->nb)
+                    return QR_NO_DOC;
+                if (term_block_max(t, t->sblk) <= t->min) {
+                    if (end >= END)
+                        return QR_NO_DOC;
+                    target = end + 1; /* the whole block cannot compete */
+                    continue;
+                }
+            }
+        }
+        uint32_t d;
+        if (t->cstarted && t->c.doc >= target)
+            d = t->c.doc;
+        else
+            d = qr_pc_advance(&t->c, target);
+        t->cstarted = 1;
+        if (d == QR_NO_DOC) {
+            t->bad |= t->c.corrupt;
+            return d;
+        }
+        if (d >= t->rows) {
+            t->bad = 1;
+            return QR_NO_DOC;
+        }
+        if (d > end) {
+            target = d; /* landed in a later block: check its bound */
+            continue;
+        }
+        return d;
+    }
+}
+
+static double term_score(qr_sc *s)
+{
+    term_sc *t = (term_sc *)s;
+    return qr_bm25_score(t->m, t->w, qr_pc_tf(&t->c), t->norms[s->doc]);
+}
+static void term_set_min(qr_sc *s, double min)
+{
+    term_sc *t = (term_sc *)s;
+    t->has_min = 1;
+    t->min = min;
+}
+static int term_failed(qr_sc *s) { return ((term_sc *)s)->bad; }
+static void term_stats(qr_sc *s, qr_sc_stats *st)
+{
+    term_sc *t = (term_sc *)s;
+    st->blocks_total += t->blocks;
+    st->blocks_decoded += t->c.decoded;
+}
+static const qr_sc_vt term_vt = {term_advance, term_score,  term_shallow, term_max,
+                                 term_set_min, term_failed, term_stats};
+
+/* Largest tf and smallest norm of a whole list, by reading it (lists
+ * without block-max data are at most one block long). */
+static int list_maxima(const qr_invfield *f, const qr_terminfo *ti, uint32_t *max_tf,
+                       uint8_t *min_norm, qr_err *e)
+{
+    qr_pcursor c;
+    if (qr_invfield_cursor(f, ti, &c, e) != 0)
+        return -1;
+    *max_tf = 0;
+    *min_norm = 255;
+    for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
+        if (d >= f->rows) {
+            c.corrupt = 1;
+            break;
+        }
+        if (qr_pc_tf(&c) > *max_tf)
+            *max_tf = qr_pc_tf(&c);
+        if (f->norms[d] < *min_norm)
+            *min_norm = f->norms[d];
+    }
+    if (c.corrupt)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
+                       f->seg->path, f->def->name, f->def->sec);
+    return 0;
+}
+
+/* Exact best score of a short list (reads it once more). */
+static int list_best(term_sc *t, const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+{
+    qr_pcursor c;
+    if (qr_invfield_cursor(f, ti, &c, e) != 0)
+        return -1;
+    t->exact_max = 0;
+    for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
+        if (d >= f->rows) {
+            c.corrupt = 1;
+            break;
+        }
+        double v = qr_bm25_score(t->m, t->w, qr_pc_tf(&c), f->norms[d]);
+        if (v > t->exact_max)
+            t->exact_max = v;
+    }
+    if (c.corrupt)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
+                       f->seg->path, f->def->name, f->def->sec);
+    return 0;
+}
+
+static qr_sc *term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
+                       qr_arena *a, qr_err *e)
+{
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return NULL;
+    qr_terminfo ti;
+    int r = q->len <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, q->text, q->len, &ti, e) : 0;
+    if (r < 0)
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name),
+               NULL;
+    if (r == 0)
+        return const_new(qr_it_empty(a), 0, a, e);
+    term_sc *t = alloc_sc(a, sizeof *t, &term_vt, ti.df);
+    if (!t)
+        return nomem(e);
+    t->m = &qw->m;
+    t->w = w;
+    t->norms = f->norms;
+    t->rows = f->rows;
+    if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)
+        return NULL;
+    t->nb = qr_pc_skip_blocks(&t->c);
+    t->blocks = ti.kind == TI_INLINE ? 0 : (int)t->c.nblocks;
+    if (t->nb <= 1 && list_best(t, f, &ti, e) != 0)
+        return NULL;
+    return &t->sc;
+}
+
+/* ---- phrase ---- */
+typedef struct {
+    const qr_pcursor *c;
+    uint32_t nb, sblk;
+    uint32_t max_tf; /* nb <= 1: of the whole list */
+    uint8_t min_norm;
+} pword;
+
+typedef struct {
+    qr_sc sc;
+    qr_it *it;
+    const qr_bm25 *m;
+    double w, min;
+    const uint8_t *norms;
+    uint32_t rows, n, within;
+    pword *words;
+    int has_min, bad, done;
+    uint64_t blocks;
+} phrase_sc;
+
+static uint32_t phrase_shallow(qr_sc *s, uint32_t target)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    uint32_t end = END;
+    for (uint32_t i = 0; i < p->n; i++) {
+        pword *w = &p->words[i];
+        if (w->nb <= 1)
+            continue;
+        while (w->sblk < w->nb && qr_pc_block_last(w->c, w->sblk) < target)
+            w->sblk++;
+        if (w->sblk >= w->nb) {
+            p->done = 1; /* a word has no doc from target on */
+            return END;
+        }
+        uint32_t l = qr_pc_block_last(w->c, w->sblk);
+        if (l < end)
+            end = l;
+    }
+    return end;
+}
+
+/* Phrase frequency <= every word's tf (exact phrases) or the first word's
+ * (slop form); the row's norm >= every word's block minimum. */
+static double phrase_max(qr_sc *s, uint32_t upto)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    if (p->done)
+        return 0;
+    uint32_t f = UINT32_MAX;
+    uint8_t norm = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        pword *w = &p->words[i];
+        uint32_t tf = 0;
+        uint8_t nm = 255;
+        if (w->nb <= 1) {
+            tf = w->max_tf;
+            nm = w->min_norm;
+        } else {
+            for (uint32_t k = w->sblk; k < w->nb; k++) {
+                uint32_t bt = qr_pc_block_max_tf(w->c, k);
+                uint8_t bn = qr_pc_block_min_norm(w->c, k), n1, n2;
+                if (qr_pc_block_impacts(w->c, k, &n1, &n2) && n2 == 255)
+                    bt = 1; /* no doc of the block has the word twice */
+                tf = bt > tf ? bt : tf;
+                nm = bn < nm ? bn : nm;
+                if (qr_pc_block_last(w->c, k) >= upto)
+                    break;
+            }
+        }
+        if ((i == 0 || !p->within) && tf < f)
+            f = tf;
+        if (nm > norm)
+            norm = nm;
+    }
+    if (f >= 255 || f == 0)
+        return p->w;
+    return qr_bm25_score(p->m, p->w, f, norm);
+}
+
+static uint32_t phrase_advance(qr_sc *s, uint32_t target)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    for (;;) {
+        uint32_t end = END;
+        if (p->has_min) {
+            end = phrase_shallow(s, target);
+            if (p->done)
+                return QR_NO_DOC;
+            if (phrase_max(s, end) <= p->min) {
+                if (end >= END)
+                    return QR_NO_DOC;
+                target = end + 1;
+                continue;
+            }
+        }
+        uint32_t d = it_seek(p->it, target);
+        if (d == QR_NO_DOC) {
+            p->bad |= qr_it_failed(p->it);
+            return d;
+        }
+        if (d >= p->rows) {
+            p->bad = 1;
+            return QR_NO_DOC;
+        }
+        if (d > end) {
+            target = d;
+            continue;
+        }
+        return d;
+    }
+}
+
+static double phrase_score(qr_sc *s)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    return qr_bm25_score(p->m, p->w, qr_it_phrase_freq(p->it), p->norms[s->doc]);
+}
+static void phrase_set_min(qr_sc *s, double min)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    p->has_min = 1;
+    p->min = min;
+}
+static int phrase_failed(qr_sc *s) { return ((phrase_sc *)s)->bad; }
+static void phrase_stats(qr_sc *s, qr_sc_stats *st)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    st->blocks_total += p->blocks;
+    for (uint32_t i = 0; i < p->n; i++)
+        st->blocks_decoded += p->words[i].c->decoded;
+}
+static const qr_sc_vt phrase_vt = {phrase_advance, phrase_score,  phrase_shallow, phrase_max,
+                                   phrase_set_min, phrase_failed, phrase_stats};
+
+static qr_sc *phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
+                         qr_arena *a, qr_err *e)
+{
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return NULL;
+    qr_terminfo *tis = qr_arena_alloc(a, sizeof *tis * q->n);
+    if (!tis)
+        return nomem(e);
+    for (uint32_t i = 0; i < q->n; i++) {
+        int r = q->term_lens[i] <= QR_MAX_TERM
+                    ? qr_tdict_lookup(&f->dict, q->terms[i], q->term_lens[i], &tis[i], e)
+                    : 0;
+        if (r < 0)
+            return NULL;
+        if (r == 0)
+            return const_new(qr_it_empty(a), 0, a, e);
+    }
+    phrase_sc *p = alloc_sc(a, sizeof *p, &phrase_vt, 0);
+    if (!p || !(p->words = qr_arena_alloc(a, sizeof *p->words * q->n)))
+        return nomem(e);
+    if (!(p->it = qr_it_phrase(a, f, tis, q->offs, q->n, q->within)))
+        return nomem(e);
+    p->sc.cost = p->it->cost;
+    p->m = &qw->m;
+    p->w = w;
+    p->norms = f->norms;
+    p->rows = f->rows;
+    p->n = q->n;
+    p->within = q->within;
+    for (uint32_t i = 0; i < q->n; i++) {
+        pword *pw = &p->words[i];
+        memset(pw, 0, sizeof *pw);
+        pw->c = qr_it_phrase_cursor(p->it, i);
+        pw->nb = qr_pc_skip_blocks(pw->c);
+        p->blocks += tis[i].kind == TI_INLINE ? 0 : pw->c->nblocks;
+        if (pw->nb <= 1 && list_maxima(f, &tis[i], &pw->max_tf, &pw->min_norm, e) != 0)
+            return NULL;
+    }
+    return &p->sc;
+}
+
+/* ---- conjunction ---- */
+typedef struct {
+    qr_sc sc;
+    qr_sc **kids; /* as written (scores add in this order) */
+    qr_sc **lead; /* by cost, cheapest first */
+    uint32_t n, wend;
+    int has_min, wvalid;
+    double min, wmax;
+} and_sc;
+
+static uint32_t and_shallow(qr_sc *s, uint32_t target)
+{
+    and_sc *x = (and_sc *)s;
+    uint32_t end = END;
+    for (uint32_t i = 0; i < x->n; i++) {
+        uint32_t l = x->kids[i]->vt->shallow(x->kids[i], target);
+        if (l < end)
+            end = l;
+    }
+    return end;
+}
+static double and_max(qr_sc *s, uint32_t upto)
+{
+    and_sc *x = (and_sc *)s;
+    double m = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        m += x->kids[i]->vt->max_score(x->kids[i], upto);
+    return m;
+}
+
+static uint32_t and_advance(qr_sc *s, uint32_t target)
+{
+    and_sc *x = (and_sc *)s;
+    for (;;) {
+        if (x->has_min) {
+            if (!x->wvalid || target > x->wend) {
+                x->wend = and_shallow(s, target);
+                x->wmax = and_max(s, x->wend);
+                x->wvalid = 1;
+            }
+            if (x->wmax <= x->min) { /* no row of this window can compete */
+                if (x->wend >= END)
+                    return QR_NO_DOC;
+                target = x->wend + 1;
+                x->wvalid = 0;
+                continue;
+            }
+        }
+        uint32_t d = qr_sc_advance(x->lead[0], target);
+        for (uint32_t i = 1; d != QR_NO_DOC && i < x->n;) {
+            uint32_t di = qr_sc_advance(x->lead[i], d);
+            if (di == d) {
+                i++;
+            } else {
+                d = di == QR_NO_DOC ? di : qr_sc_advance(x->lead[0], di);
+                i = 1;
+            }
+        }
+        if (d == QR_NO_DOC)
+            return d;
+        if (x->has_min && d > x->wend) {
+            target = d; /* a new window: check its bound first */
+            x->wvalid = 0;
+            continue;
+        }
+        return d;
+    }
+}
+
+static double and_score(qr_sc *s)
+{
+    and_sc *x = (and_sc *)s;
+    double v = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        v += qr_sc_score(x->kids[i]);
+    return v;
+}
+static void and_set_min(qr_sc *s, double min)
+{
+    and_sc *x = (and_sc *)s;
+    x->has_min = 1;
+    x->min = min;
+    x->wvalid = 0;
+}
+static int and_failed(qr_sc *s)
+{
+    and_sc *x = (and_sc *)s;
+    for (uint32_t i = 0; i < x->n; i++)
+        if (x->kids[i]->vt->failed(x->kids[i]))
+            return 1;
+    return 0;
+}
+static void and_stats(qr_sc *s, qr_sc_stats *st)
+{
+    and_sc *x = (and_sc *)s;
+    for (uint32_t i = 0; i < x->n; i++)
+        x->kids[i]->vt->stats(x->kids[i], st);
+}
+static const qr_sc_vt and_vt = {and_advance, and_score,  and_shallow, and_max,
+                                and_set_min, and_failed, and_stats};
+
+/* ---- disjunction, minimum-should-match ---- */
+typedef struct {
+    qr_sc sc;
+    qr_sc **kids;
+    uint32_t n, k, wend, ness; /* order[0..ness): non-essential this window */
+    int has_min, wvalid;
+    double min, cur;
+    double *wmax, *pref; /* per kid; pref[j] = sum of wmax[order[0..j)] */
+    uint32_t *order;     /* kids by window bound, ascending */
+} or_sc;
+
+static uint32_t or_shallow(qr_sc *s, uint32_t target)
+{
+    or_sc *o = (or_sc *)s;
+    uint32_t end = END;
+    for (uint32_t i = 0; i < o->n; i++) {
+        qr_sc *k = o->kids[i];
+        if (k->started && k->doc == QR_NO_DOC)
+            continue;
+        uint32_t l = k->vt->shallow(k, target);
+        if (l < end)
+            end = l;
+    }
+    return end;
+}
+static double or_max(qr_sc *s, uint32_t upto)
+{
+    or_sc *o = (or_sc *)s;
+    double m = 0;
+    for (uint32_t i = 0; i < o->n; i++) {
+        qr_sc *k = o->kids[i];
+        if (!(k->started && k->doc == QR_NO_DOC))
+            m += k->vt->max_score(k, upto);
+    }
+    return m;
+}
+
+/* A window from target: every clause's bound over it; with k = 1 the
+ * longest prefix of clauses (by bound) whose bounds together cannot beat
+ * the threshold becomes non-essential. */
+static void or_window(or_sc *o, uint32_t target)
+{
+    o->wend = or_shallow(&o->sc, target);
+    for (uint32_t i = 0; i < o->n; i++) {
+        qr_sc *k = o->kids[i];
+        o->wmax[i] = k->started && k->doc == QR_NO_DOC ? 0 : k->vt->max_score(k, o->wend);
+        /* insertion sort by bound: n is small */
+        uint32_t j = i;
+        while (j > 0 && o->wmax[o->order[j - 1]] > o->wmax[i]) {
+            o->order[j] = o->order[j - 1];
+            j--;
+        }
+        o->order[j] = i;
+    }
+    o->pref[0] = 0;
+    for (uint32_t j = 0; j < o->n; j++)
+        o->pref[j + 1] = o->pref[j] + o->wmax[o->order[j]];
+    if (o->k == 1) {
+        o->ness = 0;
+        while (o->ness < o->n && o->pref[o->ness + 1] * SLACK <= o->min)
+            o->ness++;
+    } else {
+        o->ness = o->pref[o->n] * SLACK <= o->min ? o->n : 0;
+    }
+    o->wvalid = 1;
+}
+
+static uint32_t or_advance(qr_sc *s, uint32_t target)
+{
+    or_sc *o = (or_sc *)s;
+    for (;;) {
+        uint32_t ness = 0;
+        if (o->has_min) {
+            if (!o->wvalid || target > o->wend)
+                or_window(o, target);
+            ness = o->ness;
+            if (ness == o->n) { /* nothing in this window can compete */
+                if (o->wend >= END)
+                    return QR_NO_DOC;
+                target = o->wend + 1;
+                o->wvalid = 0;
+                continue;
+            }
+        }
+        uint32_t cand = QR_NO_DOC;
+        for (uint32_t j = ness; j < o->n; j++) {
+            uint32_t d = qr_sc_advance(o->kids[o->has_min ? o->order[j] : j], target);
+            if (d < cand)
+                cand = d;
+        }
+        if (cand == QR_NO_DOC) {
+            if (!o->has_min || o->wend >= END)
+                return QR_NO_DOC;
+            target = o->wend + 1; /* only non-essential clauses left here */
+            o->wvalid = 0;
+            continue;
+        }
+        if (o->has_min && cand > o->wend) {
+            /* not past cand: in the next windows other clauses may turn
+             * essential and match before it */
+            target = o->wend + 1;
+            o->wvalid = 0;
+            continue;
+        }
+        uint32_t matched = 0;
+        double partial = 0;
+        for (uint32_t j = ness; j < o->n; j++) {
+            qr_sc *k = o->kids[o->has_min ? o->order[j] : j];
+            if (k->doc == cand) {
+                partial += qr_sc_score(k);
+                matched++;
+            }
+        }
+        int reject = 0;
+        for (uint32_t j = ness; j-- > 0;) { /* non-essential, best bound first */
+            if ((partial + o->pref[j + 1]) * SLACK <= o->min) {
+                reject = 1;
+                break;
+            }
+            qr_sc *k = o->kids[o->order[j]];
+            if (qr_sc_advance(k, cand) == cand) {
+                partial += qr_sc_score(k);
+                matched++;
+            }
+        }
+        if (reject || matched < o->k) {
+            target = cand + 1;
+            continue;
+        }
+        double v = 0; /* the score, summed in the written order */
+        for (uint32_t i = 0; i < o->n; i++)
+            if (o->kids[i]->started && o->kids[i]->doc == cand)
+                v += qr_sc_score(o->kids[i]);
+        o->cur = v;
+        return cand;
+    }
+}
+
+static double or_score(qr_sc *s) { return ((or_sc *)s)->cur; }
+static void or_set_min(qr_sc *s, double min)
+{
+    or_sc *o = (or_sc *)s;
+    o->has_min = 1;
+    o->min = min;
+    o->wvalid = 0;
+}
+static int or_failed(qr_sc *s)
+{
+    or_sc *o = (or_sc *)s;
+    for (uint32_t i = 0; i < o->n; i++)
+        if (o->kids[i]->vt->failed(o->kids[i]))
+            return 1;
+    return 0;
+}
+static void or_stats(qr_sc *s, qr_sc_stats *st)
+{
+    or_sc *o = (or_sc *)s;
+    for (uint32_t i = 0; i < o->n; i++)
+        o->kids[i]->vt->stats(o->kids[i], st);
+}
+static const qr_sc_vt or_vt = {or_advance, or_score,  or_shallow, or_max,
+                               or_set_min, or_failed, or_stats};
+
+/* ---- building ---- */
+enum { K_FILTER, K_CONST, K_SCORED };
+
+static int is_multi(const qr_query *q)
+{
+    return q->type == Q_PREFIX || q->type == Q_REGEXP || q->type == Q_LIKE || q->type == Q_FUZZY;
+}
+
+/* Does q contribute to the score, and how? NOT clauses never do. */
+static int kind_of(const qr_query *q)
+{
+    if (qr_bm25_is_leaf(q))
+        return K_SCORED;
+    if (is_multi(q) && q->field == SEC_BODY)
+        return K_CONST;
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++)
+            if (q->kids[i]->type != Q_NOT && kind_of(q->kids[i]) != K_FILTER)
+                return K_SCORED;
+    return K_FILTER;
+}
+
+static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
+                    qr_arena *a, qr_err *e);
+
+static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
+                        uint32_t *leaf, qr_arena *a, qr_err *e)
+{
+    qr_sc **kids = qr_arena_alloc(a, sizeof *kids * (q->n + 1));
+    qr_query **flt = qr_arena_alloc(a, sizeof *flt * q->n);
+    if (!kids || !flt)
+        return nomem(e);
+    uint32_t n = 0, nf = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const qr_query *k = q->kids[i];
+        if (k->type == Q_NOT || kind_of(k) == K_FILTER) {
+            flt[nf++] = (qr_query *)k; /* filters and exclusions: one iterator */
+            *leaf += qr_bm25_count_leaves(k);
+        } else if (!(kids[n++] = build(ss, k, qw, leaf, a, e))) {
+            return NULL;
+        }
+    }
+    if (nf) {
+        qr_query group = {.type = Q_AND, .n = nf, .kids = flt};
+        if (!(kids[n++] = const_new(qr_segsearch_compile(ss, &group, a, e), 0, a, e)))
+            return NULL;
+    }
+    if (n == 1)
+        return kids[0];
+    and_sc *x = alloc_sc(a, sizeof *x, &and_vt, 0);
+    qr_sc **lead = qr_arena_alloc(a, sizeof *lead * n);
+    if (!x || !lead)
+        return nomem(e);
+    memcpy(lead, kids, sizeof *lead * n);
+    for (uint32_t i = 1; i < n; i++) /* cheapest leads */
+        for (uint32_t j = i; j > 0 && lead[j - 1]->cost > lead[j]->cost; j--) {
+            qr_sc *t = lead[j];
+            lead[j] = lead[j - 1];
+            lead[j - 1] = t;
+        }
+    x->kids = kids;
+    x->lead = lead;
+    x->n = n;
+    x->sc.cost = lead[0]->cost;
+    return &x->sc;
+}
+
+static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
+                       uint32_t *leaf, qr_arena *a, qr_err *e)
+{
+    or_sc *o = alloc_sc(a, sizeof *o, &or_vt, 0);
+    if (!o || !(o->kids = qr_arena_alloc(a, sizeof *o->kids * q->n)) ||
+        !(o->wmax = qr_arena_alloc(a, sizeof *o->wmax * q->n)) ||
+        !(o->pref = qr_arena_alloc(a, sizeof *o->pref * (q->n + 1))) ||
+        !(o->order = qr_arena_alloc(a, sizeof *o->order * q->n)))
+        return nomem(e);
+    o->n = q->n;
+    o->k = q->type == Q_MINMATCH ? q->k : 1;
+    for (uint32_t i = 0; i < q->n; i++) {
+        if (!(o->kids[i] = build(ss, q->kids[i], qw, leaf, a, e)))
+            return NULL;
+        o->sc.cost += o->kids[i]->cost;
+    }
+    return &o->sc;
+}
+
+static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
+                    qr_arena *a, qr_err *e)
+{
+    switch (kind_of(q)) {
+    case K_FILTER:
+        *leaf += qr_bm25_count_leaves(q);
+        return const_new(qr_segsearch_compile(ss, q, a, e), 0, a, e);
+    case K_CONST:
+        return const_new(qr_segsearch_compile(ss, q, a, e), 1, a, e);
+    default:
+        break;
+    }
+    if (qr_bm25_is_leaf(q)) {
+        if (*leaf >= qw->n)
+            return (void)qr_errf(e, QR_E_INTERNAL, "query statistics do not match the query"),
+                   NULL;
+        double w = qw->w[(*leaf)++];
+        return q->type == Q_TERM ? term_new(ss, q, qw, w, a, e) : phrase_new(ss, q, qw, w, a, e);
+    }
+    return q->type == Q_AND ? build_and(ss, q, qw, leaf, a, e) : build_or(ss, q, qw, leaf, a, e);
+}
+
+qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
+                       qr_err *e)
+{
+    uint32_t leaf = 0;
+    return build(ss, q, qw, &leaf, a, e);
+}

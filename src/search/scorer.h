@@ -1,0 +1,76 @@
+/* scorer.h - scoring iterators: the filter tree of a query evaluated with a
+ * BM25 score per matching row and block-max bounds for top-k pruning
+ * (Lucene's Scorer with advanceShallow / getMaxScore /
+ * setMinCompetitiveScore).
+ *
+ *   term        postings cursor; a block's bound from its skip entry
+ *               (max tf, min norm) without decoding it
+ *   phrase      the two-phase phrase iterator, scored by phrase frequency
+ *   AND         leapfrog over the scoring clauses and one filter iterator
+ *               (the non-scoring clauses, compiled as in counting), minus
+ *               the NOT clauses; skips doc windows whose summed bounds lose
+ *   OR/atleast  block-max MaxScore: per window, the clauses whose bounds
+ *               together cannot beat the threshold only confirm candidates
+ *   constant    any other filter (multi-term: 1, keyword/range/time: 0)
+ *
+ * Contract: advance(target) returns the first doc >= target that may beat
+ * the minimum set by set_min (docs that cannot are skipped: a scorer may
+ * skip any doc whose score is <= min); shallow(target) prepares block data
+ * for docs >= target and returns the last doc of the window over which
+ * max_score(upto) is valid; both take non-decreasing targets. Scores add in
+ * the order the query's clauses are written, so pruned and exhaustive runs
+ * give bitwise-equal scores.
+ */
+#ifndef QR_SCORER_H
+#define QR_SCORER_H
+
+#include <stdint.h>
+
+#include "search/bm25.h"
+#include "search/exec.h"
+
+typedef struct qr_sc qr_sc;
+
+typedef struct qr_sc_stats {
+    uint64_t blocks_total, blocks_decoded;
+} qr_sc_stats;
+
+typedef struct qr_sc_vt {
+    uint32_t (*advance)(qr_sc *, uint32_t target);
+    double (*score)(qr_sc *);
+    uint32_t (*shallow)(qr_sc *, uint32_t target);
+    double (*max_score)(qr_sc *, uint32_t upto);
+    void (*set_min)(qr_sc *, double min);
+    int (*failed)(qr_sc *);
+    void (*stats)(qr_sc *, qr_sc_stats *);
+} qr_sc_vt;
+
+struct qr_sc {
+    const qr_sc_vt *vt;
+    uint32_t doc;  /* current doc (valid once started), QR_NO_DOC at the end */
+    int started;
+    uint64_t cost; /* upper bound of the docs it can return */
+};
+
+/* First doc >= target (the current one if it is already there). */
+static inline uint32_t qr_sc_advance(qr_sc *s, uint32_t target)
+{
+    if (s->started && (s->doc == QR_NO_DOC || s->doc >= target))
+        return s->doc;
+    s->started = 1;
+    return s->doc = s->vt->advance(s, target);
+}
+static inline uint32_t qr_sc_next(qr_sc *s)
+{
+    if (s->started && s->doc == QR_NO_DOC)
+        return QR_NO_DOC;
+    return qr_sc_advance(s, s->started ? s->doc + 1 : 0);
+}
+static inline double qr_sc_score(qr_sc *s) { return s->vt->score(s); }
+
+/* Build the scorer of q for one segment. qw holds the query's index-wide
+ * statistics (qr_qweights_compute). Memory from `a`. NULL with e set. */
+qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
+                       qr_err *e);
+
+#endif
