@@ -104,6 +104,7 @@ bench: deps
 	@$(MAKE) --no-print-directory -j2 all
 	@bash bench/ingest.sh
 	@bash bench/search.sh
+	@bash bench/topk.sh
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC)

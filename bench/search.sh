@@ -7,21 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROWS=${1:-10000000}
-OUT=${BENCH_OUT:-bench/out}
-Q=./build/rel/quarry
-mkdir -p "$OUT"
-CORPUS=$OUT/otel-$ROWS.ndjson
-if [ ! -s "$CORPUS" ]; then
-    echo "generating $ROWS rows -> $CORPUS"
-    $Q gen --rows "$ROWS" --seed 42 > "$CORPUS"
-fi
-DATA=$OUT/search-data-$ROWS
-# re-ingest when missing or written by another format version
-if [ ! -f "$DATA/logs/MANIFEST" ] || ! $Q stats --data "$DATA" --table logs >/dev/null 2>&1; then
-    rm -rf "$DATA"
-    echo "ingesting"
-    $Q ingest --data "$DATA" --table logs --quiet "$CORPUS"
-fi
+source bench/lib.sh
+ensure_table "$ROWS"
 REPORT=$OUT/search-$ROWS.md
 {
 echo "# Search at $ROWS rows ($(date -u +%Y-%m-%d), $(nproc) cores)"

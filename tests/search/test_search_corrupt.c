@@ -7,6 +7,7 @@
 #include "index/invfmt.h"
 #include "index/invindex.h"
 #include "search/exec.h"
+#include "search/topk.h"
 
 static const char *queries[] = {"failed", "\"failed to place order\"", "ord*", "/c.che/",
                                 "cahce~1", "service:cart", "severity:ERROR",
@@ -74,6 +75,21 @@ static void test_every_index_block_damaged(void **st)
                 qr_segsearch_close(&ss);
                 qr_query_release(qq);
                 qr_arena_free(&a);
+                /* top-k by score and by time read the same structures (and
+                 * the skip tables' block-max data): an error, never a crash */
+                for (int by = QR_BY_SCORE; by <= QR_BY_TIME; by++) {
+                    qr_par_search ps;
+                    qr_hit hits[10];
+                    uint32_t nh;
+                    qr_err_clear(&e);
+                    assert_int_equal(qr_par_init(&ps, &t, 1, queries[q], strlen(queries[q]), 1, &e), 0);
+                    if (qr_par_topk(&ps, (qr_topk_by)by, 10, 0, hits, &nh, NULL, &e) != 0) {
+                        failed = 1;
+                        assert_string_equal(e.code, QR_E_CORRUPT);
+                        assert_non_null(strstr(e.msg, "bad.qseg"));
+                    }
+                    qr_par_free(&ps);
+                }
             }
             /* each section is read by at least one of the queries */
             if (!failed)
