@@ -141,7 +141,32 @@ int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width
         *why = "id page truncated in state bits";
         return -1;
     }
-    /* walk the whole page (it must be consistent), keeping row's bytes */
+    /* the common page: every row a hex id of `width` bytes (state 2 for all
+     * four rows of each state byte): the row's bytes are at a fixed place */
+    size_t sb = (n * 2 + 7) / 8, full = n / 4;
+    int all_hex = len == sb + (size_t)n * width;
+    for (size_t k = 0; all_hex && k < full; k++)
+        all_hex = st[k] == 0xAA;
+    for (uint32_t i = (uint32_t)full * 4; all_hex && i < n; i++)
+        all_hex = ((st[i >> 2] >> ((i & 3) * 2)) & 3) == 2;
+    if (all_hex) {
+        const unsigned char *b = p + sb + (size_t)row * width;
+        qr_buf_clear(text);
+        char *d = (char *)qr_buf_reserve(text, 2 * width + 1);
+        if (!d) {
+            *why = "out of memory";
+            return -1;
+        }
+        for (unsigned k = 0; k < width; k++) {
+            d[2 * k] = hexd[b[k] >> 4];
+            d[2 * k + 1] = hexd[b[k] & 15];
+        }
+        text->len = 2 * width;
+        v->p = d;
+        v->n = 2 * width;
+        return 0;
+    }
+    /* otherwise walk the whole page (it must be consistent), keeping row's bytes */
     const unsigned char *at = NULL;
     size_t at_n = 0;
     unsigned at_s = 0;

@@ -233,9 +233,10 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
         return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
                        row, (unsigned long long)r->seg->rows);
     uint32_t bi = find_block(r->cm, row);
-    if (enc == ENC_INT && (int64_t)bi == r->point_blk)
-        return 0; /* an integer block read again: decode it whole (delta
-                   * blocks cost O(row) per point read) */
+    if (enc != ENC_DICT && (int64_t)bi == r->point_blk)
+        return 0; /* an integer block or id page read again: decode it whole
+                   * (a delta block costs O(row) per point read, an id page
+                   * a walk of its row states) */
     r->point_blk = bi;
     const qr_blockref *b = &r->cm->blocks[bi];
     const unsigned char *p;

@@ -103,7 +103,7 @@ void qr_par_free(qr_par_search *p)
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }
-    for (uint32_t i = 0; p->readers && i < p->nsegs * COL_COUNT; i++)
+    for (size_t i = 0; p->readers && i < (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * COL_COUNT; i++)
         qr_colr_close(p->readers[i]);
     free(p->readers);
     for (uint32_t i = 0; p->ss && i < p->nsegs; i++)

@@ -19,8 +19,8 @@ typedef struct qr_par_search {
     qr_query *q[QR_MAX_SEARCH_THREADS];
     qr_arena qarena[QR_MAX_SEARCH_THREADS]; /* the query copies */
     qr_arena run[QR_MAX_SEARCH_THREADS];    /* iterators of one count, reset */
-    qr_colreader **readers; /* nsegs x COL_COUNT, opened on first use by
-                             * qr_par_rows (random-access mode) and kept */
+    qr_colreader **readers; /* threads x nsegs x COL_COUNT, opened on first
+                             * use by qr_par_rows (random-access mode), kept */
 } qr_par_search;
 
 /* Prepare: parses `text` once per thread. segs stay owned by the caller. */

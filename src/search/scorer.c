@@ -62,7 +62,8 @@ static uint32_t const_advance(qr_sc *s, uint32_t target)
     return k->done ? QR_NO_DOC : it_seek(k->it, target);
 }
 static double const_score(qr_sc *s) { return ((const_sc *)s)->c; }
-static double const_max(qr_sc *s, uint32_t upto) { return ((const_sc *)s)->c; }
+static double const_max(qr_sc *s, uint32_t upto, uint8_t nfloor) { return ((const_sc *)s)->c; }
+static uint8_t no_norm(qr_sc *s, uint32_t upto) { return 0; }
 static void const_set_min(qr_sc *s, double min)
 {
     const_sc *k = (const_sc *)s;
@@ -70,7 +71,7 @@ static void const_set_min(qr_sc *s, double min)
         k->done = 1;
 }
 static int const_failed(qr_sc *s) { return qr_it_failed(((const_sc *)s)->it); }
-static const qr_sc_vt const_vt = {const_advance, const_score,   shallow_end, const_max,
+static const qr_sc_vt const_vt = {const_advance, const_score,   shallow_end, const_max, no_norm,
                                   const_set_min, const_failed, no_stats};
 
 static qr_sc *const_new(qr_it *it, double c, qr_arena *a, qr_err *e)
@@ -94,23 +95,34 @@ typedef struct {
     uint32_t rows, nb, sblk; /* nb > 1: block-max data; sblk: shallow block */
     int blocks, bad, has_min, cstarted;
     double min, exact_max;   /* exact_max: the best score of a list without block data */
+    uint32_t list_tf;        /* lists without block data: their impacts */
+    uint8_t list_n1, list_n2, list_min_norm;
     qr_pcursor c;            /* last: large, never copied */
 } term_sc;
 
-/* The best score any doc of block k can have. A max tf of 255 means "255
- * or more": bounded by the weight itself, the limit for tf -> infinity. */
-static double term_block_max(const term_sc *t, uint32_t k)
+static inline uint8_t umax8(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+/* The best score a doc of block k with norm >= nfloor can have. Every doc
+ * is dominated by one of the block's impacts (1, n1), (max tf, n2); a max
+ * tf of 255 means "255 or more": bounded by the weight itself, the limit
+ * for tf -> infinity. */
+static double impacts_max(const qr_bm25 *m, double w, uint32_t tf, uint8_t n1, uint8_t n2,
+                          uint8_t nfloor)
+{
+    if (tf >= 255 || tf == 0)
+        return w;
+    double b1 = n1 != 255 ? qr_bm25_score(m, w, 1, umax8(n1, nfloor)) : 0;
+    double b2 = n2 != 255 && tf >= 2 ? qr_bm25_score(m, w, tf, umax8(n2, nfloor)) : 0;
+    return b1 > b2 ? b1 : b2;
+}
+
+static double term_block_max(const term_sc *t, uint32_t k, uint8_t nfloor)
 {
     uint32_t tf = qr_pc_block_max_tf(&t->c, k);
     uint8_t n1, n2;
-    if (tf >= 255 || tf == 0)
-        return t->w;
-    if (!qr_pc_block_impacts(&t->c, k, &n1, &n2))
-        return qr_bm25_score(t->m, t->w, tf, qr_pc_block_min_norm(&t->c, k));
-    /* every doc is dominated by (1, n1) or by (tf, n2) */
-    double b1 = n1 != 255 ? qr_bm25_score(t->m, t->w, 1, n1) : 0;
-    double b2 = n2 != 255 && tf >= 2 ? qr_bm25_score(t->m, t->w, tf, n2) : 0;
-    return b1 > b2 ? b1 : b2;
+    if (!qr_pc_block_impacts(&t->c, k, &n1, &n2)) /* older files: (max tf, min norm) */
+        n1 = n2 = qr_pc_block_min_norm(&t->c, k);
+    return impacts_max(t->m, t->w, tf, n1, n2, nfloor);
 }
 
 static uint32_t term_shallow(qr_sc *s, uint32_t target)
@@ -136,20 +148,36 @@ static uint32_t term_shallow(qr_sc *s, uint32_t target)
     return t->sblk < t->nb ? qr_pc_block_last(&t->c, t->sblk) : END;
 }
 
-static double term_max(qr_sc *s, uint32_t upto)
+static double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor)
 {
     term_sc *t = (term_sc *)s;
     if (t->nb <= 1)
-        return t->exact_max;
+        return nfloor ? impacts_max(t->m, t->w, t->list_tf, t->list_n1, t->list_n2, nfloor)
+                      : t->exact_max;
     double mx = 0;
     for (uint32_t k = t->sblk; k < t->nb; k++) {
-        double b = term_block_max(t, k);
+        double b = term_block_max(t, k, nfloor);
         if (b > mx)
             mx = b;
         if (qr_pc_block_last(&t->c, k) >= upto)
             break;
     }
     return mx;
+}
+
+static uint8_t term_min_norm(qr_sc *s, uint32_t upto)
+{
+    term_sc *t = (term_sc *)s;
+    if (t->nb <= 1)
+        return t->list_min_norm;
+    uint8_t mn = 255;
+    for (uint32_t k = t->sblk; k < t->nb; k++) {
+        uint8_t n = qr_pc_block_min_norm(&t->c, k);
+        mn = n < mn ? n : mn;
+        if (qr_pc_block_last(&t->c, k) >= upto)
+            break;
+    }
+    return mn;
 }
 
 static uint32_t term_advance(qr_sc *s, uint32_t target)
@@ -165,7 +193,7 @@ static uint32_t term_advance(qr_sc *s, uint32_t target)
                 end = term_shallow(s, target);
                 if (t->sblk >= t->nb)
                     return QR_NO_DOC;
-                if (term_block_max(t, t->sblk) <= t->min) {
+                if (term_block_max(t, t->sblk, 0) <= t->min) {
                     if (end >= END)
                         return QR_NO_DOC;
                     target = end + 1; /* the whole block cannot compete */
@@ -213,7 +241,7 @@ static void term_stats(qr_sc *s, qr_sc_stats *st)
     st->blocks_total += t->blocks;
     st->blocks_decoded += t->c.decoded;
 }
-static const qr_sc_vt term_vt = {term_advance, term_score,  term_shallow, term_max,
+static const qr_sc_vt term_vt = {term_advance, term_score,  term_shallow, term_max, term_min_norm,
                                  term_set_min, term_failed, term_stats};
 
 /* Largest tf and smallest norm of a whole list, by reading it (lists
@@ -242,25 +270,37 @@ static int list_maxima(const qr_invfield *f, const qr_terminfo *ti, uint32_t *ma
     return 0;
 }
 
-/* Exact best score of a short list (reads it once more). */
+/* Exact best score and the impacts of a short list (reads it once more). */
 static int list_best(term_sc *t, const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
 {
     qr_pcursor c;
     if (qr_invfield_cursor(f, ti, &c, e) != 0)
         return -1;
     t->exact_max = 0;
+    t->list_tf = 1;
+    t->list_n1 = t->list_n2 = t->list_min_norm = 255;
     for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
         if (d >= f->rows) {
             c.corrupt = 1;
             break;
         }
-        double v = qr_bm25_score(t->m, t->w, qr_pc_tf(&c), f->norms[d]);
+        uint32_t tf = qr_pc_tf(&c);
+        uint8_t nm = f->norms[d];
+        double v = qr_bm25_score(t->m, t->w, tf, nm);
         if (v > t->exact_max)
             t->exact_max = v;
+        t->list_tf = tf > t->list_tf ? tf : t->list_tf;
+        t->list_min_norm = nm < t->list_min_norm ? nm : t->list_min_norm;
+        if (tf == 1)
+            t->list_n1 = nm < t->list_n1 ? nm : t->list_n1;
+        else
+            t->list_n2 = nm < t->list_n2 ? nm : t->list_n2;
     }
     if (c.corrupt)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
                        f->seg->path, f->def->name, f->def->sec);
+    if (t->list_min_norm == 255)
+        t->list_min_norm = 0;
     return 0;
 }
 
@@ -336,11 +376,8 @@ static uint32_t phrase_shallow(qr_sc *s, uint32_t target)
 
 /* Phrase frequency <= every word's tf (exact phrases) or the first word's
  * (slop form); the row's norm >= every word's block minimum. */
-static double phrase_max(qr_sc *s, uint32_t upto)
+static void phrase_bounds(phrase_sc *p, uint32_t upto, uint32_t *fmax, uint8_t *nmin)
 {
-    phrase_sc *p = (phrase_sc *)s;
-    if (p->done)
-        return 0;
     uint32_t f = UINT32_MAX;
     uint8_t norm = 0;
     for (uint32_t i = 0; i < p->n; i++) {
@@ -367,9 +404,32 @@ static double phrase_max(qr_sc *s, uint32_t upto)
         if (nm > norm)
             norm = nm;
     }
+    *fmax = f;
+    *nmin = norm;
+}
+
+static double phrase_max(qr_sc *s, uint32_t upto, uint8_t nfloor)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    if (p->done)
+        return 0;
+    uint32_t f;
+    uint8_t norm;
+    phrase_bounds(p, upto, &f, &norm);
     if (f >= 255 || f == 0)
         return p->w;
-    return qr_bm25_score(p->m, p->w, f, norm);
+    return qr_bm25_score(p->m, p->w, f, umax8(norm, nfloor));
+}
+
+static uint8_t phrase_min_norm(qr_sc *s, uint32_t upto)
+{
+    phrase_sc *p = (phrase_sc *)s;
+    uint32_t f;
+    uint8_t norm;
+    if (p->done)
+        return 0;
+    phrase_bounds(p, upto, &f, &norm);
+    return norm;
 }
 
 static uint32_t phrase_advance(qr_sc *s, uint32_t target)
@@ -381,7 +441,7 @@ static uint32_t phrase_advance(qr_sc *s, uint32_t target)
             end = phrase_shallow(s, target);
             if (p->done)
                 return QR_NO_DOC;
-            if (phrase_max(s, end) <= p->min) {
+            if (phrase_max(s, end, 0) <= p->min) {
                 if (end >= END)
                     return QR_NO_DOC;
                 target = end + 1;
@@ -424,7 +484,7 @@ static void phrase_stats(qr_sc *s, qr_sc_stats *st)
     for (uint32_t i = 0; i < p->n; i++)
         st->blocks_decoded += p->words[i].c->decoded;
 }
-static const qr_sc_vt phrase_vt = {phrase_advance, phrase_score,  phrase_shallow, phrase_max,
+static const qr_sc_vt phrase_vt = {phrase_advance, phrase_score,  phrase_shallow, phrase_max, phrase_min_norm,
                                    phrase_set_min, phrase_failed, phrase_stats};
 
 static qr_sc *phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
@@ -490,12 +550,23 @@ static uint32_t and_shallow(qr_sc *s, uint32_t target)
     }
     return end;
 }
-static double and_max(qr_sc *s, uint32_t upto)
+/* Every clause matches the row: its length is at least each clause's
+ * smallest norm. */
+static uint8_t and_min_norm(qr_sc *s, uint32_t upto)
 {
     and_sc *x = (and_sc *)s;
+    uint8_t n = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        n = umax8(n, x->kids[i]->vt->min_norm(x->kids[i], upto));
+    return n;
+}
+static double and_max(qr_sc *s, uint32_t upto, uint8_t nfloor)
+{
+    and_sc *x = (and_sc *)s;
+    uint8_t n = umax8(nfloor, and_min_norm(s, upto));
     double m = 0;
     for (uint32_t i = 0; i < x->n; i++)
-        m += x->kids[i]->vt->max_score(x->kids[i], upto);
+        m += x->kids[i]->vt->max_score(x->kids[i], upto, n);
     return m;
 }
 
@@ -506,7 +577,7 @@ static uint32_t and_advance(qr_sc *s, uint32_t target)
         if (x->has_min) {
             if (!x->wvalid || target > x->wend) {
                 x->wend = and_shallow(s, target);
-                x->wmax = and_max(s, x->wend);
+                x->wmax = and_max(s, x->wend, 0);
                 x->wvalid = 1;
             }
             if (x->wmax <= x->min) { /* no row of this window can compete */
@@ -567,7 +638,7 @@ static void and_stats(qr_sc *s, qr_sc_stats *st)
     for (uint32_t i = 0; i < x->n; i++)
         x->kids[i]->vt->stats(x->kids[i], st);
 }
-static const qr_sc_vt and_vt = {and_advance, and_score,  and_shallow, and_max,
+static const qr_sc_vt and_vt = {and_advance, and_score,  and_shallow, and_max, and_min_norm,
                                 and_set_min, and_failed, and_stats};
 
 /* ---- disjunction, minimum-should-match ---- */
@@ -595,14 +666,49 @@ static uint32_t or_shallow(qr_sc *s, uint32_t target)
     }
     return end;
 }
-static double or_max(qr_sc *s, uint32_t upto)
+static int or_live(const qr_sc *k) { return !(k->started && k->doc == QR_NO_DOC); }
+
+static uint8_t or_min_norm(qr_sc *s, uint32_t upto)
+{
+    or_sc *o = (or_sc *)s;
+    uint8_t n = 255;
+    for (uint32_t i = 0; i < o->n; i++)
+        if (or_live(o->kids[i])) {
+            uint8_t k = o->kids[i]->vt->min_norm(o->kids[i], upto);
+            n = k < n ? k : n;
+        }
+    return n == 255 ? 0 : n;
+}
+
+#define OR_COUPLE_MAX 4 /* clauses up to which every subset is bounded */
+
+/* A row matches some subset of the clauses and has one length, at least
+ * the largest smallest-norm of that subset: with few clauses, the bound is
+ * the best subset's coupled sum (a row with both words is not the shortest
+ * row of each); otherwise the plain sum. */
+static double or_max(qr_sc *s, uint32_t upto, uint8_t nfloor)
 {
     or_sc *o = (or_sc *)s;
     double m = 0;
-    for (uint32_t i = 0; i < o->n; i++) {
-        qr_sc *k = o->kids[i];
-        if (!(k->started && k->doc == QR_NO_DOC))
-            m += k->vt->max_score(k, upto);
+    if (o->n > OR_COUPLE_MAX) {
+        for (uint32_t i = 0; i < o->n; i++)
+            if (or_live(o->kids[i]))
+                m += o->kids[i]->vt->max_score(o->kids[i], upto, nfloor);
+        return m;
+    }
+    uint8_t mn[OR_COUPLE_MAX];
+    for (uint32_t i = 0; i < o->n; i++)
+        mn[i] = or_live(o->kids[i]) ? o->kids[i]->vt->min_norm(o->kids[i], upto) : 0;
+    for (uint32_t mask = 1; mask < (1u << o->n); mask++) {
+        uint8_t n = nfloor;
+        for (uint32_t i = 0; i < o->n; i++)
+            if (mask >> i & 1)
+                n = umax8(n, mn[i]);
+        double sum = 0;
+        for (uint32_t i = 0; i < o->n; i++)
+            if ((mask >> i & 1) && or_live(o->kids[i]))
+                sum += o->kids[i]->vt->max_score(o->kids[i], upto, n);
+        m = sum > m ? sum : m;
     }
     return m;
 }
@@ -615,7 +721,7 @@ static void or_window(or_sc *o, uint32_t target)
     o->wend = or_shallow(&o->sc, target);
     for (uint32_t i = 0; i < o->n; i++) {
         qr_sc *k = o->kids[i];
-        o->wmax[i] = k->started && k->doc == QR_NO_DOC ? 0 : k->vt->max_score(k, o->wend);
+        o->wmax[i] = or_live(k) ? k->vt->max_score(k, o->wend, 0) : 0;
         /* insertion sort by bound: n is small */
         uint32_t j = i;
         while (j > 0 && o->wmax[o->order[j - 1]] > o->wmax[i]) {
@@ -631,6 +737,8 @@ static void or_window(or_sc *o, uint32_t target)
         o->ness = 0;
         while (o->ness < o->n && o->pref[o->ness + 1] * SLACK <= o->min)
             o->ness++;
+        if (o->ness < o->n && o->n <= OR_COUPLE_MAX && or_max(&o->sc, o->wend, 0) * SLACK <= o->min)
+            o->ness = o->n; /* no subset of the clauses can compete here */
     } else {
         o->ness = o->pref[o->n] * SLACK <= o->min ? o->n : 0;
     }
@@ -730,7 +838,7 @@ static void or_stats(qr_sc *s, qr_sc_stats *st)
     for (uint32_t i = 0; i < o->n; i++)
         o->kids[i]->vt->stats(o->kids[i], st);
 }
-static const qr_sc_vt or_vt = {or_advance, or_score,  or_shallow, or_max,
+static const qr_sc_vt or_vt = {or_advance, or_score,  or_shallow, or_max, or_min_norm,
                                or_set_min, or_failed, or_stats};
 
 /* ---- building ---- */

@@ -17,7 +17,11 @@
  * the minimum set by set_min (docs that cannot are skipped: a scorer may
  * skip any doc whose score is <= min); shallow(target) prepares block data
  * for docs >= target and returns the last doc of the window over which
- * max_score(upto) is valid; both take non-decreasing targets. Scores add in
+ * max_score(upto, nfloor) is valid; both take non-decreasing targets.
+ * Norm coupling: a row has one length, so a conjunction bounds its words
+ * at the largest of their smallest norms, and a small disjunction bounds
+ * each subset of its clauses that way (a row with both words cannot be the
+ * shortest row of each). Scores add in
  * the order the query's clauses are written, so pruned and exhaustive runs
  * give bitwise-equal scores.
  */
@@ -39,7 +43,12 @@ typedef struct qr_sc_vt {
     uint32_t (*advance)(qr_sc *, uint32_t target);
     double (*score)(qr_sc *);
     uint32_t (*shallow)(qr_sc *, uint32_t target);
-    double (*max_score)(qr_sc *, uint32_t upto);
+    /* bound over docs in [last shallow target, upto] whose Body norm code is
+     * at least nfloor (0: any) -- rows matched by several words share one
+     * length, which couples their bounds */
+    double (*max_score)(qr_sc *, uint32_t upto, uint8_t nfloor);
+    /* smallest norm code a doc in that range can have (0: unknown) */
+    uint8_t (*min_norm)(qr_sc *, uint32_t upto);
     void (*set_min)(qr_sc *, double min);
     int (*failed)(qr_sc *);
     void (*stats)(qr_sc *, qr_sc_stats *);

@@ -422,51 +422,104 @@ static int cmp_place(const void *a, const void *b)
     return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
-int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, qr_err *e)
+typedef struct rows_task {
+    qr_par_search *p;
+    int t, rc;
+    const qr_hit *hits, **place;
+    uint32_t from, to;
+    size_t *off, *len;
+    uint8_t *by; /* which task read hit i */
+    qr_buf buf;
+    qr_err err;
+} rows_task;
+
+/* Read place[from..to) with this thread's column readers (kept in p, one
+ * set per thread and segment, opened on first use in random-access mode). */
+static void *rows_worker(void *arg)
 {
-    /* read in (segment, row) order so each column block decodes once, then
-     * emit in the hits' order */
-    const qr_hit **by_place = malloc(sizeof *by_place * (n ? n : 1));
-    size_t *off = malloc(sizeof *off * ((size_t)n + 1));
-    qr_buf tmp;
-    qr_buf_init(&tmp);
-    int rc = (!by_place || !off) ? qr_errf(e, QR_E_NOMEM, "out of memory reading rows") : 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++)
-        by_place[i] = &hits[i];
-    if (rc == 0)
-        qsort(by_place, n, sizeof *by_place, cmp_place);
-    size_t *start = rc == 0 ? calloc((size_t)n + 1, sizeof *start) : NULL;
-    if (rc == 0 && !start)
-        rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
-    if (rc == 0 && !p->readers &&
-        !(p->readers = calloc((size_t)(p->nsegs ? p->nsegs : 1) * COL_COUNT, sizeof *p->readers)))
-        rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const qr_hit *h = by_place[i];
-        if (h->seg >= p->nsegs || h->doc >= p->ss[h->seg].seg->rows) {
-            rc = qr_errf(e, QR_E_ARGS, "row %u of segment %u does not exist", h->doc, h->seg);
-            break;
-        }
-        qr_colreader **rd = &p->readers[(size_t)h->seg * COL_COUNT];
-        for (int c = 0; c < COL_COUNT && rc == 0; c++) {
-            if (!rd[c] && !(rd[c] = qr_colr_open(p->ss[h->seg].seg, c, e)))
-                rc = -1;
+    rows_task *k = arg;
+    qr_par_search *p = k->p;
+    for (uint32_t i = k->from; i < k->to && k->rc == 0; i++) {
+        const qr_hit *h = k->place[i];
+        size_t hi = (size_t)(h - k->hits);
+        qr_colreader **rd = &p->readers[((size_t)k->t * p->nsegs + h->seg) * COL_COUNT];
+        for (int c = 0; c < COL_COUNT && k->rc == 0; c++) {
+            if (rd[c])
+                continue;
+            if (!(rd[c] = qr_colr_open(p->ss[h->seg].seg, c, &k->err)))
+                k->rc = -1;
             else
                 qr_colr_random(rd[c], 1);
         }
-        size_t at = tmp.len;
-        if (rc == 0 && qr_row_json(rd, h->doc, &tmp, e) != 0)
-            rc = -1;
-        off[h - hits] = at;
-        start[h - hits] = tmp.len - at; /* length */
+        size_t at = k->buf.len;
+        if (k->rc == 0 && qr_row_json(rd, h->doc, &k->buf, &k->err) != 0)
+            k->rc = -1;
+        k->off[hi] = at;
+        k->len[hi] = k->buf.len - at;
+        k->by[hi] = (uint8_t)k->t;
     }
-    for (uint32_t i = 0; i < n && rc == 0; i++)
-        qr_buf_put(out, tmp.p + off[i], start[i]);
-    if (rc == 0 && (tmp.oom || out->oom))
+    return NULL;
+}
+
+int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, qr_err *e)
+{
+    /* read in (segment, row) order so a block or page serves all its rows;
+     * split that order between the threads; emit in the hits' order */
+    const qr_hit **place = malloc(sizeof *place * (n ? n : 1));
+    size_t *off = malloc(sizeof *off * (n ? n : 1)), *len = malloc(sizeof *len * (n ? n : 1));
+    uint8_t *by = malloc(n ? n : 1);
+    int rc = (!place || !off || !len || !by) ? qr_errf(e, QR_E_NOMEM, "out of memory reading rows")
+                                             : 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        if (hits[i].seg >= p->nsegs || hits[i].doc >= p->ss[hits[i].seg].seg->rows)
+            rc = qr_errf(e, QR_E_ARGS, "row %u of segment %u does not exist", hits[i].doc,
+                         hits[i].seg);
+        place[i] = &hits[i];
+    }
+    if (rc == 0)
+        qsort(place, n, sizeof *place, cmp_place);
+    size_t nrd = (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * COL_COUNT;
+    if (rc == 0 && !p->readers && !(p->readers = calloc(nrd, sizeof *p->readers)))
         rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
-    qr_buf_free(&tmp);
-    free(by_place);
+    int nt = n >= 16 ? p->threads : 1;
+    rows_task tasks[QR_MAX_SEARCH_THREADS];
+    pthread_t tids[QR_MAX_SEARCH_THREADS];
+    int started = 0;
+    for (int t = 0; t < nt; t++) {
+        tasks[t] = (rows_task){.p = p, .t = t, .hits = hits, .place = place, .off = off,
+                               .len = len, .by = by};
+        tasks[t].from = (uint32_t)((uint64_t)n * t / nt);
+        tasks[t].to = (uint32_t)((uint64_t)n * (t + 1) / nt);
+        qr_buf_init(&tasks[t].buf);
+    }
+    for (int t = 1; t < nt && rc == 0; t++)
+        if (pthread_create(&tids[t], NULL, rows_worker, &tasks[t]) == 0)
+            started |= 1 << t;
+    if (rc == 0)
+        rows_worker(&tasks[0]);
+    for (int t = 1; t < nt && rc == 0; t++) {
+        if (started & (1 << t))
+            pthread_join(tids[t], NULL);
+        else
+            rows_worker(&tasks[t]);
+    }
+    for (int t = 0; t < nt && rc == 0; t++)
+        if (tasks[t].rc) {
+            rc = -1;
+            *e = tasks[t].err;
+        }
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        qr_buf_put(out, tasks[by[i]].buf.p + off[i], len[i]);
+    for (int t = 0; t < nt; t++) {
+        if (tasks[t].buf.oom && rc == 0)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
+        qr_buf_free(&tasks[t].buf);
+    }
+    if (rc == 0 && out->oom)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
+    free(place);
     free(off);
-    free(start);
+    free(len);
+    free(by);
     return rc;
 }

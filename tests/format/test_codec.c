@@ -64,9 +64,23 @@ static void check_int_roundtrip(const int64_t *v, const uint8_t *nul, uint32_t n
         assert_int_equal(s.min, mn);
         assert_int_equal(s.max, mx);
     }
+    /* random access: every row on its own equals the block decode */
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t one;
+        uint8_t onenul;
+        assert_int_equal(dec_int_one(b.p, b.len, n, i, &one, &onenul, &why), 0);
+        assert_int_equal(onenul, on[i]);
+        if (!on[i])
+            assert_int_equal(one, out[i]);
+    }
     /* every truncation is rejected, never a crash */
-    for (size_t cut = 0; cut < b.len; cut++)
+    for (size_t cut = 0; cut < b.len; cut++) {
+        int64_t one;
+        uint8_t onenul;
         assert_int_equal(dec_int_block(b.p, cut, n, out, on, &why), -1);
+        if (n)
+            assert_int_equal(dec_int_one(b.p, cut, n, n - 1, &one, &onenul, &why), -1);
+    }
     free(out);
     free(on);
     qr_buf_free(&b);
@@ -171,10 +185,39 @@ static void test_hexid_roundtrip(void **st)
         if (in[i].p)
             assert_memory_equal(out[i].p, in[i].p, in[i].n);
     }
+    /* one row at a time equals the page decode */
+    for (uint32_t i = 0; i < 7; i++) {
+        qr_slice one;
+        assert_int_equal(dec_hexid_row(b.p, b.len, 7, 16, i, &text, &one, &why), 0);
+        assert_int_equal(one.p == NULL, in[i].p == NULL);
+        assert_int_equal(one.n, in[i].n);
+        if (in[i].p)
+            assert_memory_equal(one.p, in[i].p, in[i].n);
+    }
     /* 1 state byte per 4 rows, canonical ids as bytes */
     assert_int_equal(b.len, 2 + 16 + 33 + 4 + 33 + 16);
-    for (size_t cut = 0; cut < b.len; cut++)
+    for (size_t cut = 0; cut < b.len; cut++) {
+        qr_slice one;
         assert_int_equal(dec_hexid_page(b.p, cut, 7, 16, &text, out, &why), -1);
+        assert_int_equal(dec_hexid_row(b.p, cut, 7, 16, 6, &text, &one, &why), -1);
+    }
+    /* a page of canonical ids only (the fixed-offset path), odd row count */
+    qr_slice ids[9];
+    char idtext[9][33];
+    for (int i = 0; i < 9; i++) {
+        snprintf(idtext[i], sizeof idtext[i], "%016llx%016llx", 0x1234567890abcdefull * (i + 1),
+                 0xfedcba0987654321ull ^ (unsigned long long)i);
+        ids[i] = (qr_slice){idtext[i], 32};
+    }
+    qr_buf_clear(&b);
+    enc_hexid_page(&b, ids, 9, 16);
+    for (uint32_t i = 0; i < 9; i++) {
+        qr_slice one;
+        assert_int_equal(dec_hexid_row(b.p, b.len, 9, 16, i, &text, &one, &why), 0);
+        assert_int_equal(one.n, 32);
+        assert_memory_equal(one.p, idtext[i], 32);
+    }
+    assert_int_equal(dec_hexid_row(b.p, b.len - 1, 9, 16, 0, &text, &ids[0], &why), -1);
     qr_buf_free(&b);
     qr_buf_free(&text);
 }

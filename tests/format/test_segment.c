@@ -151,6 +151,22 @@ static void test_large_batch_encodings_and_random_access(void **st)
         assert_int_equal(row.len, n);
         assert_memory_equal(row.p, want, n);
     }
+    /* the same through random-access readers (late materialisation):
+     * point reads, pages and blocks re-read, in any order */
+    for (int c = 0; c < COL_COUNT; c++) {
+        qr_colr_close(rd[c]);
+        assert_non_null(rd[c] = qr_colr_open(s, c, &e));
+        qr_colr_random(rd[c], 1);
+    }
+    for (int k = 0; k < 600; k++) {
+        uint32_t r = k < 200 ? (uint32_t)((k * 104729u) % N) : k < 400 ? (uint32_t)(N - k) : (uint32_t)(k * 3u);
+        qr_buf_clear(&row);
+        assert_int_equal(qr_row_json(rd, r, &row, &e), 0);
+        size_t n;
+        const char *want = nth_line((const char *)text.p, text.len, (int)r, &n);
+        assert_int_equal(row.len, n);
+        assert_memory_equal(row.p, want, n);
+    }
     for (int c = 0; c < COL_COUNT; c++)
         qr_colr_close(rd[c]);
     /* sequential read of everything equals the input */
