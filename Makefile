@@ -44,6 +44,10 @@ $(REL_BIN): $(call objs,rel,$(CLI_SRC)) $(REL_LIB)
 build/rel/tests/%: tests/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS)
+# micro-benchmarks (not part of make test), e.g. build/rel/bench/bitpack
+build/rel/bench/%: bench/%.c $(REL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(DEPS_LIBS)
 
 # ---- ASan + UBSan ----
 build/asan/obj/%.o: src/%.c
