@@ -130,6 +130,19 @@ int dec_hexid_page(const unsigned char *p, size_t len, uint32_t n, unsigned widt
     return 0;
 }
 
+int hexid_page_fixed(const unsigned char *p, size_t len, uint32_t n, unsigned width)
+{
+    /* every row a hex id of `width` bytes: state 2 for all four rows of
+     * each state byte */
+    size_t sb = (n * 2 + 7) / 8, full = n / 4;
+    int all_hex = len == sb + (size_t)n * width;
+    for (size_t k = 0; all_hex && k < full; k++)
+        all_hex = p[k] == 0xAA;
+    for (uint32_t i = (uint32_t)full * 4; all_hex && i < n; i++)
+        all_hex = ((p[i >> 2] >> ((i & 3) * 2)) & 3) == 2;
+    return all_hex;
+}
+
 int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width, uint32_t row,
                   qr_buf *text, qr_slice *v, const char **why)
 {
@@ -141,15 +154,8 @@ int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width
         *why = "id page truncated in state bits";
         return -1;
     }
-    /* the common page: every row a hex id of `width` bytes (state 2 for all
-     * four rows of each state byte): the row's bytes are at a fixed place */
-    size_t sb = (n * 2 + 7) / 8, full = n / 4;
-    int all_hex = len == sb + (size_t)n * width;
-    for (size_t k = 0; all_hex && k < full; k++)
-        all_hex = st[k] == 0xAA;
-    for (uint32_t i = (uint32_t)full * 4; all_hex && i < n; i++)
-        all_hex = ((st[i >> 2] >> ((i & 3) * 2)) & 3) == 2;
-    if (all_hex) {
+    size_t sb = (n * 2 + 7) / 8;
+    if (hexid_page_fixed(p, len, n, width)) { /* the row's bytes are at a fixed place */
         const unsigned char *b = p + sb + (size_t)row * width;
         qr_buf_clear(text);
         char *d = (char *)qr_buf_reserve(text, 2 * width + 1);

@@ -38,6 +38,7 @@ struct qr_colreader {
     int random;              /* qr_colr_random: point reads of int/code blocks */
     int64_t point_blk;       /* block of the last point read, -1 none */
     int64_t page_blk;        /* ENC_HEXID point reads: block in `page`, -1 none */
+    int page_fixed;          /* that page holds canonical ids only */
     qr_slice one;            /* ENC_HEXID point reads: the value */
 };
 
@@ -233,10 +234,11 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
         return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
                        row, (unsigned long long)r->seg->rows);
     uint32_t bi = find_block(r->cm, row);
-    if (enc != ENC_DICT && (int64_t)bi == r->point_blk)
-        return 0; /* an integer block or id page read again: decode it whole
-                   * (a delta block costs O(row) per point read, an id page
-                   * a walk of its row states) */
+    if ((int64_t)bi == r->point_blk &&
+        (enc == ENC_INT || (enc == ENC_HEXID && r->page_blk == (int64_t)bi && !r->page_fixed)))
+        return 0; /* read again: decode it whole (a delta block costs O(row)
+                   * per point read, an id page with odd rows a walk of its
+                   * row states; pages of canonical ids find a row at once) */
     r->point_blk = bi;
     const qr_blockref *b = &r->cm->blocks[bi];
     const unsigned char *p;
@@ -251,6 +253,8 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
             if (comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why) != 0)
                 return blk_err(r, bi, why, e);
             r->page_blk = bi;
+            r->page_fixed = hexid_page_fixed(r->page.p, r->page.len, b->rows,
+                                             qr_schema[r->col].hex_bytes);
         }
         if (dec_hexid_row(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes, i,
                           &r->text, &r->one, &why) != 0)
