@@ -55,11 +55,12 @@ void enc_hexid_page(qr_buf *out, const qr_slice *v, uint32_t n, unsigned width);
  * must stay unchanged while they are used. */
 int dec_hexid_page(const unsigned char *p, size_t len, uint32_t n, unsigned width, qr_buf *text,
                    qr_slice *v, const char **why);
-/* 1 when every row of the page is a canonical id (rows at fixed offsets). */
-int hexid_page_fixed(const unsigned char *p, size_t len, uint32_t n, unsigned width);
-/* Decode only row `row` of a page (random access; the page is still checked
- * whole). v points into `text`, which is overwritten. */
-int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width, uint32_t row,
-                  qr_buf *text, qr_slice *v, const char **why);
+/* Check a whole page and note where each of its n rows starts (off[n]):
+ * then dec_hexid_at reads any row in O(1). */
+int hexid_page_index(const unsigned char *p, size_t len, uint32_t n, unsigned width,
+                     uint32_t *off, const char **why);
+int dec_hexid_at(const unsigned char *p, size_t len, unsigned width, uint32_t row,
+                 const uint32_t *off, qr_buf *text, qr_slice *v);
+
 
 #endif

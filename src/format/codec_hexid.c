@@ -130,99 +130,65 @@ int dec_hexid_page(const unsigned char *p, size_t len, uint32_t n, unsigned widt
     return 0;
 }
 
-int hexid_page_fixed(const unsigned char *p, size_t len, uint32_t n, unsigned width)
+int hexid_page_index(const unsigned char *p, size_t len, uint32_t n, unsigned width,
+                     uint32_t *off, const char **why)
 {
-    /* every row a hex id of `width` bytes: state 2 for all four rows of
-     * each state byte */
-    size_t sb = (n * 2 + 7) / 8, full = n / 4;
-    int all_hex = len == sb + (size_t)n * width;
-    for (size_t k = 0; all_hex && k < full; k++)
-        all_hex = p[k] == 0xAA;
-    for (uint32_t i = (uint32_t)full * 4; all_hex && i < n; i++)
-        all_hex = ((p[i >> 2] >> ((i & 3) * 2)) & 3) == 2;
-    return all_hex;
-}
-
-int dec_hexid_row(const unsigned char *p, size_t len, uint32_t n, unsigned width, uint32_t row,
-                  qr_buf *text, qr_slice *v, const char **why)
-{
-    static const char hexd[] = "0123456789abcdef";
     qr_rd r;
     qr_rd_init(&r, p, len);
     const unsigned char *st = qr_rd_bytes(&r, (n * 2 + 7) / 8);
-    if (!st || row >= n) {
+    if (!st || len > UINT32_MAX) {
         *why = "id page truncated in state bits";
         return -1;
     }
-    size_t sb = (n * 2 + 7) / 8;
-    if (hexid_page_fixed(p, len, n, width)) { /* the row's bytes are at a fixed place */
-        const unsigned char *b = p + sb + (size_t)row * width;
-        qr_buf_clear(text);
-        char *d = (char *)qr_buf_reserve(text, 2 * width + 1);
-        if (!d) {
-            *why = "out of memory";
-            return -1;
-        }
-        for (unsigned k = 0; k < width; k++) {
-            d[2 * k] = hexd[b[k] >> 4];
-            d[2 * k + 1] = hexd[b[k] & 15];
-        }
-        text->len = 2 * width;
-        v->p = d;
-        v->n = 2 * width;
-        return 0;
-    }
-    /* otherwise walk the whole page (it must be consistent), keeping row's bytes */
-    const unsigned char *at = NULL;
-    size_t at_n = 0;
-    unsigned at_s = 0;
     for (uint32_t i = 0; i < n && !r.bad; i++) {
         unsigned s = (st[i >> 2] >> ((i & 3) * 2)) & 3;
-        const unsigned char *b = NULL;
-        size_t l = 0;
+        off[i] = (uint32_t)(r.p - p);
         if (s == 2) {
-            l = width;
-            b = qr_rd_bytes(&r, l);
+            if (!qr_rd_bytes(&r, width))
+                r.bad = 1;
         } else if (s == 3) {
-            uint64_t l64 = qr_rd_varint(&r);
-            l = (size_t)l64;
-            b = r.bad || l64 > len ? NULL : qr_rd_bytes(&r, l);
-        }
-        if (s >= 2 && !b)
-            r.bad = 1;
-        if (i == row) {
-            at = b;
-            at_n = l;
-            at_s = s;
+            uint64_t l = qr_rd_varint(&r);
+            if (r.bad || l > len || !qr_rd_bytes(&r, (size_t)l))
+                r.bad = 1;
         }
     }
     if (r.bad || qr_rd_left(&r) != 0) {
         *why = "id page length does not match its contents";
         return -1;
     }
+    return 0;
+}
+
+int dec_hexid_at(const unsigned char *p, size_t len, unsigned width, uint32_t row,
+                 const uint32_t *off, qr_buf *text, qr_slice *v)
+{
+    static const char hexd[] = "0123456789abcdef";
     static const char empty[1] = {0};
+    unsigned s = (p[row >> 2] >> ((row & 3) * 2)) & 3;
     qr_buf_clear(text);
-    if (at_s < 2) {
-        v->p = at_s ? empty : NULL;
+    if (s < 2) {
+        v->p = s ? empty : NULL;
         v->n = 0;
         return 0;
     }
-    char *d = (char *)qr_buf_reserve(text, 2 * at_n + 1);
-    if (!d) {
-        *why = "out of memory";
+    qr_rd r;
+    qr_rd_init(&r, p + off[row], len - off[row]); /* bounds checked by hexid_page_index */
+    size_t l = s == 2 ? width : (size_t)qr_rd_varint(&r);
+    const unsigned char *b = qr_rd_bytes(&r, l);
+    char *d = (char *)qr_buf_reserve(text, 2 * l + 1);
+    if (!b || !d)
         return -1;
-    }
-    if (at_s == 2) {
-        for (size_t k = 0; k < at_n; k++) {
-            d[2 * k] = hexd[at[k] >> 4];
-            d[2 * k + 1] = hexd[at[k] & 15];
+    if (s == 2) {
+        for (size_t k = 0; k < l; k++) {
+            d[2 * k] = hexd[b[k] >> 4];
+            d[2 * k + 1] = hexd[b[k] & 15];
         }
-        at_n *= 2;
+        l *= 2;
     } else {
-        memcpy(d, at, at_n);
+        memcpy(d, b, l);
     }
-    text->len = at_n;
+    text->len = l;
     v->p = d;
-    v->n = at_n;
+    v->n = l;
     return 0;
 }

@@ -38,7 +38,7 @@ struct qr_colreader {
     int random;              /* qr_colr_random: point reads of int/code blocks */
     int64_t point_blk;       /* block of the last point read, -1 none */
     int64_t page_blk;        /* ENC_HEXID point reads: block in `page`, -1 none */
-    int page_fixed;          /* that page holds canonical ids only */
+    uint32_t *page_off;      /* ENC_HEXID point reads: where each row of `page` starts */
     qr_slice one;            /* ENC_HEXID point reads: the value */
 };
 
@@ -135,6 +135,7 @@ void qr_colr_close(qr_colreader *r)
     free(r->dict);
     free(r->keys);
     qr_buf_free(&r->page);
+    free(r->page_off);
     qr_buf_free(&r->text);
     qr_buf_free(&r->dictraw);
     qr_buf_free(&r->keysraw);
@@ -234,11 +235,9 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
         return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
                        row, (unsigned long long)r->seg->rows);
     uint32_t bi = find_block(r->cm, row);
-    if ((int64_t)bi == r->point_blk &&
-        (enc == ENC_INT || (enc == ENC_HEXID && r->page_blk == (int64_t)bi && !r->page_fixed)))
-        return 0; /* read again: decode it whole (a delta block costs O(row)
-                   * per point read, an id page with odd rows a walk of its
-                   * row states; pages of canonical ids find a row at once) */
+    if (enc == ENC_INT && (int64_t)bi == r->point_blk)
+        return 0; /* an integer block read again: decode it whole (a delta
+                   * block costs O(row) per point read) */
     r->point_blk = bi;
     const qr_blockref *b = &r->cm->blocks[bi];
     const unsigned char *p;
@@ -252,13 +251,19 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
             r->page_blk = -1;
             if (comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why) != 0)
                 return blk_err(r, bi, why, e);
+            /* where every row starts: then each row of the page is O(1) */
+            uint32_t *no = realloc(r->page_off, sizeof *no * ((size_t)b->rows + 1));
+            if (!no)
+                return qr_errf(e, QR_E_NOMEM, "out of memory");
+            r->page_off = no;
+            if (hexid_page_index(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes,
+                                 r->page_off, &why) != 0)
+                return blk_err(r, bi, why, e);
             r->page_blk = bi;
-            r->page_fixed = hexid_page_fixed(r->page.p, r->page.len, b->rows,
-                                             qr_schema[r->col].hex_bytes);
         }
-        if (dec_hexid_row(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes, i,
-                          &r->text, &r->one, &why) != 0)
-            return blk_err(r, bi, why, e);
+        if (dec_hexid_at(r->page.p, r->page.len, qr_schema[r->col].hex_bytes, i, r->page_off,
+                         &r->text, &r->one) != 0)
+            return qr_errf(e, QR_E_NOMEM, "out of memory");
         r->cur = -1; /* page and text no longer hold the decoded block */
         return 1;
     }
