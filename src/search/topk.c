@@ -252,6 +252,46 @@ static int cmp_segkey(const void *a, const void *b)
     return x->seg > y->seg ? -1 : x->seg < y->seg;
 }
 
+/* Timestamp of row d (INT64_MIN for NULL; rows below z are the NULLs). */
+static int row_ts(qr_par_search *p, uint32_t si, uint32_t d, uint32_t z, qr_colreader **r,
+                  int64_t *ts, qr_err *e)
+{
+    int isnull = 1;
+    *ts = INT64_MIN;
+    if (d < z)
+        return 0;
+    if (!*r && !(*r = qr_colr_open(p->ss[si].seg, COL_TIMESTAMP, e)))
+        return -1;
+    if (qr_colr_int(*r, d, ts, &isnull, e) != 0)
+        return -1;
+    if (isnull)
+        *ts = INT64_MIN;
+    return 0;
+}
+
+/* The newest matches of a bitmap filter: rows from the last set bit down,
+ * until one does not make the heap (every earlier row is older). */
+static int newest_bits(qr_par_search *p, uint32_t si, const void *bits, uint32_t rows, uint32_t z,
+                       heap *h, qr_colreader **r, qr_err *e)
+{
+    for (size_t w = ((size_t)rows + 63) / 64; w-- > 0;) {
+        uint64_t x;
+        memcpy(&x, (const unsigned char *)bits + w * 8, 8);
+        while (x) {
+            uint32_t d = (uint32_t)(w * 64 + 63 - (size_t)__builtin_clzll(x));
+            x &= ~(1ull << (d & 63));
+            if (d >= rows)
+                continue;
+            qr_hit hit = {0, 0, si, d};
+            if (row_ts(p, si, d, z, r, &hit.ts, e) != 0)
+                return -1;
+            if (!heap_offer(h, &hit))
+                return 0;
+        }
+    }
+    return 0;
+}
+
 static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st, qr_err *e)
 {
     qr_segsearch *ss = &p->ss[si];
@@ -270,6 +310,11 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
         qr_it *it = qr_segsearch_compile(ss, p->q[0], a, e);
         if (!it) {
             rc = -1;
+            break;
+        }
+        const void *bits = qr_it_bitmap_bits(it);
+        if (bits) { /* a bitmap (dense words, expansions, ranges): walk it backwards */
+            rc = newest_bits(p, si, bits, rows, z, h, &r, e);
             break;
         }
         if (!win) { /* first window: sized to hold k matches at the filter's density */
@@ -298,35 +343,21 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
         if (rc == 0 && qr_it_failed(it))
             rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
                          s->path);
-        if (rc == 0 && n && !r && !(r = qr_colr_open(s, COL_TIMESTAMP, e)))
-            rc = -1;
         /* newest first: once a row does not make the heap, no earlier one will */
         for (size_t i = n; i-- > 0 && rc == 0;) {
-            qr_hit x = {0, INT64_MIN, si, docs[i]};
-            int isnull = 1;
-            if (docs[i] >= z && qr_colr_int(r, docs[i], &x.ts, &isnull, e) != 0)
+            qr_hit x = {0, 0, si, docs[i]};
+            if (row_ts(p, si, docs[i], z, &r, &x.ts, e) != 0)
                 rc = -1;
-            else if (isnull)
-                x.ts = INT64_MIN;
-            if (rc == 0 && !heap_offer(h, &x))
+            else if (!heap_offer(h, &x))
                 break;
         }
         if (rc != 0 || lo == 0)
             break;
         if (heap_full(h)) { /* can any row before lo still win? */
-            qr_hit x = {0, INT64_MIN, si, lo - 1};
-            int isnull = 1;
-            if (lo - 1 >= z) {
-                if (!r && !(r = qr_colr_open(s, COL_TIMESTAMP, e))) {
-                    rc = -1;
-                    break;
-                }
-                if (qr_colr_int(r, lo - 1, &x.ts, &isnull, e) != 0) {
-                    rc = -1;
-                    break;
-                }
-                if (isnull)
-                    x.ts = INT64_MIN;
+            qr_hit x = {0, 0, si, lo - 1};
+            if (row_ts(p, si, lo - 1, z, &r, &x.ts, e) != 0) {
+                rc = -1;
+                break;
             }
             if (!better(QR_BY_TIME, &x, &h->v[0]))
                 break;
