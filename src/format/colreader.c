@@ -158,14 +158,23 @@ static uint32_t find_block(const qr_colmeta *cm, uint32_t row)
     return lo;
 }
 
+/* The data block holding `row`, which must exist. */
+static int block_of(const qr_colreader *r, uint32_t row, uint32_t *bi, qr_err *e)
+{
+    if (row >= r->seg->rows)
+        return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
+                       row, (unsigned long long)r->seg->rows);
+    *bi = find_block(r->cm, row);
+    return 0;
+}
+
 static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
 {
     if (r->cur >= 0 && row >= r->cur_first && row - r->cur_first < r->cur_rows)
         return 0;
-    if (row >= r->seg->rows)
-        return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
-                       row, (unsigned long long)r->seg->rows);
-    uint32_t bi = find_block(r->cm, row);
+    uint32_t bi;
+    if (block_of(r, row, &bi, e) != 0)
+        return -1;
     const qr_blockref *b = &r->cm->blocks[bi];
     const unsigned char *p;
     size_t len;
@@ -231,10 +240,9 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
     if (!r->random || (enc != ENC_INT && enc != ENC_DICT && enc != ENC_HEXID) ||
         (r->cur >= 0 && row >= r->cur_first && row - r->cur_first < r->cur_rows))
         return 0;
-    if (row >= r->seg->rows)
-        return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
-                       row, (unsigned long long)r->seg->rows);
-    uint32_t bi = find_block(r->cm, row);
+    uint32_t bi;
+    if (block_of(r, row, &bi, e) != 0)
+        return -1;
     if (enc == ENC_INT && (int64_t)bi == r->point_blk)
         return 0; /* an integer block read again: decode it whole (a delta
                    * block costs O(row) per point read) */

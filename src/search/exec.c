@@ -359,6 +359,23 @@ static qr_it *int_range(qr_segsearch *ss, int col, int64_t lo, int64_t hi, qr_ar
     return it ? it : nomem(e);
 }
 
+int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
+                              qr_terminfo **tis, qr_err *e)
+{
+    if (!(*f = qr_segsearch_field(ss, q->field, e)))
+        return -1;
+    if (!(*tis = qr_arena_alloc(a, sizeof **tis * q->n)))
+        return (void)nomem(e), -1;
+    for (uint32_t i = 0; i < q->n; i++) {
+        int r = q->term_lens[i] <= QR_MAX_TERM
+                    ? qr_tdict_lookup(&(*f)->dict, q->terms[i], q->term_lens[i], &(*tis)[i], e)
+                    : 0;
+        if (r <= 0)
+            return r;
+    }
+    return 1;
+}
+
 /* ---- the tree ---- */
 static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
 
@@ -452,24 +469,12 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     case Q_TERM:
         return term_it(ss, q->field, q->text, q->len, a, e);
     case Q_PHRASE: {
-        qr_invfield *f = qr_segsearch_field(ss, q->field, e);
-        if (!f)
+        qr_invfield *f;
+        qr_terminfo *tis;
+        int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, e);
+        if (r < 0)
             return NULL;
-        qr_terminfo *tis = qr_arena_alloc(a, sizeof *tis * q->n);
-        if (!tis)
-            return nomem(e);
-        for (uint32_t i = 0; i < q->n; i++) {
-            int r = q->term_lens[i] <= QR_MAX_TERM
-                        ? qr_tdict_lookup(&f->dict, q->terms[i], q->term_lens[i], &tis[i], e)
-                        : 0;
-            if (r < 0)
-                return NULL;
-            if (r == 0) {
-                qr_it *it = qr_it_empty(a);
-                return it ? it : nomem(e);
-            }
-        }
-        qr_it *it = qr_it_phrase(a, f, tis, q->offs, q->n, q->within);
+        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within) : qr_it_empty(a);
         return it ? it : nomem(e);
     }
     case Q_AND:

@@ -493,21 +493,11 @@ static const qr_sc_vt phrase_vt = {phrase_advance, phrase_score,  phrase_shallow
 static qr_sc *phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
                          qr_arena *a, qr_err *e)
 {
-    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
-    if (!f)
-        return NULL;
-    qr_terminfo *tis = qr_arena_alloc(a, sizeof *tis * q->n);
-    if (!tis)
-        return nomem(e);
-    for (uint32_t i = 0; i < q->n; i++) {
-        int r = q->term_lens[i] <= QR_MAX_TERM
-                    ? qr_tdict_lookup(&f->dict, q->terms[i], q->term_lens[i], &tis[i], e)
-                    : 0;
-        if (r < 0)
-            return NULL;
-        if (r == 0)
-            return const_new(qr_it_empty(a), 0, a, e);
-    }
+    qr_invfield *f;
+    qr_terminfo *tis;
+    int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, e);
+    if (r <= 0)
+        return r < 0 ? NULL : const_new(qr_it_empty(a), 0, a, e);
     phrase_sc *p = alloc_sc(a, sizeof *p, &phrase_vt, 0);
     if (!p || !(p->words = qr_arena_alloc(a, sizeof *p->words * q->n)))
         return nomem(e);
@@ -627,19 +617,22 @@ static void and_set_min(qr_sc *s, double min)
     x->min = min;
     x->wvalid = 0;
 }
-static int and_failed(qr_sc *s)
+static int kids_failed(qr_sc **kids, uint32_t n)
 {
-    and_sc *x = (and_sc *)s;
-    for (uint32_t i = 0; i < x->n; i++)
-        if (x->kids[i]->vt->failed(x->kids[i]))
+    for (uint32_t i = 0; i < n; i++)
+        if (kids[i]->vt->failed(kids[i]))
             return 1;
     return 0;
 }
+static void kids_stats(qr_sc **kids, uint32_t n, qr_sc_stats *st)
+{
+    for (uint32_t i = 0; i < n; i++)
+        kids[i]->vt->stats(kids[i], st);
+}
+static int and_failed(qr_sc *s) { return kids_failed(((and_sc *)s)->kids, ((and_sc *)s)->n); }
 static void and_stats(qr_sc *s, qr_sc_stats *st)
 {
-    and_sc *x = (and_sc *)s;
-    for (uint32_t i = 0; i < x->n; i++)
-        x->kids[i]->vt->stats(x->kids[i], st);
+    kids_stats(((and_sc *)s)->kids, ((and_sc *)s)->n, st);
 }
 static const qr_sc_vt and_vt = {and_advance, and_score,  and_shallow, and_max, and_min_norm,
                                 and_set_min, and_failed, and_stats};
@@ -827,20 +820,8 @@ static void or_set_min(qr_sc *s, double min)
     o->min = min;
     o->wvalid = 0;
 }
-static int or_failed(qr_sc *s)
-{
-    or_sc *o = (or_sc *)s;
-    for (uint32_t i = 0; i < o->n; i++)
-        if (o->kids[i]->vt->failed(o->kids[i]))
-            return 1;
-    return 0;
-}
-static void or_stats(qr_sc *s, qr_sc_stats *st)
-{
-    or_sc *o = (or_sc *)s;
-    for (uint32_t i = 0; i < o->n; i++)
-        o->kids[i]->vt->stats(o->kids[i], st);
-}
+static int or_failed(qr_sc *s) { return kids_failed(((or_sc *)s)->kids, ((or_sc *)s)->n); }
+static void or_stats(qr_sc *s, qr_sc_stats *st) { kids_stats(((or_sc *)s)->kids, ((or_sc *)s)->n, st); }
 static const qr_sc_vt or_vt = {or_advance, or_score,  or_shallow, or_max, or_min_norm,
                                or_set_min, or_failed, or_stats};
 
