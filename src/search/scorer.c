@@ -1045,17 +1045,48 @@ static void bm_stats(qr_sc *s, qr_sc_stats *st)
 static const qr_sc_vt bm_vt = {bm_advance, bm_score,  bm_shallow, bm_max,  bm_min_norm,
                                bm_set_min, bm_failed, bm_stats};
 
+/* min..BM_MAX_WORDS words that all have row bitmaps? */
+static int dense_words(qr_sc **kids, uint32_t n, uint32_t min)
+{
+    if (n < min || n > BM_MAX_WORDS)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (kids[i]->vt != &term_vt || !((term_sc *)kids[i])->bits)
+            return 0;
+    return 1;
+}
+
+/* The docs of a filter iterator as a bitmap (walks it). */
+static const void *it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a,
+                                qr_err *e)
+{
+    size_t nw = ((size_t)rows + 63) / 64;
+    uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+    if (!bits)
+        return nomem(e), NULL;
+    memset(bits, 0, nw * 8 + 8);
+    for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
+        if (d >= rows) {
+            qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings: row %u of %u", path, d, rows);
+            return NULL;
+        }
+        bits[d >> 6] |= 1ull << (d & 63);
+    }
+    if (qr_it_failed(it)) {
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search", path);
+        return NULL;
+    }
+    return bits;
+}
+
 /* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
  * optional filter bitmap; NULL when it does not apply. */
 static qr_sc *bm_new(int is_and, qr_sc **kids, uint32_t n, const void *filter, uint32_t rows,
                      qr_arena *a, int *oom)
 {
     *oom = 0;
-    if (n < 2 || n > BM_MAX_WORDS)
+    if (!dense_words(kids, n, filter ? 1 : 2))
         return NULL;
-    for (uint32_t i = 0; i < n; i++)
-        if (kids[i]->vt != &term_vt || !((term_sc *)kids[i])->bits)
-            return NULL;
     bm_sc *b = alloc_sc(a, sizeof *b, &bm_vt, 0);
     size_t nw = ((size_t)rows + 63) / 64;
     uint64_t *cand = qr_arena_alloc(a, nw * 8 + 8);
@@ -1140,15 +1171,21 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     }
     if (n == 1)
         return kids[0];
-    /* dense words (and a filter that is a bitmap): candidates from bitmaps */
+    /* dense words (and the filters, as a bitmap): candidates from bitmaps */
     const void *fbits = NULL;
-    uint32_t nw = n;
-    if (nf) {
+    uint32_t nw = nf ? n - 1 : n;
+    if (nf && dense_words(kids, nw, 1)) { /* even one word: the filter narrows it */
         const_sc *fk = (const_sc *)kids[n - 1];
         fbits = qr_it_bitmap_bits(fk->it);
-        nw = n - 1;
+        /* a selective filter is cheap to turn into a bitmap; a broad one
+         * (an exclusion alone walks every row) stays a leapfrog clause */
+        if (!fbits && fk->it->cost <= ss->seg->rows / 8 &&
+            !(fbits = it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
+            return NULL; /* out of memory, or corrupt filter postings */
     }
-    if (!nf || fbits) {
+    if (nf && !fbits)
+        nw = 0; /* the filter is not a bitmap: the general conjunction */
+    if (dense_words(kids, nw, fbits ? 1 : 2)) {
         int oom;
         qr_sc *b = bm_new(1, kids, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
