@@ -137,62 +137,54 @@ static int termset_add(termset *s, const qr_terminfo *ti)
     return 0;
 }
 
-/* Walk f's dictionary with automaton `aut`, collecting accepted terms.
- * st[i] is the state after the first i bytes of the last term walked; a
- * new term re-walks only from its shared prefix. When the automaton dies at
- * byte d, every following term that still shares d+1 bytes is skipped
- * without stepping or decoding its info; after a block of such terms the
- * walk seeks straight past the dead prefix. */
+/* The smallest string > term[0..d] (d = where the automaton died on term)
+ * that the automaton can still continue: the same first `depth` bytes and
+ * a next byte above term[depth] with a live transition from st[depth],
+ * backing up a byte when there is none. Never backs into the literal
+ * prefix (`keep` bytes). Returns its length in out, 0 when none is left. */
+static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, size_t d,
+                        size_t keep, char *out)
+{
+    for (size_t depth = d + 1; depth-- > keep;) {
+        for (unsigned c = (unsigned char)term[depth] + 1u; c < 256; c++)
+            if (qr_aut_step(aut, st[depth], (unsigned char)c)) {
+                memcpy(out, term, depth);
+                out[depth] = (char)c;
+                return depth + 1;
+            }
+    }
+    return 0;
+}
+
+/* Walk f's dictionary with automaton `aut`, collecting accepted terms
+ * (Lucene's automaton intersection). st[i] is the state after the first i
+ * bytes of the last term walked; a new term re-walks only from the prefix
+ * it shares with it. When the automaton dies at byte d of a term, the walk
+ * seeks straight to the next string the automaton can continue (a live
+ * byte above term[d], else above term[d-1], ...), so a dead prefix costs
+ * one seek, not a walk over its terms. */
 static int expand(qr_invfield *f, qr_aut *aut, termset *out, qr_err *e)
 {
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
     qr_aut_state st[QR_MAX_TERM + 1];
-    size_t valid = 0;              /* st[0..valid] are states of the previous term */
-    size_t dead_len = SIZE_MAX;    /* terms sharing this many bytes are dead */
+    size_t valid = 0; /* st[0..valid] are states of the previous term's prefix */
     st[0] = qr_aut_start(aut);
     if (!st[0])
         return 0;
     qr_titer it;
     int r = qr_tdict_seek(&f->dict, &it, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
-    unsigned skipped = 0;
     while (r == 1) {
         if (it.len < litn || memcmp(it.term, lit, litn) != 0)
             break; /* past every term with the literal prefix */
-        if (dead_len != SIZE_MAX && shared >= dead_len) {
-            /* same dead prefix as the previous term: skip it */
-            if (++skipped >= QR_TERMS_PER_BLOCK) {
-                char succ[QR_MAX_TERM];
-                size_t sn = dead_len;
-                memcpy(succ, it.term, sn);
-                while (sn && (unsigned char)succ[sn - 1] == 0xff)
-                    sn--;
-                if (!sn)
-                    break;
-                succ[sn - 1] = (char)((unsigned char)succ[sn - 1] + 1);
-                r = qr_tdict_seek(&f->dict, &it, succ, sn, e);
-                shared = 0; /* unknown after a seek: recompute from depth 0 */
-                valid = 0;
-                dead_len = SIZE_MAX;
-                skipped = 0;
-                continue;
-            }
-            r = qr_titer_next(&it, e);
-            shared = it.shared;
-            continue;
-        }
-        skipped = 0;
-        size_t depth = shared < valid ? shared : valid;
-        dead_len = SIZE_MAX;
-        for (size_t i = depth; i < it.len; i++) {
-            st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]);
-            if (!st[i + 1]) {
-                dead_len = i + 1;
+        size_t depth = shared < valid ? shared : valid, dead = SIZE_MAX;
+        for (size_t i = depth; i < it.len; i++)
+            if (!(st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]))) {
+                dead = i;
                 break;
             }
-        }
-        if (dead_len == SIZE_MAX) {
+        if (dead == SIZE_MAX) {
             valid = it.len;
             if (qr_aut_accepts(aut, st[it.len])) {
                 qr_terminfo ti;
@@ -201,11 +193,21 @@ static int expand(qr_invfield *f, qr_aut *aut, termset *out, qr_err *e)
                 if (termset_add(out, &ti) != 0)
                     return qr_errf(e, QR_E_NOMEM, "query: out of memory expanding terms");
             }
-        } else {
-            valid = dead_len - 1;
+            r = qr_titer_next(&it, e);
+            shared = it.shared;
+            continue;
         }
-        r = qr_titer_next(&it, e);
-        shared = it.shared;
+        char target[QR_MAX_TERM + 1];
+        size_t tn = next_live(aut, st, it.term, dead, litn, target);
+        if (tn == 0)
+            break; /* nothing after this term can be accepted */
+        r = qr_tdict_seek(&f->dict, &it, target, tn, e);
+        /* st[0..tn-1] hold for target's first tn-1 bytes: keep those the
+         * found term shares with it */
+        shared = 0;
+        while (r == 1 && shared < tn - 1 && shared < it.len && it.term[shared] == target[shared])
+            shared++;
+        valid = tn - 1;
     }
     if (r < 0)
         return -1;
