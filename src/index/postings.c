@@ -439,6 +439,36 @@ uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target)
     return c->doc = c->docs[i];
 }
 
+/* Skip n varints of r: count terminator bytes (high bit clear) eight at a
+ * time. Skipped values are not decoded, so only the bounds are checked. */
+static int skip_varints(qr_rd *r, uint64_t n)
+{
+    const unsigned char *p = r->p, *end = r->end;
+    while (n && end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t t = ~w & 0x8080808080808080ull; /* one bit per terminator byte */
+        uint64_t c = (uint64_t)__builtin_popcountll(t);
+        if (c < n) {
+            n -= c;
+            p += 8;
+            continue;
+        }
+        while (--n) /* the n-th terminator of this word ends the run */
+            t &= t - 1;
+        p += ((unsigned)__builtin_ctzll(t) >> 3) + 1;
+        break;
+    }
+    for (; n && p < end; p++)
+        n -= !(*p & 0x80);
+    if (n) {
+        r->bad = 1;
+        return -1;
+    }
+    r->p = p;
+    return 0;
+}
+
 int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max)
 {
     if (!c->has_pos || c->doc == QR_NO_DOC)
@@ -446,20 +476,26 @@ int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max)
     qr_rd r;
     /* skip the positions of earlier docs of this block */
     qr_rd_init(&r, c->pcur, (size_t)(c->tpos + c->tpos_len - c->pcur));
-    while (c->pcur_i < c->i) {
-        for (uint32_t k = 0; k < c->tfs[c->pcur_i]; k++)
-            (void)qr_rd_varint(&r);
-        if (r.bad) {
+    if (c->pcur_i < c->i) {
+        uint64_t skip = 0;
+        for (uint32_t k = c->pcur_i; k < c->i; k++)
+            skip += c->tfs[k];
+        if (skip_varints(&r, skip) != 0) {
             c->corrupt = 1;
             return -1;
         }
-        c->pcur_i++;
+        c->pcur_i = c->i;
         c->pcur = r.p;
     }
     uint32_t tf = c->tfs[c->i];
     uint64_t p = 0;
     for (uint32_t k = 0; k < tf; k++) {
-        uint64_t g = qr_rd_varint(&r);
+        uint64_t g;
+        if (r.end - r.p >= 10 && r.p[0] < 0x80) { /* one-byte gap: the usual case */
+            g = *r.p++;
+        } else {
+            g = qr_rd_varint(&r);
+        }
         p = k ? p + g : g;
         if (r.bad || p > UINT32_MAX) {
             c->corrupt = 1;
