@@ -448,7 +448,7 @@ static int skip_varints(qr_rd *r, uint64_t n)
         uint64_t w;
         memcpy(&w, p, 8);
         uint64_t t = ~w & 0x8080808080808080ull; /* one bit per terminator byte */
-        uint64_t c = (uint64_t)__builtin_popcountll(t);
+        uint64_t c = ((t >> 7) * 0x0101010101010101ull) >> 56; /* how many */
         if (c < n) {
             n -= c;
             p += 8;
