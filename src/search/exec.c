@@ -1,8 +1,8 @@
 /* exec.c - compiling a filter tree into iterators for one segment (see
  * exec.h). Multi-term queries walk the term dictionary with an automaton,
  * keeping the automaton state for every prefix depth so consecutive terms
- * only feed their new suffix bytes, and jumping past every term that starts
- * with a prefix on which the automaton died. */
+ * only feed their new suffix bytes, and seeking, when the automaton dies,
+ * straight to the next string it can still continue. */
 #include "search/exec.h"
 
 #include <stdlib.h>

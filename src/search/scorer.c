@@ -826,9 +826,9 @@ static const qr_sc_vt or_vt = {or_advance, or_score,  or_shallow, or_max, or_min
                                or_set_min, or_failed, or_stats};
 
 /* ---- dense words: candidates from row bitmaps ----
- * An AND or OR of words that all have row bitmaps (and, for AND, filters
- * that are bitmaps too) finds its candidates word by word in the combined
- * bitmap. Before any postings block is decoded, a candidate is bounded with
+ * An AND, OR or at-least-k of words that all have row bitmaps (and, for
+ * AND, filters that are or cheaply become bitmaps) finds its candidates
+ * word by word in the combined bitmap (a bit-sliced counter for k). Before any postings block is decoded, a candidate is bounded with
  * its own length (one byte in the norms) and, per word, the block's max tf
  * and impacts; only rows that could beat the threshold get their tfs read.
  * Per window of blocks and per subset of words the largest norm that can
@@ -1081,8 +1081,8 @@ static const void *it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_a
 
 /* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
  * optional filter bitmap; NULL when it does not apply. */
-static qr_sc *bm_new(int is_and, qr_sc **kids, uint32_t n, const void *filter, uint32_t rows,
-                     qr_arena *a, int *oom)
+static qr_sc *bm_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
+                     uint32_t rows, qr_arena *a, int *oom)
 {
     *oom = 0;
     if (!dense_words(kids, n, filter ? 1 : 2))
@@ -1098,12 +1098,17 @@ static qr_sc *bm_new(int is_and, qr_sc **kids, uint32_t n, const void *filter, u
     for (uint32_t i = 0; i < n; i++)
         t[i] = (term_sc *)kids[i];
     for (size_t w = 0; w < nw; w++) {
-        uint64_t acc = is_and ? ~0ull : 0;
+        uint64_t acc = is_and ? ~0ull : 0, plane[BM_MAX_WORDS + 1] = {0};
         for (uint32_t i = 0; i < n; i++) {
             uint64_t x;
             memcpy(&x, t[i]->bits + w * 8, 8);
             acc = is_and ? acc & x : acc | x;
+            for (uint32_t j = k; j >= 2; j--) /* plane[j]: rows in >= j words so far */
+                plane[j] |= plane[j - 1] & x;
+            plane[1] |= x;
         }
+        if (!is_and && k >= 2)
+            acc = plane[k];
         if (filter) {
             uint64_t x;
             memcpy(&x, (const unsigned char *)filter + w * 8, 8);
@@ -1187,7 +1192,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         nw = 0; /* the filter is not a bitmap: the general conjunction */
     if (dense_words(kids, nw, fbits ? 1 : 2)) {
         int oom;
-        qr_sc *b = bm_new(1, kids, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
+        qr_sc *b = bm_new(1, kids, nw, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
             return b ? b : nomem(e);
     }
@@ -1225,9 +1230,9 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
             return NULL;
         o->sc.cost += o->kids[i]->cost;
     }
-    if (o->k == 1) { /* dense words: candidates from bitmaps */
+    if (o->k <= o->n) { /* dense words: candidates from bitmaps (at least k of them) */
         int oom;
-        qr_sc *b = bm_new(0, o->kids, o->n, NULL, (uint32_t)ss->seg->rows, a, &oom);
+        qr_sc *b = bm_new(0, o->kids, o->n, o->k, NULL, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
             return b ? b : nomem(e);
     }
