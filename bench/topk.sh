@@ -78,7 +78,9 @@ newest() {
     $S --limit 100 --repeat "$REPS" "$q" 2>"$OUT/lat.txt" >/dev/null
     f=$(median "$OUT/lat.txt")
     printf '| `%s` | %s | %s | %s | %s |\n' "$q" "$n" "$t" "$segs" "$f" | tee -a "$REPORT"
+    QN[$q]=$n; QT[$q]=$t; QF[$q]=$f
 }
+declare -A QN QT QF
 newest failed
 newest 'error OR failed'
 newest '"failed to place order"'
@@ -87,4 +89,31 @@ newest 'service:cart'
 newest 'sevnum:>=17'
 newest 'cahce~1'
 newest 'NOT failed'
+# --- the peer: DuckDB (native table, no text index: fts cannot be installed
+# offline), same filters; skipped when @duckdb/node-api is not installed ---
+PEERS=bench/peers
+if [ -f "$PEERS/node_modules/@duckdb/node-api/package.json" ] && command -v node >/dev/null; then
+    DUCK=$OUT/duck-$ROWS.duckdb
+    if [ ! -s "$DUCK" ]; then
+        echo "loading $CORPUS into DuckDB ($DUCK)"
+        NODE_PATH=$PEERS/node_modules node bench/duckdb-load.cjs "$CORPUS" "$DUCK" >/dev/null
+    fi
+    {
+    echo
+    echo '## Against DuckDB (same rows, native table; word filters as regular expressions)'
+    echo
+    echo '| filter | rows (Quarry / DuckDB) | newest-100 Quarry ms | DuckDB ms | ratio | first-100 Quarry ms | DuckDB ms | ratio |'
+    echo '|---|---:|---:|---:|---:|---:|---:|---:|'
+    } >> "$REPORT"
+    NODE_PATH=$PEERS/node_modules node bench/duckdb-topk.cjs "$DUCK" 10 > "$OUT/duck-topk.jsonl"
+    while IFS= read -r line; do
+        name=$(sed 's/.*"name":"\(\(\\"\|[^"]\)*\)".*/\1/; s/\\"/"/g' <<<"$line")
+        cnt=$(sed 's/.*"count":\([0-9]*\).*/\1/' <<<"$line")
+        dn=$(sed 's/.*"newest_ms":\([0-9.]*\).*/\1/' <<<"$line")
+        df=$(sed 's/.*"first_ms":\([0-9.]*\).*/\1/' <<<"$line")
+        printf '| `%s` | %s / %s | %s | %.1f | %.0fx | %s | %.1f | %.0fx |\n' "$name" "${QN[$name]:-?}" "$cnt" \
+            "${QT[$name]:-?}" "$dn" "$(echo "$dn / ${QT[$name]:-1}" | bc -l)" "${QF[$name]:-?}" "$df" \
+            "$(echo "$df / ${QF[$name]:-1}" | bc -l)" | tee -a "$REPORT"
+    done < "$OUT/duck-topk.jsonl"
+fi
 echo "report: $REPORT"
