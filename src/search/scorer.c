@@ -220,6 +220,10 @@ static uint32_t term_advance(qr_sc *s, uint32_t target)
             target = d; /* landed in a later block: check its bound */
             continue;
         }
+        if (t->has_min && qr_bm25_score(t->m, t->w, qr_pc_tf(&t->c), t->norms[d]) <= t->min) {
+            target = d + 1; /* it loses: not worth returning */
+            continue;
+        }
         return d;
     }
 }
@@ -529,7 +533,7 @@ typedef struct {
     qr_sc **lead; /* by cost, cheapest first */
     uint32_t n, wend;
     int has_min, wvalid;
-    double min, wmax;
+    double min, wmax, cur;
 } and_sc;
 
 static uint32_t and_shallow(qr_sc *s, uint32_t target)
@@ -598,17 +602,20 @@ static uint32_t and_advance(qr_sc *s, uint32_t target)
             x->wvalid = 0;
             continue;
         }
+        x->cur = 0;
+        for (uint32_t i = 0; i < x->n; i++)
+            x->cur += qr_sc_score(x->kids[i]);
+        if (x->has_min && x->cur <= x->min) { /* scored, and it loses */
+            target = d + 1;
+            continue;
+        }
         return d;
     }
 }
 
 static double and_score(qr_sc *s)
 {
-    and_sc *x = (and_sc *)s;
-    double v = 0;
-    for (uint32_t i = 0; i < x->n; i++)
-        v += qr_sc_score(x->kids[i]);
-    return v;
+    return ((and_sc *)s)->cur; /* summed in the written order by and_advance */
 }
 static void and_set_min(qr_sc *s, double min)
 {
@@ -807,6 +814,10 @@ static uint32_t or_advance(qr_sc *s, uint32_t target)
         for (uint32_t i = 0; i < o->n; i++)
             if (o->kids[i]->started && o->kids[i]->doc == cand)
                 v += qr_sc_score(o->kids[i]);
+        if (o->has_min && v <= o->min) { /* scored, and it loses: not worth returning */
+            target = cand + 1;
+            continue;
+        }
         o->cur = v;
         return cand;
     }
@@ -968,6 +979,8 @@ static uint32_t bm_advance(qr_sc *s, uint32_t target)
             }
             v += qr_sc_score(&t->sc);
         }
+        if (b->has_min && v <= b->min)
+            continue; /* scored, and it loses: not worth returning */
         b->cur = v;
         return d;
     }
