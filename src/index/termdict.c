@@ -21,6 +21,14 @@ void qr_tdictw_free(qr_tdictw *w)
     qr_buf_free(&w->index);
 }
 
+/* Store the finished block's byte-class mask in its index entry. */
+static void patch_mask(qr_tdictw *w)
+{
+    if (w->nblocks && !w->index.oom)
+        qr_store_u64(w->index.p + w->mask_at, w->mask);
+    w->mask = 0;
+}
+
 int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
                   uint64_t post_off, uint64_t pos_off)
 {
@@ -28,12 +36,15 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
         return -1;
     size_t shared = 0;
     if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0) {
+        patch_mask(w);
         w->in_block = 0;
         w->nblocks++;
         qr_buf_put_u32(&w->index, (uint32_t)w->dict.len);
         qr_buf_put_varint(&w->index, post_off);
         qr_buf_put_varint(&w->index, pos_off);
         qr_buf_put_lenbytes(&w->index, term, n);
+        w->mask_at = w->index.len;
+        qr_buf_put_u64(&w->index, 0); /* the block's mask, patched */
     } else {
         size_t m = n < w->prev_len ? n : w->prev_len;
         while (shared < m && w->prev[shared] == term[shared])
@@ -44,6 +55,8 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     qr_buf_put(&w->dict, term + shared, n - shared);
     qr_buf_put_varint(&w->dict, info_len); /* lets readers skip unneeded infos */
     qr_buf_put(&w->dict, info, info_len);
+    for (size_t i = 0; i < n; i++)
+        w->mask |= 1ull << qr_tdict_byte_class((unsigned char)term[i]);
     memcpy(w->prev, term, n);
     w->prev_len = n;
     w->in_block++;
@@ -53,6 +66,7 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
 
 int qr_tdictw_finish(qr_tdictw *w)
 {
+    patch_mask(w);
     if (w->index.oom)
         return -1;
     qr_store_u32(w->index.p, w->nblocks);
@@ -73,7 +87,7 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
     qr_rd_init(&r, index, index_len);
     uint32_t nb = qr_rd_u32(&r);
     d->nterms = qr_rd_u64(&r);
-    if (r.bad || nb > index_len / 7 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
+    if (r.bad || nb > index_len / 15 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
         (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
@@ -81,7 +95,8 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
     d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
     d->blk_post = malloc(sizeof *d->blk_post * (nb ? nb : 1));
     d->blk_pos = malloc(sizeof *d->blk_pos * (nb ? nb : 1));
-    if (!d->blk_off || !d->blk_first || !d->blk_post || !d->blk_pos) {
+    d->blk_mask = malloc(sizeof *d->blk_mask * (nb ? nb : 1));
+    if (!d->blk_off || !d->blk_first || !d->blk_post || !d->blk_pos || !d->blk_mask) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
     }
@@ -91,6 +106,7 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
         d->blk_pos[i] = qr_rd_varint(&r);
         uint64_t l = qr_rd_varint(&r);
         const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
+        d->blk_mask[i] = qr_rd_u64(&r);
         if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1])) {
             qr_tdict_close(d);
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
@@ -111,6 +127,8 @@ void qr_tdict_close(qr_tdict *d)
     free(d->blk_first);
     free(d->blk_post);
     free(d->blk_pos);
+    free(d->blk_mask);
+    d->blk_mask = NULL;
     d->blk_off = NULL;
     d->blk_first = NULL;
     d->blk_post = d->blk_pos = NULL;

@@ -7,7 +7,10 @@
  * TERMINDEX block: u32 number of dictionary blocks, u64 number of terms,
  *   then per block: u32 offset in TERMDICT, varint postings base, varint
  *   positions base (where the block's first term's lists start), varint
- *   length + first term.
+ *   length + first term, u64 byte-class mask: bit qr_tdict_byte_class(b)
+ *   is set when some term of the block has byte b. A pattern whose every
+ *   match must contain certain bytes (LIKE '%tion') skips blocks that lack
+ *   one of them without decoding them: most blocks hold only hex ids.
  * Supports exact lookup (binary search on the index, then a scan of one
  * block), ordered iteration, seeking to the first term >= a key, and so
  * intersection with automata that prune by prefix.
@@ -23,9 +26,22 @@
 #include "util/err.h"
 #include "util/json.h"
 
+/* The class (0..63) of a term byte in the blocks' masks: a-z, 0-9 each
+ * their own, other bytes folded into the rest. */
+static inline unsigned qr_tdict_byte_class(unsigned char b)
+{
+    if (b >= 'a' && b <= 'z')
+        return b - 'a';
+    if (b >= '0' && b <= '9')
+        return 26u + (b - '0');
+    return 36u + b % 28u;
+}
+
 /* ---- writing: terms must be added in strictly increasing byte order ---- */
 typedef struct qr_tdictw {
     qr_buf dict, index;
+    size_t mask_at;        /* where the current block's mask is patched */
+    uint64_t mask;
     uint32_t in_block, nblocks;
     uint64_t nterms;
     char prev[QR_MAX_TERM];
@@ -51,6 +67,7 @@ typedef struct qr_tdict {
     uint32_t *blk_off;    /* malloc'ed */
     uint64_t *blk_post, *blk_pos; /* malloc'ed: list bases of each block */
     qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
+    uint64_t *blk_mask;   /* malloc'ed: byte classes present in each block */
     int has_freqs, has_pos;
 } qr_tdict;
 

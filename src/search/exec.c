@@ -163,7 +163,7 @@ static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, s
  * seeks straight to the next string the automaton can continue (a live
  * byte above term[d], else above term[d-1], ...), so a dead prefix costs
  * one seek, not a walk over its terms. */
-static int expand(qr_invfield *f, qr_aut *aut, termset *out, qr_err *e)
+static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_err *e)
 {
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
@@ -175,9 +175,22 @@ static int expand(qr_invfield *f, qr_aut *aut, termset *out, qr_err *e)
     qr_titer it;
     int r = qr_tdict_seek(&f->dict, &it, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
+    uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     while (r == 1) {
         if (it.len < litn || memcmp(it.term, lit, litn) != 0)
             break; /* past every term with the literal prefix */
+        if (need && it.blk != checked) {
+            checked = it.blk;
+            if ((f->dict.blk_mask[it.blk] & need) != need) {
+                /* no term of this block has every byte a match needs */
+                if (it.blk + 1 >= f->dict.nblocks)
+                    break;
+                const qr_slice *next = &f->dict.blk_first[it.blk + 1];
+                r = qr_tdict_seek(&f->dict, &it, next->p, next->n, e);
+                shared = valid = 0;
+                continue;
+            }
+        }
         size_t depth = shared < valid ? shared : valid, dead = SIZE_MAX;
         for (size_t i = depth; i < it.len; i++)
             if (!(st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]))) {
@@ -281,9 +294,16 @@ static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_er
          * the DFA states built so far; freed by qr_query_release */
         ((qr_query *)q)->compiled = aut;
     }
+    /* LIKE: every literal byte of the pattern is in every match */
+    uint64_t need = 0;
+    for (size_t i = 0; q->type == Q_LIKE && i < q->len; i++) {
+        unsigned char c = (unsigned char)q->text[i];
+        if (c != '%' && c != '_' && c != '\\')
+            need |= 1ull << qr_tdict_byte_class(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
     termset ts = {0};
     qr_it *it = NULL;
-    if (expand(f, aut, &ts, e) == 0)
+    if (expand(f, aut, need, &ts, e) == 0)
         it = union_of(ss, f, &ts, a, e);
     free(ts.v);
     return it;
