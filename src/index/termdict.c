@@ -251,6 +251,17 @@ int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr
     }
 }
 
+int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)
+{
+    memset(it, 0, offsetof(qr_titer, term));
+    if (b >= d->nblocks)
+        return 0;
+    iter_at_block(d, it, b);
+    int r = qr_titer_next(it, e);
+    it->shared = 0;
+    return r;
+}
+
 int qr_titer_info(qr_titer *it, qr_terminfo *info, qr_err *e)
 {
     qr_rd r;

@@ -101,6 +101,9 @@ int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *
 /* Position `it` on the first term >= key (n may be 0 = first term).
  * Returns 1 on a term, 0 past the end, -1 corrupt. */
 int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e);
+/* Position `it` on the first term of dictionary block b (no search):
+ * 1, 0 when b is past the last block, -1 corrupt. */
+int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e);
 /* Next term in order: 1, 0 at end, -1 corrupt. */
 int qr_titer_next(qr_titer *it, qr_err *e);
 

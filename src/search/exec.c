@@ -183,10 +183,10 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
             checked = it.blk;
             if ((f->dict.blk_mask[it.blk] & need) != need) {
                 /* no term of this block has every byte a match needs */
-                if (it.blk + 1 >= f->dict.nblocks)
-                    break;
-                const qr_slice *next = &f->dict.blk_first[it.blk + 1];
-                r = qr_tdict_seek(&f->dict, &it, next->p, next->n, e);
+                uint32_t b = it.blk + 1;
+                while (b < f->dict.nblocks && (f->dict.blk_mask[b] & need) != need)
+                    b++;
+                r = qr_tdict_seek_block(&f->dict, &it, b, e);
                 shared = valid = 0;
                 continue;
             }
