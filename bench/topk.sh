@@ -24,7 +24,7 @@ echo "Hot median of $REPS runs with the table open, 2 threads; rows returned and
 echo
 echo '## Top 100 by BM25: block-max pruning vs exhaustive scoring'
 echo
-echo '| shape | query | matches | pruned ms | exhaustive ms | speed-up | blocks skipped | rows scored (pruned / all) |'
+echo '| shape | query | matches | pruned ms | exhaustive ms | speed-up | blocks skipped | rows reaching the heap (pruned / all) |'
 echo '|---|---|---:|---:|---:|---:|---:|---:|'
 } > "$REPORT"
 
@@ -33,9 +33,9 @@ score() {
     n=$($S --count "$q")
     $S --top 100 --explain "$q" 2>"$OUT/x.txt" >/dev/null
     skip=$(sed -n 's/.*postings blocks: \([0-9]*\) of \([0-9]*\) skipped (\([0-9.]*%\)).*/\1 of \2 (\3)/p' "$OUT/x.txt")
-    scored=$(sed -n 's/.*searched, \([0-9]*\) rows scored.*/\1/p' "$OUT/x.txt")
+    scored=$(sed -n 's/.*searched, \([0-9]*\) rows reached the heap.*/\1/p' "$OUT/x.txt")
     $S --top 100 --exhaustive --explain "$q" 2>"$OUT/x.txt" >/dev/null
-    all=$(sed -n 's/.*searched, \([0-9]*\) rows scored.*/\1/p' "$OUT/x.txt")
+    all=$(sed -n 's/.*searched, \([0-9]*\) rows reached the heap.*/\1/p' "$OUT/x.txt")
     $S --top 100 --repeat "$REPS" "$q" 2>"$OUT/lat.txt" >/dev/null
     pr=$(median "$OUT/lat.txt")
     $S --top 100 --exhaustive --repeat "$REPS" "$q" 2>"$OUT/lat.txt" >/dev/null

@@ -155,7 +155,7 @@ static int score_segment(task *k, uint32_t si)
             applied = m;
         }
     }
-    k->st.docs_scored += n;
+    k->st.docs_collected += n;
     qr_sc_stats st = {0, 0};
     sc->vt->stats(sc, &st);
     k->st.blocks_total += st.blocks_total;
@@ -226,7 +226,7 @@ static int by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, u
             st->segments += tasks[t].st.segments;
             st->blocks_total += tasks[t].st.blocks_total;
             st->blocks_decoded += tasks[t].st.blocks_decoded;
-            st->docs_scored += tasks[t].st.docs_scored;
+            st->docs_collected += tasks[t].st.docs_collected;
         }
         free(tasks[t].h.v);
     }

@@ -727,9 +727,9 @@ static uint32_t check_query_opts(const char *text, int orders)
         qr_hit *x = threads == 1 ? ref : out;
         uint32_t *nx = threads == 1 ? &nref : &n;
         run_topk(&ps, &c, x, nx, &st);
-        if (st.docs_scored != nm)
+        if (st.docs_collected != nm)
             fail_msg(RUN_FMT "scored %llu rows, %u match", RUN_ARGS(&c),
-                     (unsigned long long)st.docs_scored, nm);
+                     (unsigned long long)st.docs_collected, nm);
         check_score_hits(&c, x, *nx, nm);
         if (threads == 2)
             check_same_hits(&c, "exhaustive, 2 threads vs 1 (prefix)", out, n, ref,
