@@ -1,0 +1,73 @@
+/* scorer_int.h - what the scorer files share: helpers, the constant and
+ * word scorers' layout, and the constructors the builder (scorer.c) calls.
+ * Internal to src/search/scorer*.c; the contract is scorer.h. */
+#ifndef QR_SCORER_INT_H
+#define QR_SCORER_INT_H
+
+#include "search/scorer.h"
+
+#define END (QR_NO_DOC - 1) /* the last possible window end */
+/* Relative slack where partial sums are compared in another order than
+ * scores add (MaxScore), far above the rounding of a few dozen additions. */
+#define SLACK (1.0 + 1e-12)
+
+static inline uint8_t umax8(uint8_t a, uint8_t b) { return a > b ? a : b; }
+
+qr_sc *sc_nomem(qr_err *e);
+void *sc_alloc(qr_arena *a, size_t size, const qr_sc_vt *vt, uint64_t cost);
+uint32_t sc_shallow_end(qr_sc *s, uint32_t target);
+void sc_no_stats(qr_sc *s, qr_sc_stats *st);
+/* First doc >= target of a plain iterator (started or not). */
+uint32_t sc_it_seek(qr_it *it, uint32_t target);
+int sc_kids_failed(qr_sc **kids, uint32_t n);
+void sc_kids_stats(qr_sc **kids, uint32_t n, qr_sc_stats *st);
+
+/* A filter with a constant score c (0 for filters, 1 for multi-term). */
+typedef struct {
+    qr_sc sc;
+    qr_it *it;
+    double c;
+    int done; /* set_min at or above c */
+} const_sc;
+qr_sc *sc_const_new(qr_it *it, double c, qr_arena *a, qr_err *e);
+
+/* One word of a full-text field. */
+typedef struct {
+    qr_sc sc;
+    const qr_bm25 *m;
+    double w;
+    const uint8_t *norms;
+    uint32_t rows, nb, sblk; /* nb > 1: block-max data; sblk: shallow block */
+    int blocks, bad, has_min, cstarted;
+    const unsigned char *bits; /* dense words: the row bitmap, else NULL */
+    double min, exact_max;   /* exact_max: the best score of a list without block data */
+    uint32_t list_tf;        /* lists without block data: their impacts */
+    uint8_t list_n1, list_n2, list_min_norm;
+    qr_pcursor c;            /* last: large, never copied */
+} term_sc;
+extern const qr_sc_vt sc_term_vt;
+uint32_t term_shallow(qr_sc *s, uint32_t target);
+double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
+uint8_t term_min_norm(qr_sc *s, uint32_t upto);
+void term_stats(qr_sc *s, qr_sc_stats *st);
+qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
+                   qr_arena *a, qr_err *e);
+qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
+                     qr_arena *a, qr_err *e);
+
+/* Conjunction of kids[0..n) (n >= 2; scores add in this order). */
+qr_sc *sc_and_new(qr_sc **kids, uint32_t n, qr_arena *a, qr_err *e);
+/* At least k of kids[0..n) (k = 1: disjunction). */
+qr_sc *sc_or_new(qr_sc **kids, uint32_t n, uint32_t k, qr_arena *a, qr_err *e);
+
+/* Dense words (scorer_dense.c): min..4 word scorers that all have row
+ * bitmaps? */
+int sc_dense_words(qr_sc **kids, uint32_t n, uint32_t min);
+/* The docs of a filter iterator as a bitmap (walks it). */
+const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a, qr_err *e);
+/* AND (is_and), OR or at-least-k of dense words kids[0..n), AND with an
+ * optional filter bitmap; NULL when it does not apply (*oom on failure). */
+qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
+                    uint32_t rows, qr_arena *a, int *oom);
+
+#endif
