@@ -20,6 +20,14 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind,
                    s->path, sec->id, kind);
 }
 
+static int32_t block_index(const qr_section *sec, uint8_t kind)
+{
+    for (uint32_t i = 0; i < sec->nblocks; i++)
+        if (sec->blocks[i].kind == kind)
+            return (int32_t)i;
+    return -1;
+}
+
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_err *e)
 {
     memset(f, 0, sizeof *f);
@@ -37,10 +45,17 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_TERMINDEX, &idx, &idx_len, 1, e) != 0 ||
         find_block(s, sec, IBLK_TERMDICT, &dict, &dict_len, 1, e) != 0 ||
         find_block(s, sec, IBLK_POSTINGS, &f->post, &f->post_len, 1, e) != 0 ||
-        find_block(s, sec, IBLK_POSITIONS, &f->pos, &f->pos_len, ft, e) != 0 ||
-        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0 ||
-        find_block(s, sec, IBLK_BITMAPS, &f->bitmaps, &f->bitmaps_len, 0, e) != 0)
+        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0)
         return -1;
+    /* positions (phrases only) and dense-term bitmaps are verified and
+     * mapped when first needed: most queries read neither, and checksumming
+     * them is a third of a cold first query */
+    f->sec = sec;
+    f->pos_blk = block_index(sec, IBLK_POSITIONS);
+    f->bm_blk = block_index(sec, IBLK_BITMAPS);
+    if (ft && f->pos_blk < 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: index section %u lacks block kind %u",
+                       s->path, sec->id, IBLK_POSITIONS);
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
                        s->path, f->def->name);
@@ -53,8 +68,18 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
 
 void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
 
-const unsigned char *qr_invfield_bitmap(const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
 {
+    if (f->pos || !f->def->fulltext)
+        return 0;
+    return qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->pos_blk, &f->pos, &f->pos_len, e);
+}
+
+const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+{
+    if (!f->bitmaps && f->bm_blk >= 0 &&
+        qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->bm_blk, &f->bitmaps, &f->bitmaps_len, e) != 0)
+        return NULL;
     uint64_t words = ((uint64_t)f->rows + 63) / 64;
     if (!ti->has_bitmap || ti->bm_word > f->bitmaps_len / 8 ||
         words > f->bitmaps_len / 8 - ti->bm_word) {
@@ -67,8 +92,9 @@ const unsigned char *qr_invfield_bitmap(const qr_invfield *f, const qr_terminfo 
 
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
 {
-    int ft = f->def->fulltext;
-    if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, ft, ti) != 0)
+    /* positions only once qr_invfield_load_positions mapped them (phrases) */
+    int ft = f->def->fulltext, pos = ft && f->pos;
+    if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, pos, ti) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
                        f->seg->path, f->def->name);
     return 0;

@@ -38,8 +38,10 @@ typedef struct qr_invfield {
     const qr_segment *seg;
     const qr_field_def *def;
     qr_tdict dict;
-    const unsigned char *post, *pos, *norms, *bitmaps;
+    const unsigned char *post, *pos, *norms, *bitmaps; /* pos, bitmaps: NULL until needed */
     size_t post_len, pos_len, bitmaps_len;
+    const qr_section *sec;
+    int32_t pos_blk, bm_blk; /* their blocks in the section (-1: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
 } qr_invfield;
@@ -50,8 +52,11 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec, qr_err *
 void qr_invfield_close(qr_invfield *f);
 /* The bitmap of a dense term (ti->has_bitmap): ceil(rows/64) little-endian
  * 64-bit words, possibly unaligned (read with memcpy). NULL (e set) when the
- * offset is out of range. */
-const unsigned char *qr_invfield_bitmap(const qr_invfield *f, const qr_terminfo *ti, qr_err *e);
+ * offset is out of range. The BITMAPS block is verified on first use. */
+const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e);
+/* Verify and map the POSITIONS block (full-text fields; once). Cursors
+ * opened before it carry no positions: call it before a phrase. */
+int qr_invfield_load_positions(qr_invfield *f, qr_err *e);
 /* A postings cursor for a term of this field. */
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e);
 

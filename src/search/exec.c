@@ -384,7 +384,7 @@ static qr_it *int_range(qr_segsearch *ss, int col, int64_t lo, int64_t hi, qr_ar
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
                               qr_terminfo **tis, qr_err *e)
 {
-    if (!(*f = qr_segsearch_field(ss, q->field, e)))
+    if (!(*f = qr_segsearch_field(ss, q->field, e)) || qr_invfield_load_positions(*f, e) != 0)
         return -1;
     if (!(*tis = qr_arena_alloc(a, sizeof **tis * q->n)))
         return (void)nomem(e), -1;
