@@ -18,7 +18,8 @@ static const char *usage_text =
     "usage: quarry search --data DIR --table T [--count] [--limit N]\n"
     "                     [--top N --by score|time] [--exhaustive] [--explain]\n"
     "                     [--repeat N] [--threads N] 'QUERY'\n"
-    "Prints the matching rows as NDJSON (first N in table order, default 10), or\n"
+    "Prints the matching rows as NDJSON (first N in table order, default 10,\n"
+    "streamed: any N), or\n"
     "with --count only their number, or with --top N the N best rows by BM25\n"
     "(--by score, the default) or the N newest (--by time). --exhaustive scores\n"
     "every match without block-max pruning (for comparison). Query syntax:\n"
@@ -56,11 +57,30 @@ static void print_latency(double *lat, uint64_t reps, int threads)
 
 typedef struct run_opts {
     int count_only, explain, exhaustive;
-    qr_topk_by by;
-    uint32_t k;
+    qr_topk_by by;   /* QR_BY_NONE: --limit, streamed */
+    uint32_t k;      /* --top */
+    uint64_t limit;  /* --limit */
     uint64_t reps;
     int threads;
 } run_opts;
+
+/* --limit: rows go out in batches as they are found (any number of them). */
+typedef struct stream {
+    qr_par_search *ps;
+    qr_buf *out;
+    int write; /* the first run writes; --repeat runs only time */
+    uint64_t rows;
+} stream;
+
+static int stream_rows(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
+{
+    stream *s = ctx;
+    qr_buf_clear(s->out);
+    if (qr_par_rows(s->ps, hits, n, s->out, e) != 0)
+        return -1;
+    s->rows += n;
+    return s->write ? qr_write_all(STDOUT_FILENO, s->out->p, s->out->len, "stdout", e) : 0;
+}
 
 static void explain_hits(const run_opts *o, qr_table *t, const qr_hit *h, uint32_t n,
                          const qr_topk_stats *st)
@@ -91,9 +111,9 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
     uint32_t ns = t->man.nsegs;
     qr_segment **segs = calloc(ns ? ns : 1, sizeof *segs);
     double *lat = calloc(o->reps, sizeof *lat);
-    qr_hit *hits = o->count_only ? NULL : malloc(sizeof *hits * (o->k ? o->k : 1));
-    int rc = (!segs || !lat || (!o->count_only && !hits)) ? qr_errf(e, QR_E_NOMEM, "out of memory")
-                                                           : 0;
+    int top = !o->count_only && o->by != QR_BY_NONE;
+    qr_hit *hits = top ? malloc(sizeof *hits * (o->k ? o->k : 1)) : NULL;
+    int rc = (!segs || !lat || (top && !hits)) ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
     for (uint32_t i = 0; i < ns && rc == 0; i++) {
         char path[PATH_MAX];
         qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
@@ -117,6 +137,11 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (o->count_only) {
             rc = qr_par_count(&ps, &total, e);
+        } else if (!top) {
+            stream sm = {&ps, &out, r == 0, 0};
+            memset(&st, 0, sizeof st);
+            rc = qr_par_first(&ps, o->limit, stream_rows, &sm, &st, e);
+            total = sm.rows;
         } else {
             qr_buf_clear(&out);
             rc = qr_par_topk(&ps, o->by, o->k, o->exhaustive, hits, &nhits, &st, e);
@@ -129,9 +154,12 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
     if (rc == 0) {
         if (o->count_only)
             printf("%llu\n", (unsigned long long)total);
-        else
+        else if (top)
             rc = qr_write_all(STDOUT_FILENO, out.p, out.len, "stdout", e);
-        if (rc == 0 && !o->count_only && o->explain) {
+        if (rc == 0 && !top && !o->count_only && o->explain)
+            fprintf(stderr, "%llu rows listed, %llu of %u segments searched\n",
+                    (unsigned long long)total, (unsigned long long)st.segments, ns);
+        if (rc == 0 && top && o->explain) {
             explain_hits(o, t, hits, nhits, &st);
             fprintf(stderr, "search %.3f ms, reading %u rows %.3f ms (last run)\n", search_ms,
                     nhits, lat[o->reps - 1] - search_ms);
@@ -167,7 +195,7 @@ int cli_search(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *data = NULL, *table = NULL;
-    run_opts o = {.by = QR_BY_NONE, .k = 10, .reps = 1};
+    run_opts o = {.by = QR_BY_NONE, .k = 10, .limit = 10, .reps = 1};
     int c, have_top = 0, have_by = 0, have_limit = 0;
     uint64_t v = 0;
     optind = 1;
@@ -189,12 +217,15 @@ int cli_search(int argc, char **argv)
             o.exhaustive = 1;
             break;
         case 'l':
+            if (cli_uint("--limit", optarg, UINT64_MAX, &o.limit) != 0)
+                return 2;
+            have_limit = 1;
+            break;
         case 'k':
-            if (cli_uint(c == 'l' ? "--limit" : "--top", optarg, QR_TOPK_MAX, &v) != 0)
+            if (cli_uint("--top", optarg, QR_TOPK_MAX, &v) != 0)
                 return 2;
             o.k = (uint32_t)v;
-            have_top |= c == 'k';
-            have_limit |= c == 'l';
+            have_top = 1;
             break;
         case 'b':
             if (strcmp(optarg, "score") == 0) {

@@ -403,25 +403,55 @@ static int by_time(qr_par_search *p, uint32_t k, qr_hit *out, uint32_t *nout, qr
 }
 
 /* ---- first k ---- */
-static int first_k(qr_par_search *p, uint32_t k, qr_hit *out, uint32_t *nout, qr_topk_stats *st,
-                   qr_err *e)
+int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_topk_stats *st,
+                 qr_err *e)
 {
-    uint32_t n = 0;
+    enum { BATCH = 4096 };
+    qr_hit *buf = malloc(sizeof *buf * BATCH);
+    if (!buf)
+        return qr_errf(e, QR_E_NOMEM, "out of memory listing rows");
     qr_arena *a = &p->run[0];
-    for (uint32_t i = 0; i < p->nsegs && n < k; i++) {
+    uint64_t n = 0;
+    uint32_t nb = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < p->nsegs && n < k && rc == 0; i++) {
         qr_arena_reset(a);
         qr_it *it = qr_segsearch_compile(&p->ss[i], p->q[0], a, e);
-        if (!it)
-            return -1;
-        st->segments++;
-        for (uint32_t d = qr_it_next(it); d != QR_NO_DOC && n < k; d = qr_it_next(it))
-            out[n++] = (qr_hit){0, 0, i, d};
-        if (qr_it_failed(it))
-            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
-                           p->ss[i].seg->path);
+        if (!it) {
+            rc = -1;
+            break;
+        }
+        if (st)
+            st->segments++;
+        for (uint32_t d = qr_it_next(it); d != QR_NO_DOC && n < k && rc == 0; d = qr_it_next(it)) {
+            buf[nb++] = (qr_hit){0, 0, i, d};
+            n++;
+            if (nb == BATCH) {
+                rc = emit(ctx, buf, nb, e);
+                nb = 0;
+            }
+        }
+        if (rc == 0 && qr_it_failed(it))
+            rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                         p->ss[i].seg->path);
     }
+    if (rc == 0 && nb)
+        rc = emit(ctx, buf, nb, e);
     qr_arena_reset(a);
-    *nout = n;
+    free(buf);
+    return rc;
+}
+
+typedef struct collect {
+    qr_hit *out;
+    uint32_t n;
+} collect;
+
+static int collect_hits(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
+{
+    collect *c = ctx;
+    memcpy(c->out + c->n, hits, sizeof *hits * n);
+    c->n += n;
     return 0;
 }
 
@@ -441,7 +471,10 @@ int qr_par_topk(qr_par_search *p, qr_topk_by by, uint32_t k, int exhaustive, qr_
         return by_score(p, k, exhaustive, out, nout, stats, e);
     if (by == QR_BY_TIME)
         return by_time(p, k, out, nout, stats, e);
-    return first_k(p, k, out, nout, stats, e);
+    collect c = {out, 0};
+    int rc = qr_par_first(p, k, collect_hits, &c, stats, e);
+    *nout = c.n;
+    return rc;
 }
 
 /* ---- late materialisation ---- */

@@ -54,6 +54,13 @@ typedef struct qr_topk_stats {
 int qr_par_topk(qr_par_search *p, qr_topk_by by, uint32_t k, int exhaustive, qr_hit *out,
                 uint32_t *nout, qr_topk_stats *stats, qr_err *e);
 
+/* The first k matches in table order (k unbounded), handed to `emit` in
+ * batches as they are found: for listing every match without holding them
+ * all. emit returns 0, or -1 with e set to stop. stats may be NULL. */
+typedef int (*qr_hits_fn)(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e);
+int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_topk_stats *st,
+                 qr_err *e);
+
 /* Late materialisation: append the rows of hits[0..n) as NDJSON lines (in
  * the hits' order) to out, reading only the blocks those rows live in. */
 int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, qr_err *e);

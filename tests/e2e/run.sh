@@ -57,7 +57,7 @@ check "search: inclusion-exclusion for OR" \
     test "$(cnt 'error OR failed')" -eq $(( $(cnt error) + $(cnt failed) - $(cnt 'error failed') ))
 check "search: NOT complements" \
     test $(( $(cnt cache) + $(cnt 'NOT cache') )) -eq $((ROWS + 1000))
-"$Q" search --data "$T/d" --table logs --limit 100000 'service:payment "charge card"~3' > "$T/found"
+"$Q" search --data "$T/d" --table logs --limit 100000000 'service:payment "charge card"~3' > "$T/found"
 check "search: rows printed = count" test "$(wc -l < "$T/found")" -eq "$(cnt 'service:payment "charge card"~3')"
 check "search: printed rows are stored rows" test -z "$(missing "$T/found" "$T/cat.ndjson")"
 check "search: printed rows match the filter" test -z "$(grep -v '"ServiceName":"payment"' "$T/found" | head -1)"
@@ -82,6 +82,7 @@ S --top 15 --by time 'error' | ts > "$T/newest.got"
 check "top by time: the 15 newest timestamps" cmp "$T/newest.want" "$T/newest.got"
 check "top by time: rows match" test -z "$(S --top 15 --by time error | grep -viw error | head -1)"
 check "limit: first rows in table order" cmp <(S --limit 3 failed) <(S --limit 100000 failed | head -n 3)
+check "limit: any number, streamed in batches" test "$(S --limit 99999999 'error OR failed' | wc -l)" -eq "$(cnt 'error OR failed')"
 S --by time failed > /dev/null 2>&1; rc=$?
 check "top: --by without --top is a usage error" test $rc -eq 2
 S --top 100001 failed > /dev/null 2>"$T/topbig"; rc=$?
