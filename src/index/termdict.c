@@ -251,6 +251,50 @@ int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr
     }
 }
 
+/* First block > from whose first term > key, by galloping then binary
+ * search: a forward seek usually lands a block or two ahead. */
+static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, size_t n)
+{
+    uint32_t lo = from, step = 1, hi = from;
+    while (hi < d->nblocks && cmp_bytes(d->blk_first[hi].p, d->blk_first[hi].n, key, n) <= 0) {
+        lo = hi + 1;
+        hi = hi + step;
+        step *= 2;
+    }
+    if (hi > d->nblocks)
+        hi = d->nblocks;
+    while (lo < hi) { /* first block in [lo, hi) whose first term > key */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cmp_bytes(d->blk_first[mid].p, d->blk_first[mid].n, key, n) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e)
+{
+    const qr_tdict *d = it->d;
+    if (!d || it->corrupt || cmp_bytes(it->term, it->len, key, n) >= 0)
+        return d ? qr_tdict_seek(d, it, key, n, e) : 0;
+    /* key is ahead: if it is past the next block's first term, jump to the
+     * last block starting at or before it, else scan on from here */
+    uint32_t b = gallop_block(d, it->blk + 1, key, n);
+    if (b > it->blk + 1) {
+        iter_at_block(d, it, b - 1);
+    }
+    for (;;) {
+        int r = qr_titer_next(it, e);
+        if (r <= 0)
+            return r;
+        if (cmp_bytes(it->term, it->len, key, n) >= 0) {
+            it->shared = 0;
+            return 1;
+        }
+    }
+}
+
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)
 {
     memset(it, 0, offsetof(qr_titer, term));

@@ -101,6 +101,12 @@ int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *
 /* Position `it` on the first term >= key (n may be 0 = first term).
  * Returns 1 on a term, 0 past the end, -1 corrupt. */
 int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e);
+/* Move `it` (positioned by a seek) to the first term >= key. A key ahead
+ * of the current term costs a gallop over the block index and a scan from
+ * where it lands (or from here, when the key is in this block), not a
+ * search of the whole index: automaton walks seek forward in small steps.
+ * Returns as qr_tdict_seek. */
+int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e);
 /* Position `it` on the first term of dictionary block b (no search):
  * 1, 0 when b is past the last block, -1 corrupt. */
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e);

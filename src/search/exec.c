@@ -214,7 +214,7 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
         size_t tn = next_live(aut, st, it.term, dead, litn, target);
         if (tn == 0)
             break; /* nothing after this term can be accepted */
-        r = qr_tdict_seek(&f->dict, &it, target, tn, e);
+        r = qr_titer_seek(&it, target, tn, e);
         /* st[0..tn-1] hold for target's first tn-1 bytes: keep those the
          * found term shares with it */
         shared = 0;

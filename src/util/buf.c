@@ -112,7 +112,7 @@ uint64_t qr_rd_u64(qr_rd *r)
     return v;
 }
 
-uint64_t qr_rd_varint(qr_rd *r)
+uint64_t qr_rd_varint_slow(qr_rd *r)
 {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -127,11 +127,3 @@ uint64_t qr_rd_varint(qr_rd *r)
     return 0;
 }
 
-const unsigned char *qr_rd_bytes(qr_rd *r, size_t n)
-{
-    if (!need(r, n))
-        return NULL;
-    const unsigned char *p = r->p;
-    r->p += n;
-    return p;
-}

@@ -65,8 +65,25 @@ uint8_t qr_rd_u8(qr_rd *r);
 uint16_t qr_rd_u16(qr_rd *r);
 uint32_t qr_rd_u32(qr_rd *r);
 uint64_t qr_rd_u64(qr_rd *r);
-uint64_t qr_rd_varint(qr_rd *r);
+uint64_t qr_rd_varint_slow(qr_rd *r);
+/* Inline for the one-byte case, which is most of a term dictionary's and a
+ * positions list's varints; longer ones and errors take the call. */
+static inline uint64_t qr_rd_varint(qr_rd *r)
+{
+    if (__builtin_expect(!r->bad && r->p < r->end && *r->p < 0x80, 1))
+        return *r->p++;
+    return qr_rd_varint_slow(r);
+}
 /* Returns a pointer to the next n bytes and skips them, or NULL (bad set). */
-const unsigned char *qr_rd_bytes(qr_rd *r, size_t n);
+static inline const unsigned char *qr_rd_bytes(qr_rd *r, size_t n)
+{
+    if (r->bad || (size_t)(r->end - r->p) < n) {
+        r->bad = 1;
+        return NULL;
+    }
+    const unsigned char *p = r->p;
+    r->p += n;
+    return p;
+}
 
 #endif
