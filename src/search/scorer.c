@@ -1,8 +1,9 @@
 /* scorer.c - building the scorer tree of a query for one segment (see
  * scorer.h): which clauses score (Body words and phrases; multi-term
  * queries as a constant 1; filters 0), index-wide weights per scored leaf,
- * dense words onto their bitmaps. The scorers: scorer_leaf.c (constant,
- * word, phrase), scorer_bool.c (AND, OR, at-least-k), scorer_dense.c. */
+ * dense words onto their bitmaps, frequent words at the root term at a
+ * time. The scorers: scorer_leaf.c (constant, word, phrase), scorer_bool.c
+ * (AND, OR, at-least-k), scorer_dense.c, scorer_taat.c. */
 #include "search/scorer_int.h"
 
 #include "index/invfmt.h"
@@ -30,10 +31,21 @@ static int kind_of(const qr_query *q)
 }
 
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
-                    qr_arena *a, qr_err *e);
+                    int top, qr_arena *a, qr_err *e);
+
+/* AND, OR or at-least-k of words only, at the root of the query: term at
+ * a time when it pays, else NULL (and *oom on failure). Only at the root,
+ * which is driven row by row in order; nested, the one-row-at-a-time
+ * scorers leapfrog with their siblings instead. */
+static qr_sc *try_taat(int top, int is_and, qr_sc **kids, uint32_t n, uint32_t k,
+                       qr_segsearch *ss, qr_arena *a, int *oom)
+{
+    *oom = 0;
+    return top ? sc_taat_new(is_and, kids, n, k, (uint32_t)ss->seg->rows, a, oom) : NULL;
+}
 
 static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
-                        uint32_t *leaf, qr_arena *a, qr_err *e)
+                        uint32_t *leaf, int top, qr_arena *a, qr_err *e)
 {
     qr_sc **kids = qr_arena_alloc(a, sizeof *kids * (q->n + 1));
     qr_query **flt = qr_arena_alloc(a, sizeof *flt * q->n);
@@ -45,7 +57,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         if (k->type == Q_NOT || kind_of(k) == K_FILTER) {
             flt[nf++] = (qr_query *)k; /* filters and exclusions: one iterator */
             *leaf += qr_bm25_count_leaves(k);
-        } else if (!(kids[n++] = build(ss, k, qw, leaf, a, e))) {
+        } else if (!(kids[n++] = build(ss, k, qw, leaf, 0, a, e))) {
             return NULL;
         }
     }
@@ -70,27 +82,34 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     }
     if (nf && !fbits)
         nw = 0; /* the filter is not a bitmap: the general conjunction */
+    int oom = 0;
     if (sc_dense_words(kids, nw, fbits ? 1 : 2)) {
-        int oom;
+        /* every row's length bounds it before any postings are read */
         qr_sc *b = sc_dense_new(1, kids, nw, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
             return b ? b : sc_nomem(e);
     }
+    qr_sc *tt = nf ? NULL : try_taat(top, 1, kids, n, n, ss, a, &oom);
+    if (tt || oom)
+        return tt ? tt : sc_nomem(e);
     return sc_and_new(kids, n, a, e);
 }
 
 static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
-                       uint32_t *leaf, qr_arena *a, qr_err *e)
+                       uint32_t *leaf, int top, qr_arena *a, qr_err *e)
 {
     qr_sc **kids = qr_arena_alloc(a, sizeof *kids * q->n);
     if (!kids)
         return sc_nomem(e);
     uint32_t k = q->type == Q_MINMATCH ? q->k : 1;
     for (uint32_t i = 0; i < q->n; i++)
-        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, a, e)))
+        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, a, e)))
             return NULL;
+    int oom = 0;
+    qr_sc *tt = k <= q->n ? try_taat(top, 0, kids, q->n, k, ss, a, &oom) : NULL;
+    if (tt || oom)
+        return tt ? tt : sc_nomem(e);
     if (k <= q->n) { /* dense words: candidates from bitmaps (at least k of them) */
-        int oom;
         qr_sc *b = sc_dense_new(0, kids, q->n, k, NULL, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
             return b ? b : sc_nomem(e);
@@ -99,7 +118,7 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
 }
 
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
-                    qr_arena *a, qr_err *e)
+                    int top, qr_arena *a, qr_err *e)
 {
     switch (kind_of(q)) {
     case K_FILTER:
@@ -117,12 +136,13 @@ static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, 
         double w = qw->w[(*leaf)++];
         return q->type == Q_TERM ? sc_term_new(ss, q, qw, w, a, e) : sc_phrase_new(ss, q, qw, w, a, e);
     }
-    return q->type == Q_AND ? build_and(ss, q, qw, leaf, a, e) : build_or(ss, q, qw, leaf, a, e);
+    return q->type == Q_AND ? build_and(ss, q, qw, leaf, top, a, e)
+                            : build_or(ss, q, qw, leaf, top, a, e);
 }
 
 qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
                        qr_err *e)
 {
     uint32_t leaf = 0;
-    return build(ss, q, qw, &leaf, a, e);
+    return build(ss, q, qw, &leaf, 1, a, e);
 }

@@ -49,6 +49,11 @@ extern const qr_sc_vt sc_term_vt;
 uint32_t term_shallow(qr_sc *s, uint32_t target);
 double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
 uint8_t term_min_norm(qr_sc *s, uint32_t upto);
+/* The impacts of the word's blocks from the last shallow target to upto,
+ * merged: largest tf (255: unbounded), smallest norm of its tf-1 docs and
+ * of its tf >= 2 docs (255: none). Every doc there is dominated by (1, n1)
+ * or (max_tf, n2). */
+void term_impacts(qr_sc *s, uint32_t upto, uint32_t *max_tf, uint8_t *n1, uint8_t *n2);
 void term_stats(qr_sc *s, qr_sc_stats *st);
 qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
                    qr_arena *a, qr_err *e);
@@ -59,6 +64,12 @@ qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
 qr_sc *sc_and_new(qr_sc **kids, uint32_t n, qr_arena *a, qr_err *e);
 /* At least k of kids[0..n) (k = 1: disjunction). */
 qr_sc *sc_or_new(qr_sc **kids, uint32_t n, uint32_t k, qr_arena *a, qr_err *e);
+
+/* Term at a time (scorer_taat.c): AND (k = n), OR (k = 1) or at-least-k of
+ * 2..16 words kids[0..n) over windows of rows; NULL when some kid is not a
+ * word or it would not pay (*oom on failure). */
+qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows,
+                   qr_arena *a, int *oom);
 
 /* Dense words (scorer_dense.c): min..4 word scorers that all have row
  * bitmaps? */

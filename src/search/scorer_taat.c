@@ -1,0 +1,533 @@
+/* scorer_taat.c - AND, OR and at-least-k of words scored term at a time
+ * over windows of rows: each word's postings in the window are walked
+ * straight through its decoded blocks, adding its score into an array of
+ * accumulators and a match count per row; the rows with enough matches
+ * whose sum beats the threshold are then returned in row order.
+ *
+ * Why: when a query's words are all frequent and their block bounds cannot
+ * drop to the threshold (in templated logs the best rows tie at the same
+ * score, and every block of a frequent word holds some short row with the
+ * word twice), block-max MaxScore must still score nearly every candidate
+ * one at a time, and the per-candidate cost (advance calls, bound checks)
+ * is most of the time. Walking the same postings a block at a time costs a
+ * few nanoseconds each. Windows whose summed block bounds lose are still
+ * skipped without decoding.
+ *
+ * Scores are added word by word in the order the query writes them,
+ * starting from zero, exactly as the one-row-at-a-time scorers add them,
+ * so both give bitwise-equal scores (pruned equals exhaustive). */
+#include "search/scorer_int.h"
+
+#include <string.h>
+
+#include "index/invfmt.h"
+
+#define TW 4096u         /* rows per window */
+#define TW_WORDS (TW / 64)
+#define TAAT_MAX_WORDS 16
+#define TAB_TF 4u        /* scores of tf 1..TAB_TF are looked up, not divided */
+#define TAB_SIZE (TAB_TF * 256u)
+
+typedef struct {
+    qr_sc sc;
+    uint32_t n, k, rows; /* k: words a row must match (n for AND) */
+    int is_and;
+    term_sc **t;         /* the words, as written */
+    uint32_t *by_cost;   /* AND: the words, rarest first */
+    const uint8_t *norms;
+    const double *tab;   /* per word, the score of tf 1..TAB_TF per norm code */
+    double *acc;         /* TW accumulators */
+    uint8_t *cnt;        /* TW match counts */
+    uint64_t *hit;       /* TW bits: rows some word matched */
+    double *val;         /* per word, TW contributions (valid where vbits) */
+    uint64_t *vbits;     /* per word, TW bits */
+    uint8_t *ess;        /* per word: essential in this window */
+    double *bound;       /* per word: its bound in this window */
+    uint32_t *itf;       /* per word: its impacts in this window (term_impacts) */
+    uint8_t *in1, *in2;
+    uint32_t *cdoc;      /* the window's winning rows, in order */
+    double *cscore;
+    uint32_t nc, ci, wend; /* candidates, next one, last row of the window */
+    int have_window, has_min, bad;
+    double min, cur;
+} taat_sc;
+
+/* Move word t's cursor to its first doc >= target (QR_NO_DOC at the end). */
+static uint32_t word_seek(taat_sc *s, term_sc *t, uint32_t target)
+{
+    uint32_t d;
+    if (t->cstarted && (t->c.doc == QR_NO_DOC || t->c.doc >= target))
+        d = t->c.doc;
+    else
+        d = qr_pc_advance(&t->c, target);
+    t->cstarted = 1;
+    if (d == QR_NO_DOC) {
+        s->bad |= t->c.corrupt;
+        return d;
+    }
+    if (d >= s->rows) {
+        s->bad = 1;
+        return QR_NO_DOC;
+    }
+    return d;
+}
+
+static inline double word_score(const taat_sc *s, uint32_t i, uint32_t tf, uint8_t norm)
+{
+    const term_sc *t = s->t[i];
+    return tf <= TAB_TF ? s->tab[(size_t)i * TAB_SIZE + (tf - 1) * 256 + norm]
+                        : qr_bm25_score(t->m, t->w, tf, norm);
+}
+
+/* How word_add records a posting: into the shared sums (every word of an
+ * OR essential), into the word's own slots and the sums (some words only
+ * probed), or into the word's own slots for rows still candidates (AND). */
+enum { ADD_SUM, ADD_BOTH, ADD_AND }; /* how; with `counted`, sums count matches too */
+
+/* Walk word i's postings in rows [lo, hi] through its decoded blocks (a
+ * block at a time) and record them as `how` says. For ADD_AND, `keep`
+ * collects the candidate rows of `cand` it matches. The cursor is left on
+ * its first doc > hi. */
+static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t i, uint32_t lo,
+                                                            uint32_t hi, int how, int counted,
+                     const uint64_t *cand, uint64_t *keep)
+{
+    term_sc *t = s->t[i];
+    qr_pcursor *c = &t->c;
+    const double *tab = s->tab + (size_t)i * TAB_SIZE;
+    const qr_bm25 *m = t->m;
+    double w = t->w;
+    /* locals: stores into the arrays must not make the compiler reload the
+     * struct's fields on every posting */
+    double *restrict acc = s->acc;
+    uint8_t *restrict cnt = s->cnt;
+    uint64_t *restrict hit = s->hit;
+    double *restrict val = s->val + (size_t)i * TW;
+    uint64_t *restrict vb = s->vbits + (size_t)i * TW_WORDS;
+    const uint8_t *restrict norms = s->norms;
+    uint32_t d = word_seek(s, t, lo);
+    while (d != QR_NO_DOC && d <= hi) {
+        uint32_t j = c->i, n = c->n;
+        if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= n || c->docs[j] != d)
+            n = j + 1; /* not a plain decoded block: this doc alone */
+        const uint32_t *docs = c->docs, *tfs = c->tfs;
+        for (; j < n; j++) {
+            uint32_t x = docs[j];
+            if (x > hi)
+                break;
+            /* x < rows: hi < rows (a doc past the rows stays the cursor's,
+             * and the next seek reports it) */
+            uint32_t tf = tfs[j];
+            uint8_t nc = norms[x];
+            double v = tf <= TAB_TF ? tab[(tf - 1) * 256 + nc] : qr_bm25_score(m, w, tf, nc);
+            x -= lo;
+            uint64_t bit = 1ull << (x & 63);
+            if (how == ADD_AND) {
+                if (cand[x >> 6] & bit) {
+                    val[x] = v;
+                    keep[x >> 6] |= bit;
+                }
+                continue;
+            }
+            if (how == ADD_BOTH) {
+                val[x] = v;
+                vb[x >> 6] |= bit;
+            }
+            acc[x] += v;
+            if (counted)
+                cnt[x]++;
+            hit[x >> 6] |= bit;
+        }
+        if (j < n) { /* the block goes on past the window */
+            c->i = j;
+            c->doc = d = c->docs[j];
+            break;
+        }
+        c->i = n - 1; /* the block (or the doc) is done: step past it */
+        c->doc = c->docs[n - 1];
+        d = qr_pc_next(c);
+        if (d == QR_NO_DOC) {
+            s->bad |= c->corrupt;
+        } else if (d >= s->rows) {
+            s->bad = 1;
+            return;
+        }
+    }
+}
+
+/* The most word i can add to a row of norm code nx in this window: its
+ * impacts evaluated at that row's own length (the bound falls as rows get
+ * longer, and most rows are longer than the best ones). */
+static inline double row_bound(const taat_sc *s, uint32_t i, uint8_t nx)
+{
+    uint32_t tf = s->itf[i];
+    if (tf >= 255)
+        return s->t[i]->w;
+    uint8_t n1 = s->in1[i], n2 = s->in2[i];
+    double b = n1 != 255 ? word_score(s, i, 1, umax8(nx, n1)) : 0;
+    if (n2 != 255 && tf >= 2) {
+        double b2 = word_score(s, i, tf, umax8(nx, n2));
+        b = b2 > b ? b2 : b;
+    }
+    return b;
+}
+
+static void add_cand(taat_sc *s, uint32_t doc, double v)
+{
+    if (s->has_min && v <= s->min)
+        return;
+    s->cdoc[s->nc] = doc;
+    s->cscore[s->nc++] = v;
+}
+
+/* Rows of the window set in cand. */
+static uint64_t count_bits(const uint64_t *cand, uint32_t nw)
+{
+    uint64_t left = 0;
+    for (uint32_t wi = 0; wi < nw; wi++)
+        left += (uint64_t)__builtin_popcountll(cand[wi]);
+    return left;
+}
+
+/* Record word i at the candidate rows `cand` of the window into its own
+ * slots (val, vbits): by probing each candidate when they are few beside
+ * its postings there, else by walking its postings. */
+static void word_at(taat_sc *s, uint32_t i, uint32_t lo, uint32_t span, const uint64_t *cand,
+                    uint64_t left)
+{
+    uint32_t nw = (span + 63) / 64;
+    double *val = s->val + (size_t)i * TW;
+    uint64_t *vb = s->vbits + (size_t)i * TW_WORDS;
+    memset(vb, 0, 8 * (size_t)nw);
+    uint64_t in_window = s->t[i]->sc.cost * span / s->rows + 1;
+    if (left * 8 >= in_window) {
+        word_add(s, i, lo, lo + span - 1, ADD_AND, 0, cand, vb);
+        return;
+    }
+    for (uint32_t wi = 0; wi < nw; wi++)
+        for (uint64_t b = cand[wi]; b; b &= b - 1) {
+            uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
+            if (word_seek(s, s->t[i], lo + x) == lo + x) {
+                val[x] = word_score(s, i, qr_pc_tf(&s->t[i]->c), s->norms[lo + x]);
+                vb[wi] |= 1ull << (x & 63);
+            }
+        }
+}
+
+/* The candidates' scores, summed in the written order over the words
+ * recorded in their own slots; those matching at least need words. */
+static void sum_slots(taat_sc *s, uint32_t lo, uint32_t span, const uint64_t *cand, uint32_t need)
+{
+    for (uint32_t wi = 0; wi < (span + 63) / 64 && !s->bad; wi++)
+        for (uint64_t b = cand[wi]; b; b &= b - 1) {
+            uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
+            double v = 0;
+            uint32_t matched = 0;
+            for (uint32_t i = 0; i < s->n; i++)
+                if (s->vbits[(size_t)i * TW_WORDS + wi] >> (x & 63) & 1) {
+                    v += s->val[(size_t)i * TW + x];
+                    matched++;
+                }
+            if (matched >= need)
+                add_cand(s, lo + x, v);
+        }
+}
+
+/* OR / at least k, when some words cannot win alone in this window (their
+ * bounds together lose): the essential words are walked; the rows they
+ * touch that may still win are the candidates, at which the other words
+ * are then looked up (walked or probed); scores are summed again in the
+ * written order. */
+static void fill_or_probe(taat_sc *s, uint32_t lo, uint32_t span, uint32_t nne, double nesum)
+{
+    uint32_t nw = (span + 63) / 64;
+    for (uint32_t i = 0; i < s->n && !s->bad; i++)
+        if (s->ess[i]) {
+            memset(s->vbits + (size_t)i * TW_WORDS, 0, 8 * (size_t)nw);
+            word_add(s, i, lo, lo + span - 1, ADD_BOTH, 1, NULL, NULL);
+        }
+    uint64_t *cand = s->hit; /* the touched rows that may still win */
+    for (uint32_t wi = 0; wi < nw; wi++)
+        for (uint64_t b = cand[wi]; b; b &= b - 1) {
+            uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
+            double v = s->acc[x];
+            uint32_t c = s->cnt[x];
+            s->acc[x] = 0;
+            s->cnt[x] = 0;
+            if (c + nne < s->k || (v + nesum) * SLACK <= s->min) {
+                cand[wi] &= ~(1ull << (x & 63));
+                continue;
+            }
+            uint8_t nx = s->norms[lo + x];
+            for (uint32_t i = 0; i < s->n; i++)
+                if (!s->ess[i])
+                    v += row_bound(s, i, nx);
+            if (v * SLACK <= s->min)
+                cand[wi] &= ~(1ull << (x & 63));
+        }
+    uint64_t left = count_bits(cand, nw);
+    for (uint32_t i = 0; i < s->n && left && !s->bad; i++)
+        if (!s->ess[i])
+            word_at(s, i, lo, span, cand, left);
+    if (left)
+        sum_slots(s, lo, span, cand, s->k);
+}
+
+/* AND: the rarest word's rows are the candidates; each further word (in
+ * order of rarity) either walks its postings in the window or, when the
+ * candidates are few beside them, is probed at each; the survivors' scores
+ * are summed in the written order. */
+static void fill_and(taat_sc *s, uint32_t lo, uint32_t span)
+{
+    uint32_t nw = (span + 63) / 64;
+    uint64_t *cand = s->hit;
+    memset(cand, 0xff, 8 * (size_t)nw); /* the rarest word keeps all it has */
+    uint64_t left = (uint64_t)span;
+    for (uint32_t r = 0; r < s->n && !s->bad; r++) {
+        uint32_t i = s->by_cost[r];
+        word_at(s, i, lo, span, cand, r ? left : UINT64_MAX / 16);
+        memcpy(cand, s->vbits + (size_t)i * TW_WORDS, 8 * (size_t)nw);
+        if ((left = count_bits(cand, nw)) == 0)
+            return;
+    }
+    sum_slots(s, lo, span, cand, s->n);
+}
+
+/* Score the window starting at the first row >= target some word (every
+ * word, for AND) can be at. 1: a window was scored (maybe without winners),
+ * 0: no rows left. */
+static int fill(taat_sc *s, uint32_t target)
+{
+    uint32_t lo = s->is_and ? target : QR_NO_DOC;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t d = word_seek(s, s->t[i], target);
+        if (s->is_and) {
+            if (d == QR_NO_DOC)
+                return 0;
+            lo = d > lo ? d : lo;
+        } else if (d < lo) {
+            lo = d;
+        }
+    }
+    if (lo == QR_NO_DOC || s->bad)
+        return 0;
+    uint32_t hi = s->rows - 1 - lo < TW - 1 ? s->rows - 1 : lo + TW - 1, span = hi - lo + 1;
+    s->nc = s->ci = 0;
+    s->wend = hi;
+    s->have_window = 1;
+    uint32_t nne = 0; /* words that cannot win alone here (OR) */
+    double nesum = 0;
+    if (s->has_min) {
+        double u = 0;
+        for (uint32_t i = 0; i < s->n; i++) {
+            term_shallow(&s->t[i]->sc, lo);
+            u += s->bound[i] = term_max(&s->t[i]->sc, hi, 0);
+            s->ess[i] = 1;
+        }
+        if (u * SLACK <= s->min)
+            return 1; /* nothing here can compete: not decoded */
+        /* the smallest bounds, while together they still lose */
+        while (!s->is_and && nne + 1 < s->n) {
+            uint32_t best = UINT32_MAX;
+            for (uint32_t i = 0; i < s->n; i++)
+                if (s->ess[i] && (best == UINT32_MAX || s->bound[i] < s->bound[best]))
+                    best = i;
+            if ((nesum + s->bound[best]) * SLACK > s->min)
+                break;
+            nesum += s->bound[best];
+            s->ess[best] = 0;
+            term_impacts(&s->t[best]->sc, hi, &s->itf[best], &s->in1[best], &s->in2[best]);
+            nne++;
+        }
+        /* Walking the essential words and looking the others up at the rows
+         * that may still win pays only when the others hold most of the
+         * postings (a rare word OR a frequent one); else one pass over
+         * every word, summing as it goes, is cheaper than the extra
+         * bookkeeping. */
+        uint64_t ess_cost = 0, ne_cost = 0;
+        for (uint32_t i = 0; i < s->n; i++)
+            *(s->ess[i] ? &ess_cost : &ne_cost) += s->t[i]->sc.cost;
+        if (nne && ne_cost < 4 * ess_cost) {
+            for (uint32_t i = 0; i < s->n; i++)
+                s->ess[i] = 1;
+            nne = 0;
+        }
+    }
+    if (s->is_and) {
+        fill_and(s, lo, span);
+        return 1;
+    }
+    /* acc and cnt are zero outside the rows being scored: each scan below
+     * clears the rows it reads, cheaper than clearing whole windows */
+    memset(s->hit, 0, 8 * ((span + 63) / 64));
+    if (nne) {
+        fill_or_probe(s, lo, span, nne, nesum);
+        return 1;
+    }
+    /* one word in a row is enough (OR): no counts needed */
+    for (uint32_t i = 0; i < s->n && !s->bad; i++) {
+        if (s->k > 1)
+            word_add(s, i, lo, hi, ADD_SUM, 1, NULL, NULL);
+        else
+            word_add(s, i, lo, hi, ADD_SUM, 0, NULL, NULL);
+    }
+    for (uint32_t wi = 0; wi < (span + 63) / 64; wi++) {
+        for (uint64_t b = s->hit[wi]; b; b &= b - 1) {
+            uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
+            double v = s->acc[x];
+            uint32_t c = s->cnt[x];
+            s->acc[x] = 0;
+            s->cnt[x] = 0;
+            if (s->k == 1 || c >= s->k) /* k = 1 walked without counts */
+                add_cand(s, lo + x, v);
+        }
+    }
+    return 1;
+}
+
+static uint32_t taat_advance(qr_sc *sc, uint32_t target)
+{
+    taat_sc *s = (taat_sc *)sc;
+    for (;;) {
+        while (s->ci < s->nc) {
+            uint32_t i = s->ci++;
+            if (s->cdoc[i] >= target && (!s->has_min || s->cscore[i] > s->min)) {
+                s->cur = s->cscore[i];
+                return s->cdoc[i];
+            }
+        }
+        if (s->have_window && s->wend >= target) {
+            if (s->wend >= s->rows - 1)
+                return QR_NO_DOC;
+            target = s->wend + 1;
+        }
+        if (s->bad || fill(s, target) == 0)
+            return QR_NO_DOC;
+    }
+}
+
+static double taat_score(qr_sc *sc) { return ((taat_sc *)sc)->cur; }
+static uint32_t taat_shallow(qr_sc *sc, uint32_t target)
+{
+    taat_sc *s = (taat_sc *)sc;
+    uint32_t end = END;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t l = term_shallow(&s->t[i]->sc, target);
+        end = l < end ? l : end;
+    }
+    return end;
+}
+static double taat_max(qr_sc *sc, uint32_t upto, uint8_t nfloor)
+{
+    taat_sc *s = (taat_sc *)sc;
+    double m = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        m += term_max(&s->t[i]->sc, upto, nfloor);
+    return m;
+}
+static uint8_t taat_min_norm(qr_sc *sc, uint32_t upto) { return 0; }
+static void taat_set_min(qr_sc *sc, double min)
+{
+    taat_sc *s = (taat_sc *)sc;
+    s->has_min = 1;
+    s->min = min;
+}
+static int taat_failed(qr_sc *sc)
+{
+    taat_sc *s = (taat_sc *)sc;
+    int bad = s->bad;
+    for (uint32_t i = 0; i < s->n; i++)
+        bad |= s->t[i]->bad | s->t[i]->c.corrupt;
+    return bad;
+}
+static void taat_stats(qr_sc *sc, qr_sc_stats *st)
+{
+    taat_sc *s = (taat_sc *)sc;
+    for (uint32_t i = 0; i < s->n; i++)
+        term_stats(&s->t[i]->sc, st);
+}
+static const qr_sc_vt taat_vt = {taat_advance, taat_score,  taat_shallow, taat_max,
+                                 taat_min_norm, taat_set_min, taat_failed, taat_stats};
+
+/* Worth it? Term at a time walks every posting of the words it cannot
+ * prune, where block-max MaxScore or a leapfrog probes a frequent word
+ * only at the rows of the rarer ones. It wins when at least two words are
+ * frequent (in a sixteenth of the rows or more): then those probes would
+ * touch most of their blocks anyway, one row at a time. */
+static int taat_pays(qr_sc **kids, uint32_t n, uint32_t rows)
+{
+    uint32_t frequent = 0;
+    for (uint32_t i = 0; i < n; i++)
+        frequent += kids[i]->cost * 16 >= rows;
+    return frequent >= 2;
+}
+
+qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows,
+                   qr_arena *a, int *oom)
+{
+    *oom = 0;
+    if (n < 2 || n > TAAT_MAX_WORDS || rows == 0)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (kids[i]->vt != &sc_term_vt)
+            return NULL;
+    if (!taat_pays(kids, n, rows))
+        return NULL;
+    taat_sc *s = sc_alloc(a, sizeof *s, &taat_vt, 0);
+    term_sc **t = qr_arena_alloc(a, sizeof *t * n);
+    double *tab = qr_arena_alloc(a, sizeof *tab * TAB_SIZE * n);
+    double *acc = qr_arena_alloc(a, sizeof *acc * TW);
+    double *cscore = qr_arena_alloc(a, sizeof *cscore * TW);
+    uint32_t *cdoc = qr_arena_alloc(a, sizeof *cdoc * TW);
+    uint8_t *cnt = qr_arena_alloc(a, TW);
+    uint64_t *hit = qr_arena_alloc(a, TW / 8);
+    double *val = qr_arena_alloc(a, sizeof *val * TW * n);
+    uint64_t *vbits = qr_arena_alloc(a, 8 * (size_t)TW_WORDS * n);
+    uint8_t *ess = qr_arena_alloc(a, n);
+    double *bound = qr_arena_alloc(a, sizeof *bound * n);
+    uint32_t *by_cost = qr_arena_alloc(a, sizeof *by_cost * n);
+    uint32_t *itf = qr_arena_alloc(a, sizeof *itf * n);
+    uint8_t *in1 = qr_arena_alloc(a, n), *in2 = qr_arena_alloc(a, n);
+    if (!s || !t || !tab || !acc || !cscore || !cdoc || !cnt || !hit || !val || !vbits || !ess ||
+        !bound || !by_cost || !itf || !in1 || !in2) {
+        *oom = 1;
+        return NULL;
+    }
+    memset(acc, 0, sizeof *acc * TW);
+    memset(cnt, 0, TW);
+    for (uint32_t i = 0; i < n; i++) {
+        t[i] = (term_sc *)kids[i];
+        s->sc.cost += kids[i]->cost;
+        for (unsigned tf = 1; tf <= TAB_TF; tf++) /* the very expression term_score uses */
+            for (unsigned nc = 0; nc < 256; nc++)
+                tab[(size_t)i * TAB_SIZE + (tf - 1) * 256 + nc] =
+                    qr_bm25_score(t[i]->m, t[i]->w, tf, (uint8_t)nc);
+    }
+    s->n = n;
+    s->k = is_and ? n : k;
+    s->is_and = is_and;
+    s->rows = rows;
+    s->t = t;
+    s->norms = t[0]->norms;
+    s->tab = tab;
+    s->acc = acc;
+    s->cnt = cnt;
+    s->hit = hit;
+    s->cdoc = cdoc;
+    s->cscore = cscore;
+    s->val = val;
+    s->vbits = vbits;
+    s->ess = ess;
+    s->bound = bound;
+    s->by_cost = by_cost;
+    s->itf = itf;
+    s->in1 = in1;
+    s->in2 = in2;
+    for (uint32_t i = 0; i < n; i++) { /* rarest first (insertion sort: n <= 16) */
+        uint32_t j = i;
+        for (; j > 0 && kids[by_cost[j - 1]]->cost > kids[i]->cost; j--)
+            by_cost[j] = by_cost[j - 1];
+        by_cost[j] = i;
+    }
+    return &s->sc;
+}
