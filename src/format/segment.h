@@ -20,7 +20,7 @@
 
 typedef struct qr_seg_opts {
     int zstd_level;      /* level for every compressed block (default 3) */
-    uint32_t page_bytes; /* target raw bytes of a string page (default 16 KiB) */
+    uint32_t page_bytes; /* target raw bytes of a string page (default 4 KiB) */
     uint32_t zdict_bytes; /* trained zstd dictionary size, 0 = none (64 KiB) */
 } qr_seg_opts;
 

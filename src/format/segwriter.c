@@ -30,7 +30,7 @@
 void qr_seg_opts_default(qr_seg_opts *o)
 {
     o->zstd_level = 3;
-    o->page_bytes = 16 * 1024;
+    o->page_bytes = 4 * 1024;
     o->zdict_bytes = 64 * 1024;
 }
 
