@@ -168,7 +168,10 @@ static int read_entry(qr_titer *it)
     const unsigned char *p = qr_rd_bytes(&it->r, (size_t)suf);
     if (!p)
         goto bad;
-    memcpy(it->term + shared, p, (size_t)suf);
+    if (suf <= 16 && qr_rd_left(&it->r) + (size_t)suf >= 16)
+        memcpy(it->term + shared, p, 16); /* fixed size: two moves, no call */
+    else
+        memcpy(it->term + shared, p, (size_t)suf);
     it->len = (size_t)(shared + suf);
     it->shared = (size_t)shared;
     uint64_t il = qr_rd_varint(&it->r);
@@ -234,21 +237,49 @@ static uint32_t find_block(const qr_tdict *d, const char *key, size_t n)
     return lo;
 }
 
+/* Step `it` to the first term >= key. Once a term is known to be below the
+ * key, sharing m bytes with it, the next term's shared-prefix length alone
+ * decides most steps (as Lucene's terms enum does): sharing more than m
+ * bytes it is still below, fewer and it is above; only at exactly m are
+ * bytes compared, from m on. A block's first entry stores no shared prefix,
+ * so it is compared in full. `below`: the current term is below the key. */
+static int scan_to(qr_titer *it, const char *key, size_t n, int below, qr_err *e)
+{
+    size_t m = 0;
+    if (below)
+        while (m < it->len && m < n && it->term[m] == key[m])
+            m++;
+    for (;;) {
+        int r = qr_titer_next(it, e);
+        if (r <= 0)
+            return r;
+        size_t from = 0;
+        if (below && it->in_blk > 1) {
+            if (it->shared > m)
+                continue; /* same bytes as the last term up to m: below */
+            if (it->shared < m)
+                break;    /* above the last term where it matched the key */
+            from = m;
+        }
+        size_t cp = from;
+        while (cp < it->len && cp < n && it->term[cp] == key[cp])
+            cp++;
+        if (cp == n || (cp < it->len && (unsigned char)it->term[cp] > (unsigned char)key[cp]))
+            break; /* key is a prefix of it, or it is above at cp */
+        m = cp;    /* below: a prefix of the key, or smaller at cp */
+        below = 1;
+    }
+    it->shared = 0; /* the caller starts a new walk here */
+    return 1;
+}
+
 int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e)
 {
     memset(it, 0, offsetof(qr_titer, term));
     if (d->nblocks == 0)
         return 0;
     iter_at_block(d, it, find_block(d, key, n));
-    for (;;) {
-        int r = qr_titer_next(it, e);
-        if (r <= 0)
-            return r;
-        if (cmp_bytes(it->term, it->len, key, n) >= 0) {
-            it->shared = 0; /* the caller starts a new walk here */
-            return 1;
-        }
-    }
+    return scan_to(it, key, n, 0, e);
 }
 
 /* First block > from whose first term > key, by galloping then binary
@@ -283,16 +314,9 @@ int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e)
     uint32_t b = gallop_block(d, it->blk + 1, key, n);
     if (b > it->blk + 1) {
         iter_at_block(d, it, b - 1);
+        return scan_to(it, key, n, 0, e);
     }
-    for (;;) {
-        int r = qr_titer_next(it, e);
-        if (r <= 0)
-            return r;
-        if (cmp_bytes(it->term, it->len, key, n) >= 0) {
-            it->shared = 0;
-            return 1;
-        }
-    }
+    return scan_to(it, key, n, 1, e);
 }
 
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)

@@ -82,7 +82,7 @@ typedef struct qr_titer {
     uint32_t blk;            /* current dictionary block */
     uint32_t in_blk;         /* entries read in this block */
     qr_rd r;                 /* reader positioned after the current entry */
-    char term[QR_MAX_TERM];  /* current term */
+    char term[QR_MAX_TERM + 16]; /* current term (+16: suffixes are copied 16 bytes at a time) */
     size_t len;
     size_t shared;           /* bytes shared with the previous entry read */
     const unsigned char *info_p; /* the current term's encoded info */

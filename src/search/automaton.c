@@ -38,7 +38,8 @@ struct qr_aut {
     /* byte classes: bytes no edge tells apart share a class */
     uint8_t cls[256];
     uint32_t ncls, w; /* w = ncls + 1 = row width */
-    uint8_t rep[256]; /* a byte of each class */
+    uint8_t rep[256]; /* a byte of each class (its first: classes are ranges) */
+    uint8_t run_end[256]; /* the last byte of each byte's class */
     uint16_t csize[256];
     /* lazy DFA */
     uint32_t *trans;
@@ -557,6 +558,17 @@ qr_aut_state qr_aut_step(qr_aut *a, qr_aut_state s, unsigned char byte)
     return step_slow(a, s, byte);
 }
 
+int qr_aut_next_byte(qr_aut *a, qr_aut_state s, unsigned from)
+{
+    if (!s)
+        return -1;
+    /* classes are ranges of bytes: one step per range */
+    for (unsigned b = from; b < 256; b = a->run_end[b] + 1u)
+        if (qr_aut_step(a, s, (unsigned char)b))
+            return (int)b;
+    return -1;
+}
+
 size_t qr_aut_walk(qr_aut *a, qr_aut_state s, const unsigned char *bytes, size_t n,
                    qr_aut_state *out)
 {
@@ -741,6 +753,11 @@ static void make_classes(qr_aut *a, const aut_nfa *n)
     }
     a->ncls = c + 1;
     a->w = a->ncls + 1;
+    for (int b = 255, end = 255; b >= 0; b--) {
+        a->run_end[b] = (uint8_t)end;
+        if (b && a->cls[b - 1] != a->cls[b])
+            end = b - 1;
+    }
 }
 
 qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err *e)

@@ -105,6 +105,10 @@ qr_aut_state qr_aut_start(qr_aut *a);
  * lookup; a new one builds a DFA state. If that would pass the cache limit, the step returns 0 and
  * the automaton records an error (see qr_aut_error). */
 qr_aut_state qr_aut_step(qr_aut *a, qr_aut_state s, unsigned char byte);
+/* The smallest byte >= from with a live transition from s, or -1: where an
+ * automaton walk over a sorted dictionary goes next. Bytes of one class
+ * (most of them) share a transition, so runs of them cost one step. */
+int qr_aut_next_byte(qr_aut *a, qr_aut_state s, unsigned from);
 /* 1 when the bytes that led to `s` form an accepted term. */
 int qr_aut_accepts(const qr_aut *a, qr_aut_state s);
 /* Step through bytes[0..n) from `s`, storing the state after byte i in

@@ -146,12 +146,12 @@ static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, s
                         size_t keep, char *out)
 {
     for (size_t depth = d + 1; depth-- > keep;) {
-        for (unsigned c = (unsigned char)term[depth] + 1u; c < 256; c++)
-            if (qr_aut_step(aut, st[depth], (unsigned char)c)) {
-                memcpy(out, term, depth);
-                out[depth] = (char)c;
-                return depth + 1;
-            }
+        int c = qr_aut_next_byte(aut, st[depth], (unsigned char)term[depth] + 1u);
+        if (c >= 0) {
+            memcpy(out, term, depth);
+            out[depth] = (char)c;
+            return depth + 1;
+        }
     }
     return 0;
 }
