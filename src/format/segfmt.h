@@ -30,8 +30,10 @@
 
 /* Rows per block of the fixed-width encodings (ints, dictionary codes). */
 #define QR_BLOCK_ROWS 65536u
-/* Rows per page of hex ids. */
-#define QR_HEXID_PAGE_ROWS 4096u
+/* Rows per page of hex ids (the writer's choice; readers take any). Reading
+ * one row decompresses and indexes its page: 512 rows rather than 4096 make
+ * a top-100's id columns ~8x cheaper for 0.6 bytes/row. */
+#define QR_HEXID_PAGE_ROWS 512u
 
 /* Column encodings (footer field `encoding`). */
 enum {
