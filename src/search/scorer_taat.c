@@ -281,16 +281,30 @@ static void fill_and(taat_sc *s, uint32_t lo, uint32_t span)
 {
     uint32_t nw = (span + 63) / 64;
     uint64_t *cand = s->hit;
-    memset(cand, 0xff, 8 * (size_t)nw); /* the rarest word keeps all it has */
-    uint64_t left = (uint64_t)span;
-    for (uint32_t r = 0; r < s->n && !s->bad; r++) {
-        uint32_t i = s->by_cost[r];
-        word_at(s, i, lo, span, cand, r ? left : UINT64_MAX / 16);
-        memcpy(cand, s->vbits + (size_t)i * TW_WORDS, 8 * (size_t)nw);
-        if ((left = count_bits(cand, nw)) == 0)
-            return;
+    memset(cand, 0xff, 8 * (size_t)nw);
+    if (span % 64)
+        cand[nw - 1] = (1ull << (span % 64)) - 1;
+    /* words with row bitmaps narrow the candidates before any postings are
+     * read (lo is a multiple of 64: whole bitmap words) */
+    int narrowed = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const unsigned char *bits = s->t[i]->bits;
+        if (!bits)
+            continue;
+        for (uint32_t wi = 0; wi < nw; wi++)
+            cand[wi] &= qr_load_u64(bits + ((size_t)lo / 64 + wi) * 8);
+        narrowed = 1;
     }
-    sum_slots(s, lo, span, cand, s->n);
+    /* else the rarest word is walked and keeps all it has */
+    uint64_t left = narrowed ? count_bits(cand, nw) : UINT64_MAX / 16;
+    for (uint32_t r = 0; r < s->n && left && !s->bad; r++) {
+        uint32_t i = s->by_cost[r];
+        word_at(s, i, lo, span, cand, left);
+        memcpy(cand, s->vbits + (size_t)i * TW_WORDS, 8 * (size_t)nw);
+        left = count_bits(cand, nw);
+    }
+    if (left)
+        sum_slots(s, lo, span, cand, s->n);
 }
 
 /* Score the window starting at the first row >= target some word (every
@@ -311,6 +325,9 @@ static int fill(taat_sc *s, uint32_t target)
     }
     if (lo == QR_NO_DOC || s->bad)
         return 0;
+    if (s->is_and)
+        lo &= ~63u; /* whole words of the row bitmaps (rows before target are
+                       behind every cursor: they cannot match again) */
     uint32_t hi = s->rows - 1 - lo < TW - 1 ? s->rows - 1 : lo + TW - 1, span = hi - lo + 1;
     s->nc = s->ci = 0;
     s->wend = hi;
