@@ -243,15 +243,15 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
     uint32_t bi;
     if (block_of(r, row, &bi, e) != 0)
         return -1;
-    if (enc == ENC_INT && (int64_t)bi == r->point_blk)
-        return 0; /* an integer block read again: decode it whole (a delta
-                   * block costs O(row) per point read) */
-    r->point_blk = bi;
     const qr_blockref *b = &r->cm->blocks[bi];
     const unsigned char *p;
     size_t len;
     if (qr_seg_block(r->seg, r->col, bi, &p, &len, e) != 0)
         return -1;
+    if (enc == ENC_INT && (int64_t)bi == r->point_blk && len && p[0] == INT_DELTA)
+        return 0; /* a delta block read again: decode it whole (a point read
+                   * costs O(row) there; in a frame-of-reference block O(1)) */
+    r->point_blk = bi;
     const char *why = NULL;
     uint32_t i = row - b->first_row;
     if (enc == ENC_HEXID) { /* the page stays decompressed; one row to text */
