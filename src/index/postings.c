@@ -315,6 +315,7 @@ static int block_enter(qr_pcursor *c, uint32_t k, uint32_t n, uint8_t tfw)
 {
     c->blk = k;
     c->pblk = UINT32_MAX;
+    c->rk_n = 0;
     c->tfw = tfw;
     c->decoded++;
     c->n = n;
@@ -399,49 +400,64 @@ static int decode_block(qr_pcursor *c, uint32_t k)
 /* Block k for qr_pc_at_rank: the docs are passed over by their length;
  * tf - 1 values of at most 2 bits whose positions are all one byte stay
  * packed (qr_pc_doc_positions sums them with popcounts), others go to tfs[]
- * as decode_block does. */
+ * as decode_block does. Called once per block a phrase visits, so the
+ * header is parsed with plain pointer arithmetic (every length checked). */
 static int decode_block_tfs(qr_pcursor *c, uint32_t k)
 {
     uint32_t base, last, n;
     qr_rd r;
     if (block_locate(c, k, &base, &last, &n, &r) != 0)
         return -1;
-    uint8_t enc = qr_rd_u8(&r);
-    if (enc == PB_PACKED) {
-        unsigned w = qr_rd_u8(&r);
-        if (r.bad || w > 32 || !qr_rd_bytes(&r, qr_bitpack_bytes(n, w)))
+    if (k + 1 < c->nblocks) { /* the walk comes to the next block soon: start
+                                * loading its header, tfs and positions */
+        const unsigned char *nx = c->skip + (size_t)(k + 1) * QR_SKIP_ENTRY;
+        size_t o = qr_load_u32(nx + 4), po = qr_load_u32(nx + 8);
+        for (size_t at = o; at < o + 192 && at < c->data_len; at += 64)
+            __builtin_prefetch(c->data + at);
+        if (po < c->tpos_len)
+            __builtin_prefetch(c->tpos + po);
+    }
+    const unsigned char *p = r.p, *end = r.end;
+    size_t docs_len;
+    if (end - p < 2)
+        return -1;
+    if (p[0] == PB_PACKED) {
+        if (p[1] > 32)
             return -1;
-    } else if (enc != PB_BITMAP ||
-               !qr_rd_bytes(&r, (size_t)(((uint64_t)last - base + 1 + 7) / 8))) {
+        docs_len = 2 + qr_bitpack_bytes(n, p[1]);
+    } else if (p[0] == PB_BITMAP) {
+        docs_len = 1 + (size_t)(((uint64_t)last - base + 1 + 7) / 8);
+    } else {
         return -1;
     }
-    qr_rd at = r; /* the tf run */
-    unsigned w = c->has_freqs ? qr_rd_u8(&at) : QR_TFW_ARRAYS;
-    if (c->has_pos && w <= 2 && !at.bad) {
-        size_t nb = qr_bitpack_bytes(n, w);
-        const unsigned char *bits = qr_rd_bytes(&at, nb);
-        if (!bits || qr_rd_left(&at) != 0)
-            return -1;
+    if ((size_t)(end - p) < docs_len)
+        return -1;
+    p += docs_len; /* the tf run: u8 width, packed tf - 1 */
+    unsigned w = c->has_freqs && p < end ? *p : QR_TFW_ARRAYS;
+    size_t nb = w <= 2 ? qr_bitpack_bytes(n, w) : 0;
+    if (c->has_pos && w <= 2 && (size_t)(end - p) == 1 + nb) {
         memset(c->tfbits, 0, sizeof c->tfbits);
-        memcpy(c->tfbits, bits, nb); /* n * w <= 256 bits */
+        memcpy(c->tfbits, p + 1, nb); /* n * w <= 256 bits */
         c->tfhi = w == 2 ? 0xAAAAAAAAAAAAAAAAull : 0;
         uint32_t sum = 0;
         for (uint32_t j = 0; j < 4; j++) {
             c->tfsum[j] = sum;
-            sum += (uint32_t)(__builtin_popcountll(c->tfbits[j]) +
-                              __builtin_popcountll(c->tfbits[j] & c->tfhi));
+            if (j * 8 < nb)
+                sum += (uint32_t)(__builtin_popcountll(c->tfbits[j]) +
+                                  __builtin_popcountll(c->tfbits[j] & c->tfhi));
         }
         /* positions: one byte each iff their span is n + sum(tf - 1) */
         const unsigned char *se = c->skip + (size_t)k * QR_SKIP_ENTRY;
         uint64_t start = qr_load_u32(se + 8);
-        uint64_t end = k + 1 < c->nblocks ? qr_load_u32(se + QR_SKIP_ENTRY + 8) : c->tpos_len;
-        if (start <= end && end <= c->tpos_len && end - start == (uint64_t)n + sum) {
+        uint64_t pend = k + 1 < c->nblocks ? qr_load_u32(se + QR_SKIP_ENTRY + 8) : c->tpos_len;
+        if (start <= pend && pend <= c->tpos_len && pend - start == (uint64_t)n + sum) {
             if (block_enter(c, k, n, (uint8_t)w) != 0)
                 return -1;
             c->pbytes = c->tpos + start;
             return 0;
         }
     }
+    qr_rd_init(&r, p, (size_t)(end - p));
     if (decode_tfs(c, &r, n) != 0 || qr_rd_left(&r) != 0)
         return -1;
     return block_enter(c, k, n, QR_TFW_ARRAYS);
@@ -450,6 +466,7 @@ static int decode_block_tfs(qr_pcursor *c, uint32_t k)
 static uint32_t fail(qr_pcursor *c)
 {
     c->corrupt = 1;
+    c->rk_n = 0;
     c->doc = QR_NO_DOC;
     return QR_NO_DOC;
 }
@@ -528,6 +545,8 @@ uint32_t qr_pc_at_rank_slow(qr_pcursor *c, uint32_t rank, uint32_t doc)
     if (c->ti.kind != TI_INLINE && (k != c->blk || c->i == UINT32_MAX) &&
         decode_block_tfs(c, k) != 0)
         return fail(c);
+    c->rk_lo = k * QR_POSTING_BLOCK; /* ranks the inline path may take */
+    c->rk_n = c->n;
     c->i = rank % QR_POSTING_BLOCK;
     return c->doc = doc;
 }

@@ -105,6 +105,7 @@ typedef struct qr_pcursor {
     uint64_t tfhi; /* 0xAAAA... when tfw is 2, else 0 (sum of fields = popcounts) */
     uint64_t tfbits[4];
     uint32_t tfsum[4];
+    uint32_t rk_lo, rk_n; /* after qr_pc_at_rank: the ranks of the block's docs */
     uint32_t docs[QR_POSTING_BLOCK], tfs[QR_POSTING_BLOCK];
     uint32_t pstart[QR_POSTING_BLOCK + 1]; /* with pbytes (tfs in arrays): doc i's
                                             * positions are pbytes[pstart[i] ..) */
@@ -145,9 +146,9 @@ static inline uint32_t qr_pc_seek(qr_pcursor *c, uint32_t target)
 uint32_t qr_pc_at_rank_slow(qr_pcursor *c, uint32_t rank, uint32_t doc);
 static inline uint32_t qr_pc_at_rank(qr_pcursor *c, uint32_t rank, uint32_t doc)
 {
-    if (rank / QR_POSTING_BLOCK == c->blk && rank % QR_POSTING_BLOCK < c->n && !c->corrupt &&
-        c->i != UINT32_MAX) {
-        c->i = rank % QR_POSTING_BLOCK;
+    uint32_t j = rank - c->rk_lo;
+    if (j < c->rk_n) {
+        c->i = j;
         return c->doc = doc;
     }
     return qr_pc_at_rank_slow(c, rank, doc);
