@@ -409,7 +409,7 @@ static int decode_block_tfs(qr_pcursor *c, uint32_t k)
     if (block_locate(c, k, &base, &last, &n, &r) != 0)
         return -1;
     if (k + 1 < c->nblocks) { /* the walk comes to the next block soon: start
-                                * loading its header, tfs and positions */
+                               * loading its header, tfs and positions */
         const unsigned char *nx = c->skip + (size_t)(k + 1) * QR_SKIP_ENTRY;
         size_t o = qr_load_u32(nx + 4), po = qr_load_u32(nx + 8);
         for (size_t at = o; at < o + 192 && at < c->data_len; at += 64)
