@@ -75,19 +75,25 @@ int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
     return qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->pos_blk, &f->pos, &f->pos_len, e);
 }
 
+const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti)
+{
+    uint64_t words = ((uint64_t)f->rows + 63) / 64;
+    if (!f->bitmaps || !ti->has_bitmap || ti->bm_word > f->bitmaps_len / 8 ||
+        words > f->bitmaps_len / 8 - ti->bm_word)
+        return NULL;
+    return f->bitmaps + ti->bm_word * 8;
+}
+
 const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e)
 {
     if (!f->bitmaps && f->bm_blk >= 0 &&
         qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->bm_blk, &f->bitmaps, &f->bitmaps_len, e) != 0)
         return NULL;
-    uint64_t words = ((uint64_t)f->rows + 63) / 64;
-    if (!ti->has_bitmap || ti->bm_word > f->bitmaps_len / 8 ||
-        words > f->bitmaps_len / 8 - ti->bm_word) {
+    const unsigned char *b = qr_invfield_bitmap_mapped(f, ti);
+    if (!b)
         qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s term bitmap out of range (index section %u)",
                 f->seg->path, f->def->name, f->def->sec);
-        return NULL;
-    }
-    return f->bitmaps + ti->bm_word * 8;
+    return b;
 }
 
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)

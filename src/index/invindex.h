@@ -54,6 +54,10 @@ void qr_invfield_close(qr_invfield *f);
  * 64-bit words, possibly unaligned (read with memcpy). NULL (e set) when the
  * offset is out of range. The BITMAPS block is verified on first use. */
 const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e);
+/* The same once qr_invfield_bitmap has mapped the block: NULL when it has
+ * not, or the term has no bitmap in range (no error: callers then go
+ * without it). */
+const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
 /* Verify and map the POSITIONS block (full-text fields; once). Cursors
  * opened before it carry no positions: call it before a phrase. */
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e);

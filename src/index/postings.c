@@ -224,6 +224,8 @@ int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
     c->has_pos = has_pos;
     c->ti = *ti;
     c->doc = 0;
+    c->pblk = UINT32_MAX;
+    c->tfw = QR_TFW_ARRAYS;
     if (has_pos) {
         if (ti->pos_off > pos_len || ti->pos_len > pos_len - ti->pos_off)
             goto bad;
@@ -285,23 +287,72 @@ static int unpack_run(qr_rd *r, uint32_t n, uint64_t *tmp)
     return 0;
 }
 
-/* Decode block k into docs/tfs. */
-static int decode_block(qr_pcursor *c, uint32_t k)
+/* Where block k is: its docs' range [*base, *last], its doc count and a
+ * reader over its bytes (from the encoding byte on). 0, or -1 when the skip
+ * table is inconsistent. */
+static int block_locate(const qr_pcursor *c, uint32_t k, uint32_t *base, uint32_t *last,
+                        uint32_t *n, qr_rd *r)
 {
     const unsigned char *se = c->skip + (size_t)k * QR_SKIP_ENTRY;
-    uint32_t last = qr_load_u32(se), off = qr_load_u32(se + 4);
-    uint32_t base = 0;
+    uint32_t off = qr_load_u32(se + 4);
+    *last = qr_load_u32(se);
+    *base = 0;
     if (k) {
-        base = qr_load_u32(se - QR_SKIP_ENTRY) + 1;
-        if (base == 0 || base > last)
+        *base = qr_load_u32(se - QR_SKIP_ENTRY) + 1;
+        if (*base == 0 || *base > *last)
             return -1;
     }
-    uint32_t n = k + 1 < c->nblocks ? QR_POSTING_BLOCK : c->ti.df - k * QR_POSTING_BLOCK;
+    *n = k + 1 < c->nblocks ? QR_POSTING_BLOCK : c->ti.df - k * QR_POSTING_BLOCK;
     uint32_t end = k + 1 < c->nblocks ? qr_load_u32(se + QR_SKIP_ENTRY + 4) : (uint32_t)c->data_len;
     if (off > end || end > c->data_len)
         return -1;
+    qr_rd_init(r, c->data + off, end - off);
+    return 0;
+}
+
+/* Make block k the current one (after its docs and tfs are in place). */
+static int block_enter(qr_pcursor *c, uint32_t k, uint32_t n, uint8_t tfw)
+{
+    c->blk = k;
+    c->pblk = UINT32_MAX;
+    c->rk_n = 0;
+    c->tfw = tfw;
+    c->decoded++;
+    c->n = n;
+    c->i = 0;
+    if (c->has_pos) {
+        uint32_t po = qr_load_u32(c->skip + (size_t)k * QR_SKIP_ENTRY + 8);
+        if (po > c->tpos_len)
+            return -1;
+        c->pcur = c->tpos + po;
+        c->pcur_i = 0;
+    }
+    return 0;
+}
+
+/* Unpack a tf run (tf - 1 packed, or all 1 for docs-only fields). */
+static int decode_tfs(qr_pcursor *c, qr_rd *r, uint32_t n)
+{
+    uint64_t tmp[QR_POSTING_BLOCK];
+    if (!c->has_freqs) {
+        for (uint32_t i = 0; i < n; i++)
+            c->tfs[i] = 1;
+        return 0;
+    }
+    if (unpack_run(r, n, tmp) != 0)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        c->tfs[i] = (uint32_t)tmp[i] + 1;
+    return 0;
+}
+
+/* Decode block k into docs/tfs. */
+static int decode_block(qr_pcursor *c, uint32_t k)
+{
+    uint32_t base, last, n;
     qr_rd r;
-    qr_rd_init(&r, c->data + off, end - off);
+    if (block_locate(c, k, &base, &last, &n, &r) != 0)
+        return -1;
     uint8_t enc = qr_rd_u8(&r);
     uint64_t tmp[QR_POSTING_BLOCK];
     if (enc == PB_PACKED) {
@@ -341,34 +392,81 @@ static int decode_block(qr_pcursor *c, uint32_t k)
     } else {
         return -1;
     }
-    if (c->has_freqs) {
-        if (unpack_run(&r, n, tmp) != 0)
-            return -1;
-        for (uint32_t i = 0; i < n; i++)
-            c->tfs[i] = (uint32_t)tmp[i] + 1;
-    } else {
-        for (uint32_t i = 0; i < n; i++)
-            c->tfs[i] = 1;
-    }
-    if (qr_rd_left(&r) != 0)
+    if (decode_tfs(c, &r, n) != 0 || qr_rd_left(&r) != 0)
         return -1;
-    c->blk = k;
-    c->decoded++;
-    c->n = n;
-    c->i = 0;
-    if (c->has_pos) {
-        uint32_t po = qr_load_u32(se + 8);
-        if (po > c->tpos_len)
-            return -1;
-        c->pcur = c->tpos + po;
-        c->pcur_i = 0;
+    return block_enter(c, k, n, QR_TFW_ARRAYS);
+}
+
+/* Block k for qr_pc_at_rank: the docs are passed over by their length;
+ * tf - 1 values of at most 2 bits whose positions are all one byte stay
+ * packed (qr_pc_doc_positions sums them with popcounts), others go to tfs[]
+ * as decode_block does. Called once per block a phrase visits, so the
+ * header is parsed with plain pointer arithmetic (every length checked). */
+static int decode_block_tfs(qr_pcursor *c, uint32_t k)
+{
+    uint32_t base, last, n;
+    qr_rd r;
+    if (block_locate(c, k, &base, &last, &n, &r) != 0)
+        return -1;
+    if (k + 1 < c->nblocks) { /* the walk comes to the next block soon: start
+                               * loading its header, tfs and positions */
+        const unsigned char *nx = c->skip + (size_t)(k + 1) * QR_SKIP_ENTRY;
+        size_t o = qr_load_u32(nx + 4), po = qr_load_u32(nx + 8);
+        for (size_t at = o; at < o + 192 && at < c->data_len; at += 64)
+            __builtin_prefetch(c->data + at);
+        if (po < c->tpos_len)
+            __builtin_prefetch(c->tpos + po);
     }
-    return 0;
+    const unsigned char *p = r.p, *end = r.end;
+    size_t docs_len;
+    if (end - p < 2)
+        return -1;
+    if (p[0] == PB_PACKED) {
+        if (p[1] > 32)
+            return -1;
+        docs_len = 2 + qr_bitpack_bytes(n, p[1]);
+    } else if (p[0] == PB_BITMAP) {
+        docs_len = 1 + (size_t)(((uint64_t)last - base + 1 + 7) / 8);
+    } else {
+        return -1;
+    }
+    if ((size_t)(end - p) < docs_len)
+        return -1;
+    p += docs_len; /* the tf run: u8 width, packed tf - 1 */
+    unsigned w = c->has_freqs && p < end ? *p : QR_TFW_ARRAYS;
+    size_t nb = w <= 2 ? qr_bitpack_bytes(n, w) : 0;
+    if (c->has_pos && w <= 2 && (size_t)(end - p) == 1 + nb) {
+        memset(c->tfbits, 0, sizeof c->tfbits);
+        memcpy(c->tfbits, p + 1, nb); /* n * w <= 256 bits */
+        c->tfhi = w == 2 ? 0xAAAAAAAAAAAAAAAAull : 0;
+        uint32_t sum = 0;
+        for (uint32_t j = 0; j < 4; j++) {
+            c->tfsum[j] = sum;
+            if (j * 8 < nb)
+                sum += (uint32_t)(__builtin_popcountll(c->tfbits[j]) +
+                                  __builtin_popcountll(c->tfbits[j] & c->tfhi));
+        }
+        /* positions: one byte each iff their span is n + sum(tf - 1) */
+        const unsigned char *se = c->skip + (size_t)k * QR_SKIP_ENTRY;
+        uint64_t start = qr_load_u32(se + 8);
+        uint64_t pend = k + 1 < c->nblocks ? qr_load_u32(se + QR_SKIP_ENTRY + 8) : c->tpos_len;
+        if (start <= pend && pend <= c->tpos_len && pend - start == (uint64_t)n + sum) {
+            if (block_enter(c, k, n, (uint8_t)w) != 0)
+                return -1;
+            c->pbytes = c->tpos + start;
+            return 0;
+        }
+    }
+    qr_rd_init(&r, p, (size_t)(end - p));
+    if (decode_tfs(c, &r, n) != 0 || qr_rd_left(&r) != 0)
+        return -1;
+    return block_enter(c, k, n, QR_TFW_ARRAYS);
 }
 
 static uint32_t fail(qr_pcursor *c)
 {
     c->corrupt = 1;
+    c->rk_n = 0;
     c->doc = QR_NO_DOC;
     return QR_NO_DOC;
 }
@@ -439,6 +537,20 @@ uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target)
     return c->doc = c->docs[i];
 }
 
+uint32_t qr_pc_at_rank_slow(qr_pcursor *c, uint32_t rank, uint32_t doc)
+{
+    if (c->corrupt || rank >= c->ti.df)
+        return fail(c);
+    uint32_t k = rank / QR_POSTING_BLOCK;
+    if (c->ti.kind != TI_INLINE && (k != c->blk || c->i == UINT32_MAX) &&
+        decode_block_tfs(c, k) != 0)
+        return fail(c);
+    c->rk_lo = k * QR_POSTING_BLOCK; /* ranks the inline path may take */
+    c->rk_n = c->n;
+    c->i = rank % QR_POSTING_BLOCK;
+    return c->doc = doc;
+}
+
 /* Skip n varints of r: count terminator bytes (high bit clear) eight at a
  * time. Skipped values are not decoded, so only the bounds are checked. */
 static int skip_varints(qr_rd *r, uint64_t n)
@@ -469,10 +581,55 @@ static int skip_varints(qr_rd *r, uint64_t n)
     return 0;
 }
 
+int qr_pc_prep_positions(qr_pcursor *c)
+{
+    c->pblk = c->blk;
+    c->pbytes = NULL;
+    if (!c->has_pos || c->blk >= c->nblocks)
+        return 0;
+    /* the block's positions: [its skip entry's offset, the next one's) */
+    uint64_t start = 0, end = c->tpos_len;
+    if (c->ti.kind != TI_INLINE) {
+        const unsigned char *se = c->skip + (size_t)c->blk * QR_SKIP_ENTRY;
+        start = qr_load_u32(se + 8);
+        if (c->blk + 1 < c->nblocks)
+            end = qr_load_u32(se + QR_SKIP_ENTRY + 8);
+    }
+    if (start > end || end > c->tpos_len) {
+        c->corrupt = 1;
+        return -1;
+    }
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        c->pstart[i] = (uint32_t)sum;
+        sum += c->tfs[i];
+    }
+    c->pstart[c->n] = (uint32_t)sum;
+    /* n varints in n bytes: each is one byte (so sum < 2^32 here) */
+    if (sum == end - start)
+        c->pbytes = c->tpos + start;
+    return 0;
+}
+
 int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max)
 {
     if (!c->has_pos || c->doc == QR_NO_DOC)
         return -1;
+    uint32_t tf;
+    const unsigned char *b = qr_pc_doc_positions(c, &tf);
+    if (c->corrupt)
+        return -1;
+    if (b) { /* one byte per position: no varint to skip or decode */
+        uint64_t p = 0;
+        uint32_t m = tf < max ? tf : max;
+        for (uint32_t k = 0; k < m; k++)
+            out[k] = (uint32_t)(p += b[k]);
+        if (p > UINT32_MAX) {
+            c->corrupt = 1;
+            return -1;
+        }
+        return tf;
+    }
     qr_rd r;
     /* skip the positions of earlier docs of this block */
     qr_rd_init(&r, c->pcur, (size_t)(c->tpos + c->tpos_len - c->pcur));
@@ -487,7 +644,6 @@ int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max)
         c->pcur_i = c->i;
         c->pcur = r.p;
     }
-    uint32_t tf = c->tfs[c->i];
     uint64_t p = 0;
     for (uint32_t k = 0; k < tf; k++) {
         uint64_t g;

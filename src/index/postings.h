@@ -28,7 +28,11 @@
  *     previous block's last doc + 1, then doc - prev - 1); PB_BITMAP: bitmap
  *     over [previous last doc + 1, last doc] (chosen when smaller, i.e. for
  *     dense runs); then if freqs: u8 width, packed tf - 1.
- * Positions: per doc in order, tf varints: first position, then gaps.
+ * Positions: per doc in order, tf varints: first position, then gaps. A
+ * block's positions span from its skip entry's offset to the next one's (the
+ * term's end for the last block): when that span equals the sum of the
+ * block's tfs, every varint is one byte and a doc's positions are found by
+ * a prefix sum of tfs instead of skipping varints (qr_pc_doc_positions).
  * Every length is checked: a malformed list makes the cursor report corrupt
  * instead of reading outside its block.
  */
@@ -41,7 +45,8 @@
 #include "index/invfmt.h"
 #include "util/buf.h"
 
-#define QR_NO_DOC UINT32_MAX
+#define QR_NO_DOC     UINT32_MAX
+#define QR_TFW_ARRAYS 0xffu
 
 typedef struct qr_terminfo {
     uint32_t df;
@@ -88,7 +93,22 @@ typedef struct qr_pcursor {
     uint32_t pcur_i;
     unsigned char single[QR_SKIP_ENTRY]; /* skip entry of a one-block list (so a
                                           * cursor must not be copied once open) */
+    uint32_t pblk; /* block whose positions pstart/pbytes describe (UINT32_MAX: none) */
+    const unsigned char *pbytes; /* that block's positions when every varint of it
+                                  * is one byte, else NULL */
+    /* How the block's tfs are held: QR_TFW_ARRAYS in tfs[] (always, after
+     * next / advance / seek); 0..2 after qr_pc_at_rank, when the block's
+     * tf - 1 values are at most 2 bits wide and its positions one byte
+     * each: then tfbits holds them packed (value i at bits [i*w, i*w+w)),
+     * tfsum[k] their sum over the words before k, and pbytes is set. */
+    uint8_t tfw;
+    uint64_t tfhi; /* 0xAAAA... when tfw is 2, else 0 (sum of fields = popcounts) */
+    uint64_t tfbits[4];
+    uint32_t tfsum[4];
+    uint32_t rk_lo, rk_n; /* after qr_pc_at_rank: the ranks of the block's docs */
     uint32_t docs[QR_POSTING_BLOCK], tfs[QR_POSTING_BLOCK];
+    uint32_t pstart[QR_POSTING_BLOCK + 1]; /* with pbytes (tfs in arrays): doc i's
+                                            * positions are pbytes[pstart[i] ..) */
 } qr_pcursor;
 
 /* Position the cursor before the first doc of a term. Returns 0 or -1
@@ -100,11 +120,70 @@ int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
 uint32_t qr_pc_next(qr_pcursor *c);
 /* First doc >= target (target > current doc), or QR_NO_DOC. */
 uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
-/* Term frequency in the current doc (1 for docs-only fields). */
+/* First doc >= target; unlike qr_pc_advance, target may be <= the current
+ * doc (the cursor then stays). Inline for the usual case of a target inside
+ * the decoded block, which intersections (phrases) hit on almost every call. */
+static inline uint32_t qr_pc_seek(qr_pcursor *c, uint32_t target)
+{
+    if (c->i != UINT32_MAX && c->doc >= target)
+        return c->doc;
+    if (c->i < c->n && c->docs[c->n - 1] >= target) {
+        uint32_t i = c->i;
+        while (c->docs[i] < target)
+            i++;
+        c->i = i;
+        return c->doc = c->docs[i];
+    }
+    return qr_pc_advance(c, target);
+}
+/* Move to the list's doc number `rank` (0-based), which the caller knows
+ * is `doc` (a dense term's row bitmap gives both: rank = set bits below
+ * doc), decoding its block's tfs only, never its docs, and those only when
+ * they do not fit in 2 bits: what phrases need of a dense word is its tf and
+ * positions (qr_pc_doc_positions). Returns doc, or QR_NO_DOC (corrupt) when
+ * rank is past the list. A cursor moved this way must not use next /
+ * advance / seek / qr_pc_tf afterwards (its docs are not decoded). */
+uint32_t qr_pc_at_rank_slow(qr_pcursor *c, uint32_t rank, uint32_t doc);
+static inline uint32_t qr_pc_at_rank(qr_pcursor *c, uint32_t rank, uint32_t doc)
+{
+    uint32_t j = rank - c->rk_lo;
+    if (j < c->rk_n) {
+        c->i = j;
+        return c->doc = doc;
+    }
+    return qr_pc_at_rank_slow(c, rank, doc);
+}
+/* Term frequency in the current doc (1 for docs-only fields); after next /
+ * advance / seek (qr_pc_doc_positions also gives it after qr_pc_at_rank). */
 static inline uint32_t qr_pc_tf(const qr_pcursor *c) { return c->tfs[c->i]; }
 /* Positions of the current doc into out (up to max); returns how many the
  * doc has (may exceed max), or -1 when corrupt. */
 int64_t qr_pc_positions(qr_pcursor *c, uint32_t *out, uint32_t max);
+/* Index the decoded block's positions (prefix sums of its tfs) and find out
+ * whether they are all one-byte varints. What qr_pc_doc_positions calls
+ * once per block; 0, or -1 when the block's positions are out of range. */
+int qr_pc_prep_positions(qr_pcursor *c);
+/* The current doc's tf (*tf) and its positions as one byte each, the first
+ * absolute and then the gaps, when its block's positions are all one-byte
+ * varints (short rows: the usual case), else NULL (then use
+ * qr_pc_positions). Random access: positions of docs passed over are never
+ * read. The cursor must have positions and sit on a doc. Popcounts inline:
+ * a caller compiled for the popcnt instruction gets it here. */
+static inline const unsigned char *qr_pc_doc_positions(qr_pcursor *c, uint32_t *tf)
+{
+    uint32_t i = c->i;
+    if (c->tfw != QR_TFW_ARRAYS) { /* bits: sum the tf - 1 fields below i */
+        uint32_t bit = i * c->tfw, k = bit >> 6, sh = bit & 63;
+        uint64_t x = c->tfbits[k], below = x & ((1ull << sh) - 1);
+        *tf = 1 + (uint32_t)((x >> sh) & ((1u << c->tfw) - 1));
+        return c->pbytes + i + c->tfsum[k] + (uint32_t)__builtin_popcountll(below) +
+               (uint32_t)__builtin_popcountll(below & c->tfhi);
+    }
+    *tf = c->tfs[i];
+    if (c->pblk != c->blk && qr_pc_prep_positions(c) != 0)
+        return NULL;
+    return c->pbytes ? c->pbytes + c->pstart[i] : NULL;
+}
 
 /* ---- block-max data (top-k pruning), read from the skip table without
  * decoding blocks. Only lists of more than one block have it

@@ -395,6 +395,10 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
         if (r <= 0)
             return r;
     }
+    /* dense words' bitmaps give the phrase its candidate rows (phrase.c) */
+    for (uint32_t i = 0; i < q->n; i++)
+        if ((*tis)[i].has_bitmap && !qr_invfield_bitmap(*f, &(*tis)[i], e))
+            return -1;
     return 1;
 }
 

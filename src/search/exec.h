@@ -32,7 +32,9 @@ void qr_segsearch_close(qr_segsearch *ss);
 /* Field `sec`'s index, opened on first use (NULL with e set on error). */
 qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e);
 /* Look up a phrase's words in its field: 1 all found (*tis[i] per word,
- * from `a`), 0 one is missing (no row can match), -1 error. */
+ * from `a`), 0 one is missing (no row can match), -1 error. Maps the
+ * positions and, when a word is dense, the bitmaps (qr_it_phrase uses
+ * them). */
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
                               qr_terminfo **tis, qr_err *e);
 /* Build the iterator for q over this segment (memory from `a`). */

@@ -2,10 +2,8 @@
  *
  * Conjunctions leapfrog from the cheapest child; disjunctions keep a binary
  * min-heap of children by current doc; min-should-match counts children on
- * the heap top; phrases first agree on a doc like a conjunction and only then
- * read positions (two-phase), so positions are decoded for candidate docs
- * only. Counting uses the cheapest path each iterator has: a range knows its
- * size, a bitmap pops bits.
+ * the heap top. Phrases live in phrase.c. Counting uses the cheapest path
+ * each iterator has: a range knows its size, a bitmap pops bits.
  */
 #include "search/iter.h"
 
@@ -402,117 +400,4 @@ qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc)
         x->exc = exc;
     }
     return &x->it;
-}
-
-/* ---- phrase / proximity (two-phase) ---- */
-#define PHRASE_MAX_POS 4096
-typedef struct {
-    qr_it it;
-    uint32_t n, within;
-    const uint32_t *offs;
-    qr_pcursor *cur;  /* n cursors */
-    qr_it *conj;      /* conjunction of postings iterators over cur */
-    post_it **posts;
-    uint32_t *pos[2]; /* scratch: positions of term 0 and of term i */
-    int bad;
-    double freq;      /* phrase frequency of the current doc (scoring) */
-} phrase_it;
-
-/* 1 when the current doc has the terms at the required positions. */
-static int phrase_confirm(phrase_it *p)
-{
-    int64_t n0 = qr_pc_positions(&p->posts[0]->c, p->pos[0], PHRASE_MAX_POS);
-    if (n0 < 0) {
-        p->bad = 1;
-        return 0;
-    }
-    if (n0 > PHRASE_MAX_POS)
-        n0 = PHRASE_MAX_POS;
-    /* candidates: positions of term 0; each later term filters them */
-    uint32_t *cand = p->pos[0];
-    uint32_t nc = (uint32_t)n0;
-    for (uint32_t i = 1; i < p->n && nc; i++) {
-        int64_t ni = qr_pc_positions(&p->posts[i]->c, p->pos[1], PHRASE_MAX_POS);
-        if (ni < 0) {
-            p->bad = 1;
-            return 0;
-        }
-        if (ni > PHRASE_MAX_POS)
-            ni = PHRASE_MAX_POS;
-        uint32_t keep = 0, j = 0;
-        double sloppy = 0;
-        for (uint32_t c = 0; c < nc; c++) {
-            uint64_t lo = (uint64_t)cand[c] + (p->within ? 1 : p->offs[i]);
-            uint64_t hi = (uint64_t)cand[c] + (p->within ? (uint64_t)p->within + 1 : p->offs[i]);
-            while (j < (uint32_t)ni && p->pos[1][j] < lo)
-                j++;
-            if (j < (uint32_t)ni && p->pos[1][j] <= hi) {
-                /* the nearest following occurrence: distance d weighs 1/d */
-                sloppy += 1.0 / (double)(p->pos[1][j] - cand[c]);
-                cand[keep++] = cand[c];
-            }
-        }
-        nc = keep;
-        if (p->within)
-            p->freq = sloppy;
-    }
-    if (!p->within)
-        p->freq = nc;
-    return nc > 0;
-}
-static uint32_t phrase_from(phrase_it *p, uint32_t d)
-{
-    while (d != QR_NO_DOC && !phrase_confirm(p))
-        d = qr_it_next(p->conj);
-    return d;
-}
-static uint32_t phrase_next(qr_it *it)
-{
-    phrase_it *p = (phrase_it *)it;
-    return phrase_from(p, qr_it_next(p->conj));
-}
-static uint32_t phrase_advance(qr_it *it, uint32_t t)
-{
-    phrase_it *p = (phrase_it *)it;
-    return phrase_from(p, qr_it_advance(p->conj, t));
-}
-static int phrase_failed(qr_it *it)
-{
-    phrase_it *p = (phrase_it *)it;
-    return p->bad || qr_it_failed(p->conj);
-}
-static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, NULL, phrase_failed};
-
-double qr_it_phrase_freq(const qr_it *it) { return ((const phrase_it *)it)->freq; }
-
-const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
-{
-    return &((const phrase_it *)it)->posts[i]->c;
-}
-
-qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
-                    const uint32_t *offs, uint32_t n, uint32_t within)
-{
-    phrase_it *p = alloc_it(a, sizeof *p, &phrase_vt, 0);
-    qr_it **kids = qr_arena_alloc(a, sizeof *kids * n);
-    p->posts = qr_arena_alloc(a, sizeof *p->posts * n);
-    p->pos[0] = qr_arena_alloc(a, sizeof(uint32_t) * PHRASE_MAX_POS);
-    p->pos[1] = qr_arena_alloc(a, sizeof(uint32_t) * PHRASE_MAX_POS);
-    if (!p || !kids || !p->posts || !p->pos[0] || !p->pos[1])
-        return NULL;
-    p->n = n;
-    p->within = within;
-    p->offs = offs;
-    for (uint32_t i = 0; i < n; i++) {
-        kids[i] = qr_it_postings(a, f, &tis[i]);
-        if (!kids[i])
-            return NULL;
-        p->posts[i] = (post_it *)kids[i];
-    }
-    /* the conjunction reorders kids by cost; posts keeps the phrase order */
-    p->conj = qr_it_and(a, kids, n);
-    if (!p->conj)
-        return NULL;
-    p->it.cost = p->conj->cost;
-    return &p->it;
 }

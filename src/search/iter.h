@@ -66,10 +66,13 @@ qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
 qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count);
 /* The words of an untouched bitmap iterator, or NULL for other iterators. */
 const void *qr_it_bitmap_bits(const qr_it *it);
-/* Phrase over full-text postings. Term i must sit at position
+/* Phrase over full-text postings (phrase.c). Term i must sit at position
  * p0 + offs[i] (offs[0] = 0, increasing): exact phrase and "exactly N
  * words between". With within > 0 (two terms only): the second term
- * follows the first at a distance of 1..within+1 positions (slop form). */
+ * follows the first at a distance of 1..within+1 positions (slop form).
+ * At most QR_PHRASE_MAX_WORDS terms (the parser's limit). Dense terms'
+ * bitmaps are used when f has them mapped (qr_segsearch_phrase_words). */
+#define QR_PHRASE_MAX_WORDS 64
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
                     const uint32_t *offs, uint32_t n, uint32_t within);
 /* On the current doc of a phrase iterator: the phrase frequency (exact

@@ -1,0 +1,479 @@
+/* phrase.c - the phrase and proximity iterator (qr_it_phrase, iter.h).
+ *
+ * Two phases: first a row that has every word (doc level), then the words'
+ * positions on that row only.
+ *  - Doc level: the dense words' row bitmaps are AND-ed into one filter
+ *    when the iterator is made, with a rank directory per dense word (set
+ *    bits before each 64-row word). The rarest word without a bitmap leads,
+ *    the other words without one leapfrog with it (qr_pc_seek, inline inside
+ *    a decoded block), and a row the filter lacks costs one bit test; when
+ *    every word is dense, the filter itself leads.
+ *  - Positions: a dense word's cursor goes to the row by its rank in the
+ *    bitmap (qr_pc_at_rank: its docs are never decoded). Every cursor hands
+ *    the row's positions out as bytes when all the positions of its block
+ *    are one-byte varints (qr_pc_doc_positions: random access, nothing
+ *    skipped or copied), else decodes them. When the word with the fewest
+ *    positions occurs once, each other word is checked by a walk over its
+ *    few bytes; otherwise that word proposes the start positions and every
+ *    other word filters them in one merge.
+ * Invariants: a confirmed row leaves every cursor on it (scorers read the
+ * cursors' block-max data); the phrase frequency of that row is in `freq`;
+ * each word's positions count up to PHRASE_MAX_POS in a row.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/iter.h"
+
+#define PHRASE_MAX_POS 4096
+/* The per-row walk is compiled twice from one source (see choose_walk):
+ * its helpers must be inlined into both copies. */
+#define HOT static inline __attribute__((always_inline))
+
+typedef struct pword {
+    qr_pcursor *c;
+    const unsigned char *bits; /* dense word: its row bitmap; else NULL */
+    uint32_t *below;           /* dense word: set bits in the words before w */
+} pword;
+
+typedef struct {
+    qr_it it;
+    uint32_t n, within;
+    const uint32_t *offs;
+    qr_pcursor *cur;             /* n cursors, in phrase order */
+    pword *w;                    /* n words, in phrase order */
+    uint32_t *lead, nlead;       /* words without a bitmap, rarest first */
+    uint32_t ndense;             /* words with one */
+    const unsigned char *filter; /* AND of the dense words' bitmaps, or NULL */
+    uint32_t rows;
+    uint32_t doc; /* current row, once started */
+    int started, bad;
+    uint32_t *pos[2];                      /* scratch: start positions, a word's positions */
+    double freq;                           /* phrase frequency of the current row */
+    uint32_t (*from)(void *p, uint32_t d); /* the walk, for this CPU */
+    int popcnt;                            /* it has the popcnt instruction */
+    uint64_t *acc; /* the filter's words, filled on first use (index_dense) */
+} phrase_it;
+
+HOT uint64_t word_at(const unsigned char *bits, uint64_t w)
+{
+    uint64_t v;
+    memcpy(&v, bits + w * 8, 8); /* mmapped words need not be aligned */
+    return v;
+}
+
+/* First row >= d whose filter bit is set, or QR_NO_DOC. */
+HOT uint32_t filter_from(const phrase_it *p, uint64_t d)
+{
+    while (d < p->rows) {
+        uint64_t v = word_at(p->filter, d >> 6) >> (d & 63);
+        if (v)
+            return d + (uint64_t)__builtin_ctzll(v) < p->rows
+                       ? (uint32_t)(d + (uint64_t)__builtin_ctzll(v))
+                       : QR_NO_DOC;
+        d = (d | 63) + 1;
+    }
+    return QR_NO_DOC;
+}
+
+/* The lead's first row >= t: the rarest word without a bitmap, or the
+ * filter when every word has one. */
+HOT uint32_t lead_seek(phrase_it *p, uint32_t t)
+{
+    if (t >= p->rows)
+        return QR_NO_DOC;
+    return p->nlead ? qr_pc_seek(&p->cur[p->lead[0]], t) : filter_from(p, t);
+}
+
+/* From the lead's row d on, the first row that has every word (doc level:
+ * the words without a bitmap are moved onto it, the dense ones are not). */
+HOT uint32_t align(phrase_it *p, uint32_t d)
+{
+    for (;;) {
+        if (d == QR_NO_DOC)
+            return d;
+        if (d >= p->rows) { /* a doc id past the segment: corrupt postings */
+            p->bad = 1;
+            return QR_NO_DOC;
+        }
+        if (p->nlead && p->filter && !((word_at(p->filter, d >> 6) >> (d & 63)) & 1)) {
+            d = lead_seek(p, d + 1);
+            continue;
+        }
+        uint32_t j = 1, kd = d;
+        for (; j < p->nlead; j++)
+            if ((kd = qr_pc_seek(&p->cur[p->lead[j]], d)) != d)
+                break;
+        if (j >= p->nlead) /* all agree (j starts past the lead, if any) */
+            return d;
+        d = lead_seek(p, kd);
+    }
+}
+
+/* Word w's tf and positions (bytes, or NULL) on row d, which it has; a
+ * dense word's cursor first moves there by the row's rank in its bitmap. */
+HOT const unsigned char *word_positions(const pword *w, uint32_t d, uint32_t *tf)
+{
+    if (w->bits) {
+        uint64_t v = word_at(w->bits, d >> 6) & ((1ull << (d & 63)) - 1);
+        uint32_t rank = w->below[d >> 6] + (uint32_t)__builtin_popcountll(v);
+        if (qr_pc_at_rank(w->c, rank, d) != d) {
+            *tf = 0;
+            return NULL;
+        }
+    }
+    return qr_pc_doc_positions(w->c, tf);
+}
+
+/* A row's positions of one word, read in order: from the block's bytes
+ * (first absolute, then gaps) or from a decoded array. */
+typedef struct {
+    const unsigned char *b;
+    const uint32_t *v;
+    uint32_t k, m;
+    uint64_t p; /* the last position read */
+} preader;
+
+static inline int pr_next(preader *r)
+{
+    if (r->k >= r->m)
+        return 0;
+    r->p = r->b ? r->p + r->b[r->k] : r->v[r->k];
+    r->k++;
+    return 1;
+}
+
+/* Open word i's positions on the current row, given its tf and bytes from
+ * word_positions (NULL: decode them into buf). 0, or -1 when corrupt. */
+static int pr_open(phrase_it *p, uint32_t i, const unsigned char *b, uint32_t tf, uint32_t *buf,
+                   preader *r)
+{
+    memset(r, 0, sizeof *r);
+    if ((r->b = b)) {
+        r->m = tf < PHRASE_MAX_POS ? tf : PHRASE_MAX_POS;
+        return 0;
+    }
+    int64_t m = qr_pc_positions(&p->cur[i], buf, PHRASE_MAX_POS);
+    if (m < 0)
+        return -1;
+    r->v = buf;
+    r->m = m > PHRASE_MAX_POS ? PHRASE_MAX_POS : (uint32_t)m;
+    return 0;
+}
+
+/* Exact phrase (word i at start + offs[i]) on the current row, every word's
+ * tf and bytes in tf[], b[], a the word with the fewest positions: its
+ * positions propose the starts, each other word filters them in one merge.
+ * Returns how many starts match, or -1 when corrupt. */
+static int64_t confirm_exact(phrase_it *p, const unsigned char **b, const uint32_t *tf, uint32_t a)
+{
+    preader r;
+    if (pr_open(p, a, b[a], tf[a], p->pos[1], &r) != 0)
+        return -1;
+    uint32_t *start = p->pos[0], ns = 0;
+    while (pr_next(&r))
+        if (r.p >= p->offs[a])
+            start[ns++] = (uint32_t)(r.p - p->offs[a]);
+    for (uint32_t i = 0; i < p->n && ns; i++) {
+        if (i == a)
+            continue;
+        if (pr_open(p, i, b[i], tf[i], p->pos[1], &r) != 0)
+            return -1;
+        uint32_t keep = 0;
+        int have = pr_next(&r);
+        for (uint32_t s = 0; s < ns && have; s++) {
+            uint64_t want = (uint64_t)start[s] + p->offs[i];
+            while (have && r.p < want)
+                have = pr_next(&r);
+            if (have && r.p == want)
+                start[keep++] = start[s];
+        }
+        ns = keep;
+    }
+    return ns;
+}
+
+/* Slop form (two words): for each occurrence of the first word, the nearest
+ * second word 1..within+1 positions later weighs 1/distance. Returns how
+ * many occurrences have one (the sum goes to freq), or -1 when corrupt. */
+static int64_t confirm_near(phrase_it *p, const unsigned char **b, const uint32_t *tf)
+{
+    preader ra, rb;
+    if (pr_open(p, 0, b[0], tf[0], p->pos[0], &ra) != 0 ||
+        pr_open(p, 1, b[1], tf[1], p->pos[1], &rb) != 0)
+        return -1;
+    uint32_t hits = 0;
+    double sloppy = 0;
+    int have = pr_next(&rb);
+    while (have && pr_next(&ra)) {
+        while (have && rb.p <= ra.p)
+            have = pr_next(&rb);
+        if (have && rb.p <= ra.p + p->within + 1) {
+            sloppy += 1.0 / (double)(rb.p - ra.p);
+            hits++;
+        }
+    }
+    p->freq = sloppy;
+    return hits;
+}
+
+/* The rows the general confirmations handle: 1 match, 0 not, -1 corrupt. */
+static int confirm_slow(phrase_it *p, const unsigned char **b, const uint32_t *tf, uint32_t a)
+{
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->cur[i].corrupt)
+            return -1;
+    int64_t m = p->within ? confirm_near(p, b, tf) : confirm_exact(p, b, tf, a);
+    if (m < 0)
+        return -1;
+    if (!p->within)
+        p->freq = (double)m;
+    return m > 0;
+}
+
+/* The slop form of confirm_near over two words' bytes (the usual case),
+ * inline: 1 match (freq set), 0 not. */
+HOT int near_bytes(phrase_it *p, const unsigned char **b, const uint32_t *tf)
+{
+    uint32_t ma = tf[0] < PHRASE_MAX_POS ? tf[0] : PHRASE_MAX_POS;
+    uint32_t mb = tf[1] < PHRASE_MAX_POS ? tf[1] : PHRASE_MAX_POS;
+    uint32_t ka = 0, kb = 1, pa = 0, pb = b[1][0], hits = 0;
+    double sloppy = 0;
+    while (ka < ma) {
+        pa += b[0][ka++];
+        while (pb <= pa && kb < mb)
+            pb += b[1][kb++];
+        if (pb <= pa)
+            break; /* no second word after this one */
+        if (pb <= pa + p->within + 1) {
+            sloppy += 1.0 / (double)(pb - pa);
+            hits++;
+        }
+    }
+    p->freq = sloppy;
+    return hits > 0;
+}
+
+/* 1 when row d (which has every word) has them at the required positions,
+ * 0 when not, -1 when corrupt. The usual case, an exact phrase whose rarest
+ * word occurs once in the row and every word's positions are bytes, is one
+ * short walk per other word. */
+HOT int confirm(phrase_it *p, uint32_t d)
+{
+    const unsigned char *b[QR_PHRASE_MAX_WORDS];
+    uint32_t tf[QR_PHRASE_MAX_WORDS], a = 0, n = p->n;
+    const pword *w = p->w;
+    int bytes = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        b[i] = word_positions(&w[i], d, &tf[i]);
+        bytes &= b[i] != NULL;
+        a = tf[i] < tf[a] ? i : a;
+    }
+    if (bytes && p->within)
+        return near_bytes(p, b, tf);
+    if (!bytes || p->within || tf[a] != 1)
+        return confirm_slow(p, b, tf, a);
+    const uint32_t *offs = p->offs;
+    if (b[a][0] < offs[a])
+        return 0;
+    uint32_t start = b[a][0] - offs[a];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t want = start + offs[i], pos = 0, k = 0, m = tf[i];
+        const unsigned char *bi = b[i];
+        m = m < PHRASE_MAX_POS ? m : PHRASE_MAX_POS;
+        while (k < m && (pos += bi[k]) < want)
+            k++;
+        if (k == m || pos != want)
+            return 0;
+    }
+    p->freq = 1;
+    return 1;
+}
+
+/* From the lead's row d on, the first row where the phrase occurs. */
+HOT uint32_t walk_body(phrase_it *p, uint32_t d)
+{
+    for (;;) {
+        d = align(p, d);
+        if (d == QR_NO_DOC)
+            break;
+        int r = confirm(p, d);
+        if (r > 0)
+            break;
+        if (r < 0) {
+            p->bad = 1;
+            d = QR_NO_DOC;
+            break;
+        }
+        d = lead_seek(p, d + 1);
+    }
+    p->started = 1;
+    return p->doc = d;
+}
+
+/* The filter and the dense words' rank directories, in one pass over their
+ * bitmaps (acc: ceil(rows/64) words). */
+HOT void index_body(phrase_it *p, uint64_t *acc)
+{
+    size_t words = ((size_t)p->rows + 63) / 64;
+    uint32_t first = 1;
+    for (uint32_t i = 0; i < p->n; i++) {
+        const pword *w = &p->w[i];
+        if (!w->bits)
+            continue;
+        uint32_t sum = 0;
+        for (size_t k = 0; k < words; k++) {
+            uint64_t v = word_at(w->bits, k);
+            w->below[k] = sum;
+            sum += (uint32_t)__builtin_popcountll(v);
+            acc[k] = first ? v : acc[k] & v;
+        }
+        first = 0;
+    }
+}
+
+/* Ranks, tf sums and the rank directories are popcounts: the walk and the
+ * directories are compiled once for CPUs with the popcnt instruction and
+ * once without (where the compiler calls a bit-twiddling routine), chosen
+ * once per process; QUARRY_NO_SIMD=1 forces the plain ones, as for the bit
+ * unpacker. */
+static uint32_t walk_plain(void *p, uint32_t d) { return walk_body(p, d); }
+static void index_plain(phrase_it *p, uint64_t *acc) { index_body(p, acc); }
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) static uint32_t walk_popcnt(void *p, uint32_t d)
+{
+    return walk_body(p, d);
+}
+__attribute__((target("popcnt"))) static void index_popcnt(phrase_it *p, uint64_t *acc)
+{
+    index_body(p, acc);
+}
+#endif
+
+static _Atomic(int) cpu_popcnt = -1; /* -1 not looked at yet */
+
+static int use_popcnt(void)
+{
+    int k = atomic_load_explicit(&cpu_popcnt, memory_order_relaxed);
+    if (k < 0) { /* racing threads all find the same */
+        const char *no = getenv("QUARRY_NO_SIMD");
+        k = 0;
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        k = !(no && *no && strcmp(no, "0") != 0) && __builtin_cpu_supports("popcnt");
+#else
+        (void)no;
+#endif
+        atomic_store_explicit(&cpu_popcnt, k, memory_order_relaxed);
+    }
+    return k;
+}
+
+/* Fill the filter and the rank directories: on the first next / advance,
+ * as a scorer may never walk a segment whose block maxima cannot compete. */
+static void index_dense(phrase_it *p)
+{
+#if defined(__x86_64__)
+    if (p->popcnt)
+        index_popcnt(p, p->acc);
+    else
+#endif
+        index_plain(p, p->acc);
+    p->filter = (const unsigned char *)p->acc;
+}
+
+static uint32_t phrase_next(qr_it *it)
+{
+    phrase_it *p = (phrase_it *)it;
+    if (p->acc && !p->filter)
+        index_dense(p);
+    if (p->started && p->doc == QR_NO_DOC)
+        return QR_NO_DOC;
+    return p->from(p, lead_seek(p, p->started ? p->doc + 1 : 0));
+}
+static uint32_t phrase_advance(qr_it *it, uint32_t t)
+{
+    phrase_it *p = (phrase_it *)it;
+    if (p->acc && !p->filter)
+        index_dense(p);
+    if (p->started && p->doc == QR_NO_DOC)
+        return QR_NO_DOC;
+    return p->from(p, lead_seek(p, t));
+}
+/* Counting: the same walk without a call through the vtable per row. */
+static uint64_t phrase_count(qr_it *it)
+{
+    uint64_t n = 0;
+    while (phrase_next(it) != QR_NO_DOC)
+        n++;
+    return n;
+}
+static int phrase_failed(qr_it *it)
+{
+    phrase_it *p = (phrase_it *)it;
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->cur[i].corrupt)
+            return 1;
+    return p->bad;
+}
+static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, phrase_count, phrase_failed};
+
+double qr_it_phrase_freq(const qr_it *it) { return ((const phrase_it *)it)->freq; }
+
+const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
+{
+    return &((const phrase_it *)it)->cur[i];
+}
+
+qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
+                    uint32_t n, uint32_t within)
+{
+    if (n == 0 || n > QR_PHRASE_MAX_WORDS) /* the parser never makes these */
+        return NULL;
+    phrase_it *p = qr_arena_alloc(a, sizeof *p);
+    if (!p)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    p->it.vt = &phrase_vt;
+    p->popcnt = use_popcnt();
+    p->from = walk_plain;
+#if defined(__x86_64__)
+    if (p->popcnt)
+        p->from = walk_popcnt;
+#endif
+    p->cur = qr_arena_alloc(a, sizeof *p->cur * n);
+    p->w = qr_arena_alloc(a, sizeof *p->w * n);
+    p->lead = qr_arena_alloc(a, sizeof *p->lead * n);
+    p->pos[0] = qr_arena_alloc(a, sizeof(uint32_t) * PHRASE_MAX_POS);
+    p->pos[1] = qr_arena_alloc(a, sizeof(uint32_t) * PHRASE_MAX_POS);
+    if (!p->cur || !p->w || !p->lead || !p->pos[0] || !p->pos[1])
+        return NULL;
+    p->n = n;
+    p->within = within;
+    p->offs = offs;
+    p->rows = f->rows;
+    size_t words = ((size_t)p->rows + 63) / 64;
+    uint64_t cost = UINT64_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        pword *w = &p->w[i];
+        w->c = &p->cur[i];
+        /* a bad location leaves the cursor corrupt and empty */
+        qr_invfield_cursor(f, &tis[i], w->c, NULL);
+        if ((w->bits = qr_invfield_bitmap_mapped(f, &tis[i]))) {
+            p->ndense++;
+            if (!(w->below = qr_arena_alloc(a, sizeof(uint32_t) * words)))
+                return NULL;
+        } else { /* insertion by df: the rarest leads */
+            uint32_t k = p->nlead++;
+            for (; k > 0 && tis[p->lead[k - 1]].df > tis[i].df; k--)
+                p->lead[k] = p->lead[k - 1];
+            p->lead[k] = i;
+        }
+        cost = tis[i].df < cost ? tis[i].df : cost;
+    }
+    p->it.cost = cost;
+    if (p->ndense && !(p->acc = qr_arena_alloc(a, words * 8)))
+        return NULL;
+    return &p->it;
+}
