@@ -361,7 +361,8 @@ typedef struct {
     const uint8_t *norms;
     uint32_t rows, n, within;
     pword *words;
-    int has_min, bad, done;
+    int has_min, bad, done, wvalid;
+    uint32_t wend; /* the window whose bound was last found to compete */
     uint64_t blocks;
 } phrase_sc;
 
@@ -450,15 +451,22 @@ static uint32_t phrase_advance(qr_sc *s, uint32_t target)
     for (;;) {
         uint32_t end = END;
         if (p->has_min) {
-            end = phrase_shallow(s, target);
-            if (p->done)
-                return QR_NO_DOC;
-            if (phrase_max(s, end, 0) <= p->min) {
-                if (end >= END)
+            /* a window's bound is checked once (again when the threshold
+             * rises), not for every row returned from it */
+            if (!p->wvalid || target > p->wend) {
+                end = phrase_shallow(s, target);
+                if (p->done)
                     return QR_NO_DOC;
-                target = end + 1;
-                continue;
+                if (phrase_max(s, end, 0) <= p->min) {
+                    if (end >= END)
+                        return QR_NO_DOC;
+                    target = end + 1;
+                    continue;
+                }
+                p->wend = end;
+                p->wvalid = 1;
             }
+            end = p->wend;
         }
         uint32_t d = sc_it_seek(p->it, target);
         if (d == QR_NO_DOC) {
@@ -471,6 +479,11 @@ static uint32_t phrase_advance(qr_sc *s, uint32_t target)
         }
         if (d > end) {
             target = d;
+            continue;
+        }
+        if (p->has_min &&
+            qr_bm25_score(p->m, p->w, qr_it_phrase_freq(p->it), p->norms[d]) <= p->min) {
+            target = d + 1; /* scored, and it loses: not worth returning */
             continue;
         }
         return d;
@@ -487,6 +500,7 @@ static void phrase_set_min(qr_sc *s, double min)
     phrase_sc *p = (phrase_sc *)s;
     p->has_min = 1;
     p->min = min;
+    p->wvalid = 0;
 }
 static int phrase_failed(qr_sc *s) { return ((phrase_sc *)s)->bad; }
 static void phrase_stats(qr_sc *s, qr_sc_stats *st)
