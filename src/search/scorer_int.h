@@ -49,11 +49,6 @@ extern const qr_sc_vt sc_term_vt;
 uint32_t term_shallow(qr_sc *s, uint32_t target);
 double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
 uint8_t term_min_norm(qr_sc *s, uint32_t upto);
-/* The impacts of the word's blocks from the last shallow target to upto,
- * merged: largest tf (255: unbounded), smallest norm of its tf-1 docs and
- * of its tf >= 2 docs (255: none). Every doc there is dominated by (1, n1)
- * or (max_tf, n2). */
-void term_impacts(qr_sc *s, uint32_t upto, uint32_t *max_tf, uint8_t *n1, uint8_t *n2);
 void term_stats(qr_sc *s, qr_sc_stats *st);
 qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
                    qr_arena *a, qr_err *e);

@@ -142,35 +142,6 @@ double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor)
     return mx;
 }
 
-void term_impacts(qr_sc *s, uint32_t upto, uint32_t *max_tf, uint8_t *n1, uint8_t *n2)
-{
-    term_sc *t = (term_sc *)s;
-    if (t->nb <= 1) {
-        *max_tf = t->list_tf;
-        *n1 = t->list_n1;
-        *n2 = t->list_n2;
-        return;
-    }
-    uint32_t tf = 0;
-    uint8_t a = 255, b = 255;
-    for (uint32_t k = t->sblk; k < t->nb; k++) {
-        uint32_t ktf = qr_pc_block_max_tf(&t->c, k);
-        uint8_t k1, k2;
-        if (!qr_pc_block_impacts(&t->c, k, &k1, &k2)) /* older files: (max tf, min norm) */
-            k1 = k2 = qr_pc_block_min_norm(&t->c, k);
-        if (ktf == 0) /* no data: unbounded */
-            ktf = 255;
-        tf = ktf > tf ? ktf : tf;
-        a = k1 < a ? k1 : a;
-        b = k2 < b ? k2 : b;
-        if (qr_pc_block_last(&t->c, k) >= upto)
-            break;
-    }
-    *max_tf = tf;
-    *n1 = a;
-    *n2 = b;
-}
-
 uint8_t term_min_norm(qr_sc *s, uint32_t upto)
 {
     term_sc *t = (term_sc *)s;

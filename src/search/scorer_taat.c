@@ -11,7 +11,12 @@
  * one at a time, and the per-candidate cost (advance calls, bound checks)
  * is most of the time. Walking the same postings a block at a time costs a
  * few nanoseconds each. Windows whose summed block bounds lose are still
- * skipped without decoding.
+ * skipped without decoding. An AND keeps per-word slots instead: its
+ * candidates start as the AND of its dense words' row bitmaps, and each
+ * word is then probed at the candidates left or walked, rarest first.
+ * (Walking only the words whose bounds can win and probing the others at
+ * the rows they find, MaxScore's way, was measured slower here: in these
+ * queries too many rows survive for the probes to pay.)
  *
  * Scores are added word by word in the order the query writes them,
  * starting from zero, exactly as the one-row-at-a-time scorers add them,
@@ -41,10 +46,6 @@ typedef struct {
     uint64_t *hit;       /* TW bits: rows some word matched */
     double *val;         /* per word, TW contributions (valid where vbits) */
     uint64_t *vbits;     /* per word, TW bits */
-    uint8_t *ess;        /* per word: essential in this window */
-    double *bound;       /* per word: its bound in this window */
-    uint32_t *itf;       /* per word: its impacts in this window (term_impacts) */
-    uint8_t *in1, *in2;
     uint32_t *cdoc;      /* the window's winning rows, in order */
     double *cscore;
     uint32_t nc, ci, wend; /* candidates, next one, last row of the window */
@@ -79,10 +80,9 @@ static inline double word_score(const taat_sc *s, uint32_t i, uint32_t tf, uint8
                         : qr_bm25_score(t->m, t->w, tf, norm);
 }
 
-/* How word_add records a posting: into the shared sums (every word of an
- * OR essential), into the word's own slots and the sums (some words only
- * probed), or into the word's own slots for rows still candidates (AND). */
-enum { ADD_SUM, ADD_BOTH, ADD_AND }; /* how; with `counted`, sums count matches too */
+/* How word_add records a posting: into the shared sums (OR, at least k),
+ * or into the word's own slots for rows still candidates (AND). */
+enum { ADD_SUM, ADD_AND }; /* how; with `counted`, sums count matches too */
 
 /* Walk word i's postings in rows [lo, hi] through its decoded blocks (a
  * block at a time) and record them as `how` says. For ADD_AND, `keep`
@@ -103,7 +103,6 @@ static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t 
     uint8_t *restrict cnt = s->cnt;
     uint64_t *restrict hit = s->hit;
     double *restrict val = s->val + (size_t)i * TW;
-    uint64_t *restrict vb = s->vbits + (size_t)i * TW_WORDS;
     const uint8_t *restrict norms = s->norms;
     uint32_t d = word_seek(s, t, lo);
     while (d != QR_NO_DOC && d <= hi) {
@@ -129,10 +128,6 @@ static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t 
                 }
                 continue;
             }
-            if (how == ADD_BOTH) {
-                val[x] = v;
-                vb[x >> 6] |= bit;
-            }
             acc[x] += v;
             if (counted)
                 cnt[x]++;
@@ -153,23 +148,6 @@ static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t 
             return;
         }
     }
-}
-
-/* The most word i can add to a row of norm code nx in this window: its
- * impacts evaluated at that row's own length (the bound falls as rows get
- * longer, and most rows are longer than the best ones). */
-static inline double row_bound(const taat_sc *s, uint32_t i, uint8_t nx)
-{
-    uint32_t tf = s->itf[i];
-    if (tf >= 255)
-        return s->t[i]->w;
-    uint8_t n1 = s->in1[i], n2 = s->in2[i];
-    double b = n1 != 255 ? word_score(s, i, 1, umax8(nx, n1)) : 0;
-    if (n2 != 255 && tf >= 2) {
-        double b2 = word_score(s, i, tf, umax8(nx, n2));
-        b = b2 > b ? b2 : b;
-    }
-    return b;
 }
 
 static void add_cand(taat_sc *s, uint32_t doc, double v)
@@ -233,46 +211,6 @@ static void sum_slots(taat_sc *s, uint32_t lo, uint32_t span, const uint64_t *ca
         }
 }
 
-/* OR / at least k, when some words cannot win alone in this window (their
- * bounds together lose): the essential words are walked; the rows they
- * touch that may still win are the candidates, at which the other words
- * are then looked up (walked or probed); scores are summed again in the
- * written order. */
-static void fill_or_probe(taat_sc *s, uint32_t lo, uint32_t span, uint32_t nne, double nesum)
-{
-    uint32_t nw = (span + 63) / 64;
-    for (uint32_t i = 0; i < s->n && !s->bad; i++)
-        if (s->ess[i]) {
-            memset(s->vbits + (size_t)i * TW_WORDS, 0, 8 * (size_t)nw);
-            word_add(s, i, lo, lo + span - 1, ADD_BOTH, 1, NULL, NULL);
-        }
-    uint64_t *cand = s->hit; /* the touched rows that may still win */
-    for (uint32_t wi = 0; wi < nw; wi++)
-        for (uint64_t b = cand[wi]; b; b &= b - 1) {
-            uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
-            double v = s->acc[x];
-            uint32_t c = s->cnt[x];
-            s->acc[x] = 0;
-            s->cnt[x] = 0;
-            if (c + nne < s->k || (v + nesum) * SLACK <= s->min) {
-                cand[wi] &= ~(1ull << (x & 63));
-                continue;
-            }
-            uint8_t nx = s->norms[lo + x];
-            for (uint32_t i = 0; i < s->n; i++)
-                if (!s->ess[i])
-                    v += row_bound(s, i, nx);
-            if (v * SLACK <= s->min)
-                cand[wi] &= ~(1ull << (x & 63));
-        }
-    uint64_t left = count_bits(cand, nw);
-    for (uint32_t i = 0; i < s->n && left && !s->bad; i++)
-        if (!s->ess[i])
-            word_at(s, i, lo, span, cand, left);
-    if (left)
-        sum_slots(s, lo, span, cand, s->k);
-}
-
 /* AND: the rarest word's rows are the candidates; each further word (in
  * order of rarity) either walks its postings in the window or, when the
  * candidates are few beside them, is probed at each; the survivors' scores
@@ -332,43 +270,14 @@ static int fill(taat_sc *s, uint32_t target)
     s->nc = s->ci = 0;
     s->wend = hi;
     s->have_window = 1;
-    uint32_t nne = 0; /* words that cannot win alone here (OR) */
-    double nesum = 0;
     if (s->has_min) {
         double u = 0;
         for (uint32_t i = 0; i < s->n; i++) {
             term_shallow(&s->t[i]->sc, lo);
-            u += s->bound[i] = term_max(&s->t[i]->sc, hi, 0);
-            s->ess[i] = 1;
+            u += term_max(&s->t[i]->sc, hi, 0);
         }
         if (u * SLACK <= s->min)
             return 1; /* nothing here can compete: not decoded */
-        /* the smallest bounds, while together they still lose */
-        while (!s->is_and && nne + 1 < s->n) {
-            uint32_t best = UINT32_MAX;
-            for (uint32_t i = 0; i < s->n; i++)
-                if (s->ess[i] && (best == UINT32_MAX || s->bound[i] < s->bound[best]))
-                    best = i;
-            if ((nesum + s->bound[best]) * SLACK > s->min)
-                break;
-            nesum += s->bound[best];
-            s->ess[best] = 0;
-            term_impacts(&s->t[best]->sc, hi, &s->itf[best], &s->in1[best], &s->in2[best]);
-            nne++;
-        }
-        /* Walking the essential words and looking the others up at the rows
-         * that may still win pays only when the others hold most of the
-         * postings (a rare word OR a frequent one); else one pass over
-         * every word, summing as it goes, is cheaper than the extra
-         * bookkeeping. */
-        uint64_t ess_cost = 0, ne_cost = 0;
-        for (uint32_t i = 0; i < s->n; i++)
-            *(s->ess[i] ? &ess_cost : &ne_cost) += s->t[i]->sc.cost;
-        if (nne && ne_cost < 4 * ess_cost) {
-            for (uint32_t i = 0; i < s->n; i++)
-                s->ess[i] = 1;
-            nne = 0;
-        }
     }
     if (s->is_and) {
         fill_and(s, lo, span);
@@ -377,10 +286,6 @@ static int fill(taat_sc *s, uint32_t target)
     /* acc and cnt are zero outside the rows being scored: each scan below
      * clears the rows it reads, cheaper than clearing whole windows */
     memset(s->hit, 0, 8 * ((span + 63) / 64));
-    if (nne) {
-        fill_or_probe(s, lo, span, nne, nesum);
-        return 1;
-    }
     /* one word in a row is enough (OR): no counts needed */
     for (uint32_t i = 0; i < s->n && !s->bad; i++) {
         if (s->k > 1)
@@ -500,13 +405,9 @@ qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t ro
     uint64_t *hit = qr_arena_alloc(a, TW / 8);
     double *val = qr_arena_alloc(a, sizeof *val * TW * n);
     uint64_t *vbits = qr_arena_alloc(a, 8 * (size_t)TW_WORDS * n);
-    uint8_t *ess = qr_arena_alloc(a, n);
-    double *bound = qr_arena_alloc(a, sizeof *bound * n);
     uint32_t *by_cost = qr_arena_alloc(a, sizeof *by_cost * n);
-    uint32_t *itf = qr_arena_alloc(a, sizeof *itf * n);
-    uint8_t *in1 = qr_arena_alloc(a, n), *in2 = qr_arena_alloc(a, n);
-    if (!s || !t || !tab || !acc || !cscore || !cdoc || !cnt || !hit || !val || !vbits || !ess ||
-        !bound || !by_cost || !itf || !in1 || !in2) {
+    if (!s || !t || !tab || !acc || !cscore || !cdoc || !cnt || !hit || !val || !vbits ||
+        !by_cost) {
         *oom = 1;
         return NULL;
     }
@@ -534,12 +435,7 @@ qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t ro
     s->cscore = cscore;
     s->val = val;
     s->vbits = vbits;
-    s->ess = ess;
-    s->bound = bound;
     s->by_cost = by_cost;
-    s->itf = itf;
-    s->in1 = in1;
-    s->in2 = in2;
     for (uint32_t i = 0; i < n; i++) { /* rarest first (insertion sort: n <= 16) */
         uint32_t j = i;
         for (; j > 0 && kids[by_cost[j - 1]]->cost > kids[i]->cost; j--)
