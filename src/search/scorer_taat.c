@@ -293,17 +293,27 @@ static int fill(taat_sc *s, uint32_t target)
         else
             word_add(s, i, lo, hi, ADD_SUM, 0, NULL, NULL);
     }
+    /* Most rows lose once the threshold is set: test the score first (a
+     * branch that is nearly always taken the same way), then the count. */
+    double min = s->has_min ? s->min : -1; /* scores are >= 0 */
+    uint32_t need = s->k > 1 ? s->k : 0;   /* k = 1 was walked without counts */
+    double *restrict acc = s->acc;
+    uint8_t *restrict cnt = s->cnt;
+    uint32_t nc = s->nc;
     for (uint32_t wi = 0; wi < (span + 63) / 64; wi++) {
         for (uint64_t b = s->hit[wi]; b; b &= b - 1) {
             uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
-            double v = s->acc[x];
-            uint32_t c = s->cnt[x];
-            s->acc[x] = 0;
-            s->cnt[x] = 0;
-            if (s->k == 1 || c >= s->k) /* k = 1 walked without counts */
-                add_cand(s, lo + x, v);
+            double v = acc[x];
+            uint32_t c = cnt[x];
+            acc[x] = 0;
+            cnt[x] = 0;
+            if (v > min && c >= need) {
+                s->cdoc[nc] = lo + x;
+                s->cscore[nc++] = v;
+            }
         }
     }
+    s->nc = nc;
     return 1;
 }
 
