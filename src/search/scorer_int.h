@@ -47,6 +47,9 @@ typedef struct {
 } term_sc;
 extern const qr_sc_vt sc_term_vt;
 uint32_t term_shallow(qr_sc *s, uint32_t target);
+/* Move the word's cursor to its first doc >= target, block bounds aside:
+ * QR_NO_DOC at the end or when the list is bad (t->bad set). */
+uint32_t term_seek(term_sc *t, uint32_t target);
 double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
 uint8_t term_min_norm(qr_sc *s, uint32_t upto);
 void term_stats(qr_sc *s, qr_sc_stats *st);

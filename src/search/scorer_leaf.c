@@ -157,6 +157,21 @@ uint8_t term_min_norm(qr_sc *s, uint32_t upto)
     return mn;
 }
 
+uint32_t term_seek(term_sc *t, uint32_t target)
+{
+    uint32_t d = t->cstarted && t->c.doc >= target ? t->c.doc : qr_pc_advance(&t->c, target);
+    t->cstarted = 1;
+    if (d == QR_NO_DOC) {
+        t->bad |= t->c.corrupt;
+        return d;
+    }
+    if (d >= t->rows) {
+        t->bad = 1;
+        return QR_NO_DOC;
+    }
+    return d;
+}
+
 static uint32_t term_advance(qr_sc *s, uint32_t target)
 {
     term_sc *t = (term_sc *)s;
@@ -178,20 +193,9 @@ static uint32_t term_advance(qr_sc *s, uint32_t target)
                 }
             }
         }
-        uint32_t d;
-        if (t->cstarted && t->c.doc >= target)
-            d = t->c.doc;
-        else
-            d = qr_pc_advance(&t->c, target);
-        t->cstarted = 1;
-        if (d == QR_NO_DOC) {
-            t->bad |= t->c.corrupt;
+        uint32_t d = term_seek(t, target);
+        if (d == QR_NO_DOC)
             return d;
-        }
-        if (d >= t->rows) {
-            t->bad = 1;
-            return QR_NO_DOC;
-        }
         if (d > end) {
             target = d; /* landed in a later block: check its bound */
             continue;

@@ -56,20 +56,8 @@ typedef struct {
 /* Move word t's cursor to its first doc >= target (QR_NO_DOC at the end). */
 static uint32_t word_seek(taat_sc *s, term_sc *t, uint32_t target)
 {
-    uint32_t d;
-    if (t->cstarted && (t->c.doc == QR_NO_DOC || t->c.doc >= target))
-        d = t->c.doc;
-    else
-        d = qr_pc_advance(&t->c, target);
-    t->cstarted = 1;
-    if (d == QR_NO_DOC) {
-        s->bad |= t->c.corrupt;
-        return d;
-    }
-    if (d >= s->rows) {
-        s->bad = 1;
-        return QR_NO_DOC;
-    }
+    uint32_t d = term_seek(t, target);
+    s->bad |= t->bad;
     return d;
 }
 
