@@ -27,26 +27,26 @@
 
 #include "index/invfmt.h"
 
-#define TW 4096u         /* rows per window */
-#define TW_WORDS (TW / 64)
+#define TW             4096u /* rows per window */
+#define TW_WORDS       (TW / 64)
 #define TAAT_MAX_WORDS 16
-#define TAB_TF 4u        /* scores of tf 1..TAB_TF are looked up, not divided */
-#define TAB_SIZE (TAB_TF * 256u)
+#define TAB_TF         4u /* scores of tf 1..TAB_TF are looked up, not divided */
+#define TAB_SIZE       (TAB_TF * 256u)
 
 typedef struct {
     qr_sc sc;
     uint32_t n, k, rows; /* k: words a row must match (n for AND) */
     int is_and;
-    term_sc **t;         /* the words, as written */
-    uint32_t *by_cost;   /* AND: the words, rarest first */
+    term_sc **t;       /* the words, as written */
+    uint32_t *by_cost; /* AND: the words, rarest first */
     const uint8_t *norms;
-    const double *tab;   /* per word, the score of tf 1..TAB_TF per norm code */
-    double *acc;         /* TW accumulators */
-    uint8_t *cnt;        /* TW match counts */
-    uint64_t *hit;       /* TW bits: rows some word matched */
-    double *val;         /* per word, TW contributions (valid where vbits) */
-    uint64_t *vbits;     /* per word, TW bits */
-    uint32_t *cdoc;      /* the window's winning rows, in order */
+    const double *tab; /* per word, the score of tf 1..TAB_TF per norm code */
+    double *acc;       /* TW accumulators */
+    uint8_t *cnt;      /* TW match counts */
+    uint64_t *hit;     /* TW bits: rows some word matched */
+    double *val;       /* per word, TW contributions (valid where vbits) */
+    uint64_t *vbits;   /* per word, TW bits */
+    uint32_t *cdoc;    /* the window's winning rows, in order */
     double *cscore;
     uint32_t nc, ci, wend; /* candidates, next one, last row of the window */
     int have_window, has_min, bad;
@@ -77,8 +77,8 @@ enum { ADD_SUM, ADD_AND }; /* how; with `counted`, sums count matches too */
  * collects the candidate rows of `cand` it matches. The cursor is left on
  * its first doc > hi. */
 static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t i, uint32_t lo,
-                                                            uint32_t hi, int how, int counted,
-                     const uint64_t *cand, uint64_t *keep)
+                                                           uint32_t hi, int how, int counted,
+                                                           const uint64_t *cand, uint64_t *keep)
 {
     term_sc *t = s->t[i];
     qr_pcursor *c = &t->c;
@@ -389,8 +389,8 @@ static void taat_stats(qr_sc *sc, qr_sc_stats *st)
     for (uint32_t i = 0; i < s->n; i++)
         term_stats(&s->t[i]->sc, st);
 }
-static const qr_sc_vt taat_vt = {taat_advance, taat_score,  taat_shallow, taat_max,
-                                 taat_min_norm, taat_set_min, taat_failed, taat_stats};
+static const qr_sc_vt taat_vt = {taat_advance,  taat_score,   taat_shallow, taat_max,
+                                 taat_min_norm, taat_set_min, taat_failed,  taat_stats};
 
 /* Worth it? Term at a time walks every posting of the words it cannot
  * prune, where block-max MaxScore or a leapfrog probes a frequent word
@@ -405,8 +405,8 @@ static int taat_pays(qr_sc **kids, uint32_t n, uint32_t rows)
     return frequent >= 2;
 }
 
-qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows,
-                   qr_arena *a, int *oom)
+qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows, qr_arena *a,
+                   int *oom)
 {
     *oom = 0;
     if (n < 2 || n > TAAT_MAX_WORDS || rows == 0)
