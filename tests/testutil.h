@@ -1,5 +1,6 @@
-/* testutil.h - helpers shared by the unit tests: temporary directories,
- * building a batch from NDJSON lines, reading a segment back as NDJSON. */
+/* testutil.h - helpers shared by the unit tests: reproducible random
+ * numbers, temporary directories, building a batch or a segment from NDJSON
+ * lines, reading a segment back as NDJSON. */
 #ifndef QR_TESTUTIL_H
 #define QR_TESTUTIL_H
 
@@ -14,8 +15,19 @@
 #include <cmocka.h>
 
 #include "format/segment.h"
+#include "index/invindex.h"
 #include "ingest/ndjson.h"
 #include "util/buf.h"
+
+/* xorshift64: the tests' reproducible random numbers (*state != 0). */
+static inline uint64_t tu_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
 
 /* mkdtemp under $TMPDIR; caller frees and removes with tu_rmdir. */
 static inline char *tu_tmpdir(void)
@@ -56,6 +68,20 @@ static inline void tu_fill_batch(qr_batch *b, const char *text)
         p += n + (nl ? 1 : 0);
     }
     qr_ndjson_free(&nj);
+}
+
+/* Build segment file dir/name from NDJSON `text` (every line good, at
+ * most max_rows of them) into path (4200 bytes). */
+static inline void tu_build_segment(const char *dir, const char *name, const char *text,
+                                    uint32_t max_rows, char *path)
+{
+    qr_batch b;
+    qr_err e;
+    assert_int_equal(qr_batch_init(&b, max_rows, &e), 0);
+    tu_fill_batch(&b, text);
+    snprintf(path, 4200, "%s/%s", dir, name);
+    assert_int_equal(qr_segment_build(path, &b, NULL, NULL, &e), 0);
+    qr_batch_free(&b);
 }
 
 /* Read every row of a segment as NDJSON into out (appended). Returns 0 or

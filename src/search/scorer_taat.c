@@ -180,29 +180,24 @@ static void word_at(taat_sc *s, uint32_t i, uint32_t lo, uint32_t span, const ui
         }
 }
 
-/* The candidates' scores, summed in the written order over the words
- * recorded in their own slots; those matching at least need words. */
-static void sum_slots(taat_sc *s, uint32_t lo, uint32_t span, const uint64_t *cand, uint32_t need)
+/* AND: the candidates left have every word in its slots; their scores,
+ * summed in the written order. */
+static void sum_slots(taat_sc *s, uint32_t lo, uint32_t span, const uint64_t *cand)
 {
     for (uint32_t wi = 0; wi < (span + 63) / 64 && !s->bad; wi++)
         for (uint64_t b = cand[wi]; b; b &= b - 1) {
             uint32_t x = wi * 64 + (uint32_t)__builtin_ctzll(b);
             double v = 0;
-            uint32_t matched = 0;
             for (uint32_t i = 0; i < s->n; i++)
-                if (s->vbits[(size_t)i * TW_WORDS + wi] >> (x & 63) & 1) {
-                    v += s->val[(size_t)i * TW + x];
-                    matched++;
-                }
-            if (matched >= need)
-                add_cand(s, lo + x, v);
+                v += s->val[(size_t)i * TW + x];
+            add_cand(s, lo + x, v);
         }
 }
 
-/* AND: the rarest word's rows are the candidates; each further word (in
- * order of rarity) either walks its postings in the window or, when the
- * candidates are few beside them, is probed at each; the survivors' scores
- * are summed in the written order. */
+/* AND: the candidates start as the rows every dense word has (their row
+ * bitmaps), or all rows; each word, rarest first, is then probed at the
+ * candidates left or walked, keeping the rows it has; the survivors'
+ * scores are summed in the written order. */
 static void fill_and(taat_sc *s, uint32_t lo, uint32_t span)
 {
     uint32_t nw = (span + 63) / 64;
@@ -230,7 +225,7 @@ static void fill_and(taat_sc *s, uint32_t lo, uint32_t span)
         left = count_bits(cand, nw);
     }
     if (left)
-        sum_slots(s, lo, span, cand, s->n);
+        sum_slots(s, lo, span, cand);
 }
 
 /* Score the window starting at the first row >= target some word (every

@@ -9,6 +9,8 @@
  * paths. `QT_BENCH=<file> test_tokenizer` prints the throughput of
  * tokenizing each line of <file> instead of running the tests.
  */
+#include "testutil.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -485,13 +487,7 @@ static void test_analyze_reports_arena_failure(void **state)
 /* ---- fast path against the general Unicode path ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rng(void) { return tu_rand(&rng_state); }
 
 /* Compare both paths on buf[0, n): same tokens, bytes and positions. */
 static void compare_paths(const char *buf, size_t n)

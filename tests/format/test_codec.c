@@ -8,13 +8,7 @@
 #include "util/bitpack.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return tu_rand(&rng); }
 
 static void test_bitpack_every_width(void **st)
 {

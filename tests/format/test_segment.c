@@ -96,6 +96,18 @@ static void test_empty_segment(void **st)
 
 /* Many rows: low-cardinality columns become dictionaries, bodies pages with
  * a trained zstd dictionary, and everything still reads back exactly. */
+
+/* Row r read back through rd equals line r of the NDJSON it was built from. */
+static void check_row(qr_colreader **rd, uint32_t r, const qr_buf *text, qr_buf *row)
+{
+    qr_err e;
+    qr_buf_clear(row);
+    assert_int_equal(qr_row_json(rd, r, row, &e), 0);
+    size_t n;
+    const char *want = nth_line((const char *)text->p, text->len, (int)r, &n);
+    assert_int_equal(row->len, n);
+    assert_memory_equal(row->p, want, n);
+}
 static void test_large_batch_encodings_and_random_access(void **st)
 {
     (void)st;
@@ -144,12 +156,7 @@ static void test_large_batch_encodings_and_random_access(void **st)
     qr_buf_init(&row);
     for (int k = 0; k < 200; k++) {
         uint32_t r = (uint32_t)((k * 7919u) % N);
-        qr_buf_clear(&row);
-        assert_int_equal(qr_row_json(rd, r, &row, &e), 0);
-        size_t n;
-        const char *want = nth_line((const char *)text.p, text.len, (int)r, &n);
-        assert_int_equal(row.len, n);
-        assert_memory_equal(row.p, want, n);
+        check_row(rd, r, &text, &row);
     }
     /* the same through random-access readers (late materialisation):
      * point reads, pages and blocks re-read, in any order */
@@ -160,12 +167,7 @@ static void test_large_batch_encodings_and_random_access(void **st)
     }
     for (int k = 0; k < 600; k++) {
         uint32_t r = k < 200 ? (uint32_t)((k * 104729u) % N) : k < 400 ? (uint32_t)(N - k) : (uint32_t)(k * 3u);
-        qr_buf_clear(&row);
-        assert_int_equal(qr_row_json(rd, r, &row, &e), 0);
-        size_t n;
-        const char *want = nth_line((const char *)text.p, text.len, (int)r, &n);
-        assert_int_equal(row.len, n);
-        assert_memory_equal(row.p, want, n);
+        check_row(rd, r, &text, &row);
     }
     for (int c = 0; c < COL_COUNT; c++)
         qr_colr_close(rd[c]);

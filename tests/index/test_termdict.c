@@ -4,6 +4,8 @@
  * automaton walk uses) all compared with a binary search over the sorted
  * terms; ordered iteration; block byte-class masks.
  */
+#include "testutil.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,14 +21,7 @@
 #define NTERMS 20000
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return tu_rand(&rng_state); }
 
 typedef struct term {
     char s[16];

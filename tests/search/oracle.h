@@ -122,6 +122,16 @@ static inline char *oracle_dupslice(qr_slice v)
 
 /* Generate the rows, build NSEG segments under a fresh temporary directory,
  * open them and read every row back into od->rows. Fails the test on error. */
+/* Parse a query a test writes: a syntax error fails the test. */
+static inline qr_query *oracle_parse(const char *text, qr_arena *a)
+{
+    qr_err e;
+    qr_query *q = qr_query_parse(text, strlen(text), a, &e);
+    if (!q)
+        fail_msg("parse %s: %s", text, e.msg);
+    return q;
+}
+
 static inline void oracle_load(oracle_data *od)
 {
     memset(od, 0, sizeof *od);

@@ -6,6 +6,8 @@
  * realistic ASCII and UTF-8 terms, malformed bytes included. Also: dead
  * states are exact both ways, literal prefixes, error messages, the cache
  * limit, the dataset facts. */
+#include "testutil.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,13 +20,7 @@
 #include "search/automaton.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return tu_rand(&rng); }
 static unsigned rn(unsigned n) { return (unsigned)(rnd() % n); }
 
 #define MAXCP 64

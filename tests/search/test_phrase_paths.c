@@ -52,14 +52,9 @@ static int setup(void **st)
     }
     qr_buf_put_u8(&text, 0);
     gen_free(g);
-    qr_batch b;
-    qr_err e;
-    assert_int_equal(qr_batch_init(&b, GEN_ROWS + 100, &e), 0);
-    tu_fill_batch(&b, (const char *)text.p);
     char path[4200];
-    snprintf(path, sizeof path, "%s/p.qseg", dir);
-    assert_int_equal(qr_segment_build(path, &b, NULL, NULL, &e), 0);
-    qr_batch_free(&b);
+    tu_build_segment(dir, "p.qseg", (const char *)text.p, GEN_ROWS + 100, path);
+    qr_err e;
     qr_buf_free(&text);
     qr_buf_free(&lng);
     assert_non_null(seg = qr_seg_open(path, &e));
@@ -125,8 +120,7 @@ static void check_phrase(const char *text, uint64_t min_matches)
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
     qr_err e;
-    qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
-    assert_non_null(q);
+    qr_query *q = oracle_parse(text, &a);
     assert_int_equal(q->type, Q_PHRASE);
     qr_segsearch ss;
     qr_segsearch_init(&ss, seg);

@@ -9,7 +9,10 @@
 #include "search/exec.h"
 #include "search/topk.h"
 
+/* the OR, AND and atleast of frequent words run term at a time in top-k */
 static const char *queries[] = {"failed", "\"failed to place order\"", "ord*", "/c.che/",
+                                "error OR failed", "failed AND cache AND charge",
+                                "atleast(2, error, failed, cache)",
                                 "cahce~1", "service:cart", "severity:ERROR",
                                 "scope:cart.cartstore.ValkeyCartStore",
                                 "trace:0af7651916cd43dd8448eb211c80319c"};
@@ -25,14 +28,9 @@ static void test_every_index_block_damaged(void **st)
         gen_row(g, &text);
     qr_buf_put_u8(&text, 0);
     gen_free(g);
-    qr_batch b;
-    qr_err e;
-    assert_int_equal(qr_batch_init(&b, 3000, &e), 0);
-    tu_fill_batch(&b, (const char *)text.p);
     char path[4200];
-    snprintf(path, sizeof path, "%s/good.qseg", dir);
-    assert_int_equal(qr_segment_build(path, &b, NULL, NULL, &e), 0);
-    qr_batch_free(&b);
+    tu_build_segment(dir, "good.qseg", (const char *)text.p, 3000, path);
+    qr_err e;
     qr_buf_free(&text);
     qr_segment *s = qr_seg_open(path, &e);
     assert_non_null(s);

@@ -30,9 +30,7 @@ static uint64_t check_query(const char *text)
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
     qr_err e;
-    qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
-    if (!q)
-        fail_msg("parse %s: %s", text, e.msg);
+    qr_query *q = oracle_parse(text, &a);
     regex_t *res[16];
     int nre = 0;
     oracle_collect_regexes(q, res, &nre);

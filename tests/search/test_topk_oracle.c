@@ -692,9 +692,7 @@ static uint32_t check_query_opts(const char *text, int orders)
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
     qr_err e;
-    qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
-    if (!q)
-        fail_msg("parse %s: %s", text, e.msg);
+    qr_query *q = oracle_parse(text, &a);
     uint32_t nm = oracle_run(q);
     qr_query_release(q);
     qr_arena_free(&a);
@@ -1086,8 +1084,7 @@ static void test_largest_k(void **st)
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
     qr_err e;
-    qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
-    assert_non_null(q);
+    qr_query *q = oracle_parse(text, &a);
     uint32_t nm = oracle_run(q);
     qr_arena_free(&a);
     assert_int_equal(nm, base[NSEG]);

@@ -9,6 +9,8 @@
  * every output buffer holds exactly n values, so ASan catches any read past
  * the input or write past the output.
  */
+#include "testutil.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,14 +25,7 @@
 #include "util/bitpack.h"
 
 static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return tu_rand(&rng_state); }
 
 static uint64_t width_mask(unsigned w) { return w == 64 ? ~0ULL : (1ULL << w) - 1; }
 

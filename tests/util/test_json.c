@@ -7,6 +7,8 @@
  * catches any read past the end. `QJ_BENCH=1 test_json` prints the parse
  * throughput of a typical log line instead of running the tests.
  */
+#include "testutil.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,14 +53,7 @@ static const char typical_line[] =
 /* ---- helpers ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return tu_rand(&rng_state); }
 
 static char *dup_exact(const char *s, size_t n)
 {
