@@ -11,6 +11,7 @@ void qr_tdictw_init(qr_tdictw *w)
     memset(w, 0, sizeof *w);
     qr_buf_init(&w->dict);
     qr_buf_init(&w->index);
+    qr_buf_init(&w->infos);
     qr_buf_put_u32(&w->index, 0); /* block count, patched */
     qr_buf_put_u64(&w->index, 0); /* term count, patched */
 }
@@ -19,32 +20,43 @@ void qr_tdictw_free(qr_tdictw *w)
 {
     qr_buf_free(&w->dict);
     qr_buf_free(&w->index);
+    qr_buf_free(&w->infos);
 }
 
-/* Store the finished block's byte-class mask in its index entry. */
-static void patch_mask(qr_tdictw *w)
+/* Close the current block: its infos follow its terms, and its index
+ * entry gets the byte-class mask and the terms part's length. */
+static void end_block(qr_tdictw *w)
 {
-    if (w->nblocks && !w->index.oom)
+    if (!w->nblocks)
+        return;
+    size_t tlen = w->dict.len - w->blk_start;
+    qr_buf_put(&w->dict, w->infos.p, w->infos.len);
+    qr_buf_clear(&w->infos);
+    if (!w->index.oom) {
         qr_store_u64(w->index.p + w->mask_at, w->mask);
+        qr_store_u32(w->index.p + w->mask_at + 8, (uint32_t)tlen);
+    }
     w->mask = 0;
 }
 
 int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
                   uint64_t post_off, uint64_t pos_off)
 {
-    if (n > QR_MAX_TERM)
+    if (n > QR_MAX_TERM || info_len > QR_TERMINFO_MAX)
         return -1;
     size_t shared = 0;
     if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0) {
-        patch_mask(w);
+        end_block(w);
         w->in_block = 0;
         w->nblocks++;
+        w->blk_start = w->dict.len;
         qr_buf_put_u32(&w->index, (uint32_t)w->dict.len);
         qr_buf_put_varint(&w->index, post_off);
         qr_buf_put_varint(&w->index, pos_off);
         qr_buf_put_lenbytes(&w->index, term, n);
         w->mask_at = w->index.len;
         qr_buf_put_u64(&w->index, 0); /* the block's mask, patched */
+        qr_buf_put_u32(&w->index, 0); /* its terms part's length, patched */
     } else {
         size_t m = n < w->prev_len ? n : w->prev_len;
         while (shared < m && w->prev[shared] == term[shared])
@@ -53,25 +65,37 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     qr_buf_put_varint(&w->dict, shared);
     qr_buf_put_varint(&w->dict, n - shared);
     qr_buf_put(&w->dict, term + shared, n - shared);
-    qr_buf_put_varint(&w->dict, info_len); /* lets readers skip unneeded infos */
-    qr_buf_put(&w->dict, info, info_len);
+    qr_buf_put_varint(&w->infos, info_len); /* lets readers skip unneeded infos */
+    qr_buf_put(&w->infos, info, info_len);
     for (size_t i = 0; i < n; i++)
         w->mask |= 1ull << qr_tdict_byte_class((unsigned char)term[i]);
     memcpy(w->prev, term, n);
     w->prev_len = n;
     w->in_block++;
     w->nterms++;
-    return w->dict.oom || w->index.oom ? -1 : 0;
+    return w->dict.oom || w->index.oom || w->infos.oom ? -1 : 0;
 }
 
 int qr_tdictw_finish(qr_tdictw *w)
 {
-    patch_mask(w);
-    if (w->index.oom)
+    end_block(w);
+    if (w->index.oom || w->dict.oom)
         return -1;
     qr_store_u32(w->index.p, w->nblocks);
     qr_store_u64(w->index.p + 4, w->nterms);
     return 0;
+}
+
+/* The first 8 bytes of a term as a big-endian number, zero-padded. Two
+ * terms whose key8 differ compare as their key8 do (a shorter term's
+ * padding is below the other's byte there, unless that byte is 0: then
+ * the key8 are equal); equal key8 need the bytes. */
+static uint64_t key8(const char *t, size_t n)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; i++)
+        k = k << 8 | (i < n ? (unsigned char)t[i] : 0u);
+    return k;
 }
 
 int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
@@ -87,16 +111,19 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
     qr_rd_init(&r, index, index_len);
     uint32_t nb = qr_rd_u32(&r);
     d->nterms = qr_rd_u64(&r);
-    if (r.bad || nb > index_len / 15 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
+    if (r.bad || nb > index_len / 19 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
         (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
     d->blk_off = malloc(sizeof *d->blk_off * (nb ? nb : 1));
+    d->blk_tlen = malloc(sizeof *d->blk_tlen * (nb ? nb : 1));
     d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
     d->blk_post = malloc(sizeof *d->blk_post * (nb ? nb : 1));
     d->blk_pos = malloc(sizeof *d->blk_pos * (nb ? nb : 1));
     d->blk_mask = malloc(sizeof *d->blk_mask * (nb ? nb : 1));
-    if (!d->blk_off || !d->blk_first || !d->blk_post || !d->blk_pos || !d->blk_mask) {
+    d->blk_key = malloc(sizeof *d->blk_key * (nb ? nb : 1));
+    if (!d->blk_off || !d->blk_tlen || !d->blk_first || !d->blk_post || !d->blk_pos || !d->blk_mask ||
+        !d->blk_key) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
     }
@@ -107,39 +134,52 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
         uint64_t l = qr_rd_varint(&r);
         const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
         d->blk_mask[i] = qr_rd_u64(&r);
-        if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1])) {
+        d->blk_tlen[i] = qr_rd_u32(&r);
+        if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1]) ||
+            d->blk_tlen[i] == 0 || d->blk_tlen[i] > dict_len - d->blk_off[i]) {
             qr_tdict_close(d);
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
         }
         d->blk_first[i].p = (const char *)t;
         d->blk_first[i].n = (size_t)l;
+        d->blk_key[i] = key8((const char *)t, (size_t)l);
     }
     if (qr_rd_left(&r) != 0) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
     }
+    for (uint32_t i = 0; i + 1 < nb; i++)
+        if (d->blk_tlen[i] > d->blk_off[i + 1] - d->blk_off[i]) {
+            qr_tdict_close(d);
+            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
+        }
     return 0;
 }
 
 void qr_tdict_close(qr_tdict *d)
 {
     free(d->blk_off);
+    free(d->blk_tlen);
     free(d->blk_first);
     free(d->blk_post);
     free(d->blk_pos);
     free(d->blk_mask);
+    free(d->blk_key);
     d->blk_mask = NULL;
-    d->blk_off = NULL;
+    d->blk_key = NULL;
+    d->blk_off = d->blk_tlen = NULL;
     d->blk_first = NULL;
     d->blk_post = d->blk_pos = NULL;
 }
 
-static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+/* Byte order of two terms. A loop, not memcmp: terms are short and most
+ * differ in their first bytes, so the call would cost more than the work. */
+static inline int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
 {
     size_t m = an < bn ? an : bn;
-    int c = memcmp(a, b, m);
-    if (c)
-        return c;
+    for (size_t i = 0; i < m; i++)
+        if (a[i] != b[i])
+            return (unsigned char)a[i] < (unsigned char)b[i] ? -1 : 1;
     return an < bn ? -1 : an > bn;
 }
 
@@ -152,20 +192,28 @@ static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
     it->corrupt = 0;
     it->post_run = d->blk_post[blk];
     it->pos_run = d->blk_pos[blk];
+    const unsigned char *p = d->dict + d->blk_off[blk];
     size_t end = blk + 1 < d->nblocks ? d->blk_off[blk + 1] : d->dict_len;
-    qr_rd_init(&it->r, d->dict + d->blk_off[blk], end - d->blk_off[blk]);
+    qr_rd_init(&it->r, p, d->blk_tlen[blk]);
+    /* a seek scans on from here: ask for all the terms' lines at once */
+    for (uint32_t o = 64; o < d->blk_tlen[blk]; o += 64)
+        __builtin_prefetch(p + o);
+    it->acc_p = p + d->blk_tlen[blk];
+    it->info_end = d->dict + end;
+    it->acc_i = 0;
 }
 
-/* Read the next entry of the current block (1), or 0 when the block ends. */
-static int read_entry(qr_titer *it)
+/* Read the next term of the current block (1), or 0 when the block ends.
+ * Only the term is decoded: infos are read on demand (qr_titer_info).
+ * Inlined into the scans, where it is the whole cost of a seek. */
+static inline __attribute__((always_inline)) int read_entry(qr_titer *it)
 {
     if (qr_rd_left(&it->r) == 0 || it->in_blk == QR_TERMS_PER_BLOCK)
         return 0;
     uint64_t shared = qr_rd_varint(&it->r), suf = qr_rd_varint(&it->r);
-    if (it->r.bad || shared > it->len || shared + suf > QR_MAX_TERM ||
-        (it->in_blk == 0 && shared != 0))
+    if (shared > it->len || shared + suf > QR_MAX_TERM || (it->in_blk == 0 && shared != 0))
         goto bad;
-    const unsigned char *p = qr_rd_bytes(&it->r, (size_t)suf);
+    const unsigned char *p = qr_rd_bytes(&it->r, (size_t)suf); /* NULL once bad */
     if (!p)
         goto bad;
     if (suf <= 16 && qr_rd_left(&it->r) + (size_t)suf >= 16)
@@ -174,24 +222,6 @@ static int read_entry(qr_titer *it)
         memcpy(it->term + shared, p, (size_t)suf);
     it->len = (size_t)(shared + suf);
     it->shared = (size_t)shared;
-    uint64_t il = qr_rd_varint(&it->r);
-    const unsigned char *ip = qr_rd_bytes(&it->r, (size_t)il);
-    if (!ip || il > 1024)
-        goto bad;
-    it->info_p = ip; /* decoded on demand: qr_titer_info */
-    it->info_len = (size_t)il;
-    {
-        /* the list lengths lead the info: keep the running offsets */
-        qr_rd li;
-        qr_rd_init(&li, ip, (size_t)il);
-        uint64_t pl = qr_rd_varint(&li), ql = it->d->has_pos ? qr_rd_varint(&li) : 0;
-        if (li.bad || pl > (1ull << 40) || ql > (1ull << 40))
-            goto bad;
-        it->cur_post = it->post_run;
-        it->cur_pos = it->pos_run;
-        it->post_run += pl;
-        it->pos_run += ql;
-    }
     it->in_blk++;
     return 1;
 bad:
@@ -199,42 +229,138 @@ bad:
     return -1;
 }
 
+/* One info of the infos part at *pp: its bytes (NULL when malformed). */
+static const unsigned char *next_info(const unsigned char **pp, const unsigned char *end,
+                                      size_t *len)
+{
+    qr_rd r;
+    qr_rd_init(&r, *pp, (size_t)(end - *pp));
+    uint64_t il = qr_rd_varint(&r);
+    const unsigned char *ip = il <= QR_TERMINFO_MAX ? qr_rd_bytes(&r, (size_t)il) : NULL;
+    if (!ip)
+        return NULL;
+    *pp = r.p;
+    *len = (size_t)il;
+    return ip;
+}
+
+/* Move acc_p to the current term's info, adding the list lengths of the
+ * infos passed (they lead each info) to the running offsets. */
+static int catch_up(qr_titer *it)
+{
+    if (it->in_blk == 0 || it->acc_i > it->in_blk - 1)
+        return -1;
+    while (it->acc_i < it->in_blk - 1) {
+        size_t il;
+        const unsigned char *ip = next_info(&it->acc_p, it->info_end, &il);
+        if (!ip)
+            return -1;
+        qr_rd li;
+        qr_rd_init(&li, ip, il);
+        uint64_t pl = qr_rd_varint(&li), ql = it->d->has_pos ? qr_rd_varint(&li) : 0;
+        if (li.bad || pl > (1ull << 40) || ql > (1ull << 40))
+            return -1;
+        it->post_run += pl;
+        it->pos_run += ql;
+        it->acc_i++;
+    }
+    return 0;
+}
+
 static int corrupt_err(qr_err *e)
 {
     return qr_errf(e, QR_E_CORRUPT, "corrupt term dictionary entry");
 }
 
-int qr_titer_next(qr_titer *it, qr_err *e)
+/* The end of a block: check it ended where it should, move to the next. */
+static int __attribute__((noinline)) next_block(qr_titer *it, qr_err *e)
+{
+    if (qr_rd_left(&it->r) != 0 && it->in_blk == QR_TERMS_PER_BLOCK) {
+        it->corrupt = 1;
+        return corrupt_err(e);
+    }
+    if (it->blk + 1 >= it->d->nblocks)
+        return 0;
+    iter_at_block(it->d, it, it->blk + 1);
+    it->shared = 0;
+    return 1;
+}
+
+static inline __attribute__((always_inline)) int next_term(qr_titer *it, qr_err *e)
 {
     for (;;) {
         int r = read_entry(it);
+        if (__builtin_expect(r == 1, 1))
+            return 1;
         if (r < 0)
             return corrupt_err(e);
-        if (r == 1)
-            return 1;
-        if (qr_rd_left(&it->r) != 0 && it->in_blk == QR_TERMS_PER_BLOCK) {
-            it->corrupt = 1;
-            return corrupt_err(e);
-        }
-        if (it->blk + 1 >= it->d->nblocks)
-            return 0;
-        iter_at_block(it->d, it, it->blk + 1);
-        it->shared = 0;
+        if ((r = next_block(it, e)) <= 0)
+            return r;
     }
+}
+
+int qr_titer_next(qr_titer *it, qr_err *e) { return next_term(it, e); }
+
+/* Block b's first term against key (k8 = key8 of it): mostly decided by
+ * the in-memory key8, without a cache miss on the index's term bytes. */
+static inline int cmp_first(const qr_tdict *d, uint32_t b, uint64_t k8, const char *key,
+                            size_t n)
+{
+    uint64_t f = d->blk_key[b];
+    if (f != k8)
+        return f < k8 ? -1 : 1;
+    return cmp_bytes(d->blk_first[b].p, d->blk_first[b].n, key, n);
 }
 
 /* Last block whose first term <= key (0 if key is before every term). */
 static uint32_t find_block(const qr_tdict *d, const char *key, size_t n)
 {
+    uint64_t k8 = key8(key, n);
     uint32_t lo = 0, hi = d->nblocks;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cmp_bytes(d->blk_first[mid].p, d->blk_first[mid].n, key, n) <= 0)
+        if (cmp_first(d, mid, k8, key, n) <= 0)
             lo = mid;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* The inner loop of a scan (below): step over the current block's entries
+ * that are certainly below the key, reading bytes in place. An entry whose
+ * shared prefix is longer than m is below; one sharing exactly m is
+ * compared from m. Stops, leaving the entry unread, at one that may be >=
+ * the key, at the block's end, and at anything unusual (a multi-byte
+ * varint, a suffix over 16 bytes, an entry near the block's end), which
+ * the general reader handles or reports. Returns the new m. */
+static inline size_t skip_below(qr_titer *it, const char *key, size_t n, size_t m)
+{
+    const unsigned char *p = it->r.p, *end = it->r.end;
+    uint32_t in_blk = it->in_blk;
+    size_t len = it->len;
+    while (in_blk - 1u < QR_TERMS_PER_BLOCK - 1u && end - p >= 18) {
+        size_t sh = p[0], sf = p[1];
+        if ((sh | sf) >= 0x80 || sf > 16 || sh < m || sh > len || sh + sf > QR_MAX_TERM)
+            break;
+        if (sh == m) {
+            const unsigned char *t = p + 2 - m; /* t[i] is the term's byte i, i >= m */
+            size_t tl = sh + sf, cp = m;
+            while (cp < tl && cp < n && t[cp] == (unsigned char)key[cp])
+                cp++;
+            if (cp == n || (cp < tl && t[cp] > (unsigned char)key[cp]))
+                break; /* at or above the key: the general path takes it */
+            m = cp;
+        }
+        memcpy(it->term + sh, p + 2, 16); /* 18 bytes left: in range */
+        len = sh + sf;
+        p += 2 + sf;
+        in_blk++;
+    }
+    it->r.p = p;
+    it->in_blk = in_blk;
+    it->len = len;
+    return m;
 }
 
 /* Step `it` to the first term >= key. Once a term is known to be below the
@@ -250,7 +376,9 @@ static int scan_to(qr_titer *it, const char *key, size_t n, int below, qr_err *e
         while (m < it->len && m < n && it->term[m] == key[m])
             m++;
     for (;;) {
-        int r = qr_titer_next(it, e);
+        if (below)
+            m = skip_below(it, key, n, m);
+        int r = next_term(it, e);
         if (r <= 0)
             return r;
         size_t from = 0;
@@ -286,8 +414,9 @@ int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr
  * search: a forward seek usually lands a block or two ahead. */
 static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, size_t n)
 {
+    uint64_t k8 = key8(key, n);
     uint32_t lo = from, step = 1, hi = from;
-    while (hi < d->nblocks && cmp_bytes(d->blk_first[hi].p, d->blk_first[hi].n, key, n) <= 0) {
+    while (hi < d->nblocks && cmp_first(d, hi, k8, key, n) <= 0) {
         lo = hi + 1;
         hi = hi + step;
         step *= 2;
@@ -296,7 +425,7 @@ static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, 
         hi = d->nblocks;
     while (lo < hi) { /* first block in [lo, hi) whose first term > key */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cmp_bytes(d->blk_first[mid].p, d->blk_first[mid].n, key, n) <= 0)
+        if (cmp_first(d, mid, k8, key, n) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -332,10 +461,13 @@ int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)
 
 int qr_titer_info(qr_titer *it, qr_terminfo *info, qr_err *e)
 {
+    const unsigned char *p;
+    size_t il = 0;
     qr_rd r;
-    qr_rd_init(&r, it->info_p, it->info_len);
-    if (qr_terminfo_read(&r, it->d->has_freqs, it->d->has_pos, it->cur_post, it->cur_pos, info) !=
-            0 ||
+    if (catch_up(it) != 0 || !(p = it->acc_p, p = next_info(&p, it->info_end, &il)) ||
+        (qr_rd_init(&r, p, il),
+         qr_terminfo_read(&r, it->d->has_freqs, it->d->has_pos, it->post_run, it->pos_run,
+                          info) != 0) ||
         qr_rd_left(&r)) {
         it->corrupt = 1;
         return corrupt_err(e);

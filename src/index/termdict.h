@@ -1,16 +1,21 @@
 /* termdict.h - the term dictionary of an indexed field: sorted terms in
  * front-coded blocks of 64 with a sparse index of each block's first term.
  *
- * TERMDICT block: a sequence of 64-term blocks; each entry is
- *   varint shared-prefix length (0 for a block's first term), varint suffix
- *   length, suffix bytes, varint term info length, term info (postings.h).
+ * TERMDICT block: a sequence of 64-term blocks. A block holds its terms,
+ * then their infos: a seek scans terms and never touches an info it does
+ * not want, which halves the bytes an automaton walk streams through.
+ *   terms part: per term, varint shared-prefix length (0 for a block's
+ *     first term), varint suffix length, suffix bytes;
+ *   infos part: per term, in the same order, varint info length, term
+ *     info (postings.h).
  * TERMINDEX block: u32 number of dictionary blocks, u64 number of terms,
  *   then per block: u32 offset in TERMDICT, varint postings base, varint
  *   positions base (where the block's first term's lists start), varint
  *   length + first term, u64 byte-class mask: bit qr_tdict_byte_class(b)
- *   is set when some term of the block has byte b. A pattern whose every
- *   match must contain certain bytes (LIKE '%tion') skips blocks that lack
- *   one of them without decoding them: most blocks hold only hex ids.
+ *   is set when some term of the block has byte b, u32 length of the
+ *   block's terms part. A pattern whose every match must contain certain
+ *   bytes (LIKE '%tion') skips blocks that lack one of them without
+ *   decoding them: most blocks hold only hex ids.
  * Supports exact lookup (binary search on the index, then a scan of one
  * block), ordered iteration, seeking to the first term >= a key, and so
  * intersection with automata that prune by prefix.
@@ -26,6 +31,9 @@
 #include "util/err.h"
 #include "util/json.h"
 
+/* The longest term info a dictionary entry may hold. */
+#define QR_TERMINFO_MAX 1024
+
 /* The class (0..63) of a term byte in the blocks' masks: a-z, 0-9 each
  * their own, other bytes folded into the rest. */
 static inline unsigned qr_tdict_byte_class(unsigned char b)
@@ -40,7 +48,9 @@ static inline unsigned qr_tdict_byte_class(unsigned char b)
 /* ---- writing: terms must be added in strictly increasing byte order ---- */
 typedef struct qr_tdictw {
     qr_buf dict, index;
-    size_t mask_at;        /* where the current block's mask is patched */
+    qr_buf infos;          /* the current block's infos part */
+    size_t blk_start;      /* where the current block starts in dict */
+    size_t mask_at;        /* where the current block's mask (then terms length) is patched */
     uint64_t mask;
     uint32_t in_block, nblocks;
     uint64_t nterms;
@@ -65,8 +75,12 @@ typedef struct qr_tdict {
     uint32_t nblocks;
     uint64_t nterms;
     uint32_t *blk_off;    /* malloc'ed */
+    uint32_t *blk_tlen;   /* malloc'ed: length of each block's terms part */
     uint64_t *blk_post, *blk_pos; /* malloc'ed: list bases of each block */
     qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
+    uint64_t *blk_key;    /* malloc'ed: first 8 bytes of each first term, as
+                           * a big-endian number (qr_tdict_key8): compares
+                           * without touching the term bytes */
     uint64_t *blk_mask;   /* malloc'ed: byte classes present in each block */
     int has_freqs, has_pos;
 } qr_tdict;
@@ -85,10 +99,13 @@ typedef struct qr_titer {
     char term[QR_MAX_TERM + 16]; /* current term (+16: suffixes are copied 16 bytes at a time) */
     size_t len;
     size_t shared;           /* bytes shared with the previous entry read */
-    const unsigned char *info_p; /* the current term's encoded info */
-    size_t info_len;
-    uint64_t post_run, pos_run;   /* where the next term's lists start */
-    uint64_t cur_post, cur_pos;   /* where the current term's lists start */
+    /* Infos are read lazily, when a term's info is asked for: a seek steps
+     * over dozens of terms whose infos nobody reads. acc_p is where the info
+     * of the block's term acc_i starts in the infos part (up to info_end);
+     * post_run / pos_run are where that term's lists start. */
+    const unsigned char *acc_p, *info_end;
+    uint32_t acc_i;
+    uint64_t post_run, pos_run;
     int corrupt;
 } qr_titer;
 

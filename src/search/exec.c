@@ -177,7 +177,7 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     while (r == 1) {
-        if (it.len < litn || memcmp(it.term, lit, litn) != 0)
+        if (litn && (it.len < litn || memcmp(it.term, lit, litn) != 0))
             break; /* past every term with the literal prefix */
         if (need && it.blk != checked) {
             checked = it.blk;

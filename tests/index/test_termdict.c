@@ -2,7 +2,8 @@
  * written and read back; seeks to every term, seeks to arbitrary keys and chains
  * of forward seeks from a positioned iterator (qr_titer_seek, what the
  * automaton walk uses) all compared with a binary search over the sorted
- * terms; ordered iteration; block byte-class masks.
+ * terms; ordered iteration; block byte-class masks; term infos, which are
+ * read lazily (each term's lists start where the previous term's end).
  */
 #include "testutil.h"
 
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "index/invfmt.h"
 #include "index/termdict.h"
 
 #define NTERMS 20000
@@ -48,6 +50,7 @@ static void random_term(term *t)
 typedef struct fixture {
     term *terms;
     size_t n;
+    uint64_t *post_at; /* where term i's postings start (n + 1 entries) */
     qr_tdictw w;
     qr_tdict d;
 } fixture;
@@ -65,9 +68,23 @@ static int setup(void **state)
             f->terms[n++] = f->terms[i];
     f->n = n;
     qr_tdictw_init(&f->w);
-    const unsigned char info[1] = {0}; /* empty postings, no positions */
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(qr_tdictw_add(&f->w, f->terms[i].s, f->terms[i].n, info, 1, 0, 0), 0);
+    f->post_at = malloc(sizeof *f->post_at * (n + 1));
+    f->post_at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* a blocks-kind info: postings length (one or two varint bytes),
+         * df 1, kind */
+        uint64_t pl = 1 + (i * 37) % 300;
+        qr_buf info;
+        qr_buf_init(&info);
+        qr_buf_put_varint(&info, pl);
+        qr_buf_put_varint(&info, 1);
+        qr_buf_put_u8(&info, TI_BLOCKS);
+        assert_int_equal(qr_tdictw_add(&f->w, f->terms[i].s, f->terms[i].n, info.p, info.len,
+                                       f->post_at[i], 0),
+                         0);
+        qr_buf_free(&info);
+        f->post_at[i + 1] = f->post_at[i] + pl;
+    }
     assert_int_equal(qr_tdictw_finish(&f->w), 0);
     qr_err e = {0};
     assert_int_equal(qr_tdict_open(&f->d, f->w.index.p, f->w.index.len, f->w.dict.p, f->w.dict.len,
@@ -84,6 +101,7 @@ static int teardown(void **state)
     qr_tdict_close(&f->d);
     qr_tdictw_free(&f->w);
     free(f->terms);
+    free(f->post_at);
     free(f);
     return 0;
 }
@@ -111,6 +129,17 @@ static void assert_at(const fixture *f, const qr_titer *it, int r, size_t want)
     assert_int_equal(r, 1);
     assert_int_equal(it->len, f->terms[want].n);
     assert_memory_equal(it->term, f->terms[want].s, it->len);
+}
+
+/* The current term's info: its lists start where the previous term's end. */
+static void assert_info(const fixture *f, qr_titer *it, size_t want)
+{
+    qr_terminfo ti;
+    qr_err e = {0};
+    assert_int_equal(qr_titer_info(it, &ti, &e), 0);
+    assert_int_equal(ti.post_off, f->post_at[want]);
+    assert_int_equal(ti.post_len, f->post_at[want + 1] - f->post_at[want]);
+    assert_int_equal(ti.df, 1);
 }
 
 static void test_iterate_and_seek_terms(void **state)
@@ -180,8 +209,41 @@ static void test_forward_seek_chains(void **state)
             r = qr_titer_seek(&it, key.s, key.n, &e);
             size_t want = lower_bound(f, &key);
             assert_at(f, &it, r, want);
+            if (want < f->n && rnd() % 3 == 0)
+                assert_info(f, &it, want);
             at = want;
         }
+    }
+}
+
+/* Infos read in order, every k-th term only (the others' infos skipped and
+ * summed later), twice for one term, and after a seek. */
+static void test_term_infos(void **state)
+{
+    fixture *f = *state;
+    qr_err e = {0};
+    static const size_t every[] = {1, 3, 64, 65, 200};
+    for (size_t k = 0; k < sizeof every / sizeof *every; k++) {
+        qr_titer it;
+        int r = qr_tdict_seek(&f->d, &it, "", 0, &e);
+        for (size_t i = 0; i < f->n; i++) {
+            assert_int_equal(r, 1);
+            if (i % every[k] == 0) {
+                assert_info(f, &it, i);
+                if (i % 2)
+                    assert_info(f, &it, i);
+            }
+            r = qr_titer_next(&it, &e);
+        }
+        assert_int_equal(r, 0);
+    }
+    for (size_t i = 0; i < f->n; i += 11) {
+        qr_titer it;
+        assert_int_equal(qr_tdict_seek(&f->d, &it, f->terms[i].s, f->terms[i].n, &e), 1);
+        assert_info(f, &it, i);
+        qr_terminfo ti;
+        assert_int_equal(qr_tdict_lookup(&f->d, f->terms[i].s, f->terms[i].n, &ti, &e), 1);
+        assert_int_equal(ti.post_off, f->post_at[i]);
     }
 }
 
@@ -204,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_iterate_and_seek_terms),
         cmocka_unit_test(test_seek_random_keys),
         cmocka_unit_test(test_forward_seek_chains),
+        cmocka_unit_test(test_term_infos),
         cmocka_unit_test(test_block_masks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
