@@ -33,6 +33,11 @@
 #define TAB_TF         4u /* scores of tf 1..TAB_TF are looked up, not divided */
 #define TAB_SIZE       (TAB_TF * 256u)
 
+/* two doubles: SSE2, which every x86-64 has (other targets: the compiler
+ * splits it), so no run-time dispatch is needed */
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2l __attribute__((vector_size(16)));
+
 typedef struct {
     qr_sc sc;
     uint32_t n, k, rows; /* k: words a row must match (n for AND) */
@@ -287,11 +292,15 @@ static int fill(taat_sc *s, uint32_t target)
          * sum does, so eight sums at a time (the compares vectorise, and
          * almost every group is passed over), then the window is cleared
          * whole. An OR's touched rows are fewer: walked by their bits. */
+        v2d mv = {min, min};
         for (uint32_t x0 = 0; x0 < span; x0 += 8) {
-            int any = 0;
-            for (uint32_t j = 0; j < 8; j++)
-                any |= acc[x0 + j] > min;
-            if (!any)
+            v2d a0, a1, a2, a3;
+            memcpy(&a0, acc + x0, 16);
+            memcpy(&a1, acc + x0 + 2, 16);
+            memcpy(&a2, acc + x0 + 4, 16);
+            memcpy(&a3, acc + x0 + 6, 16);
+            v2l gt = (a0 > mv) | (a1 > mv) | (a2 > mv) | (a3 > mv);
+            if (!(gt[0] | gt[1]))
                 continue;
             for (uint32_t x = x0; x < x0 + 8; x++)
                 if (acc[x] > min && cnt[x] >= need) {
