@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* blocks ahead whose heads a landing prefetches */
+#define PREFETCH_BLOCKS 4
+
 void qr_tdictw_init(qr_tdictw *w)
 {
     memset(w, 0, sizeof *w);
@@ -115,41 +118,37 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
         (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
-    d->blk_off = malloc(sizeof *d->blk_off * (nb ? nb : 1));
-    d->blk_tlen = malloc(sizeof *d->blk_tlen * (nb ? nb : 1));
+    d->blk = malloc(sizeof *d->blk * (nb ? nb : 1));
     d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
-    d->blk_post = malloc(sizeof *d->blk_post * (nb ? nb : 1));
-    d->blk_pos = malloc(sizeof *d->blk_pos * (nb ? nb : 1));
     d->blk_mask = malloc(sizeof *d->blk_mask * (nb ? nb : 1));
-    d->blk_key = malloc(sizeof *d->blk_key * (nb ? nb : 1));
-    if (!d->blk_off || !d->blk_tlen || !d->blk_first || !d->blk_post || !d->blk_pos || !d->blk_mask ||
-        !d->blk_key) {
+    if (!d->blk || !d->blk_first || !d->blk_mask) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
     }
     for (uint32_t i = 0; i < nb; i++) {
-        d->blk_off[i] = qr_rd_u32(&r);
-        d->blk_post[i] = qr_rd_varint(&r);
-        d->blk_pos[i] = qr_rd_varint(&r);
+        qr_tblk *b = &d->blk[i];
+        b->off = qr_rd_u32(&r);
+        b->post = qr_rd_varint(&r);
+        b->pos = qr_rd_varint(&r);
         uint64_t l = qr_rd_varint(&r);
         const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
         d->blk_mask[i] = qr_rd_u64(&r);
-        d->blk_tlen[i] = qr_rd_u32(&r);
-        if (r.bad || !t || d->blk_off[i] >= dict_len || (i && d->blk_off[i] <= d->blk_off[i - 1]) ||
-            d->blk_tlen[i] == 0 || d->blk_tlen[i] > dict_len - d->blk_off[i]) {
+        b->tlen = qr_rd_u32(&r);
+        if (r.bad || !t || b->off >= dict_len || (i && b->off <= b[-1].off) || b->tlen == 0 ||
+            b->tlen > dict_len - b->off) {
             qr_tdict_close(d);
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
         }
         d->blk_first[i].p = (const char *)t;
         d->blk_first[i].n = (size_t)l;
-        d->blk_key[i] = key8((const char *)t, (size_t)l);
+        b->key8 = key8((const char *)t, (size_t)l);
     }
     if (qr_rd_left(&r) != 0) {
         qr_tdict_close(d);
         return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
     }
     for (uint32_t i = 0; i + 1 < nb; i++)
-        if (d->blk_tlen[i] > d->blk_off[i + 1] - d->blk_off[i]) {
+        if (d->blk[i].tlen > d->blk[i + 1].off - d->blk[i].off) {
             qr_tdict_close(d);
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
         }
@@ -158,18 +157,12 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
 
 void qr_tdict_close(qr_tdict *d)
 {
-    free(d->blk_off);
-    free(d->blk_tlen);
+    free(d->blk);
     free(d->blk_first);
-    free(d->blk_post);
-    free(d->blk_pos);
     free(d->blk_mask);
-    free(d->blk_key);
-    d->blk_mask = NULL;
-    d->blk_key = NULL;
-    d->blk_off = d->blk_tlen = NULL;
+    d->blk = NULL;
     d->blk_first = NULL;
-    d->blk_post = d->blk_pos = NULL;
+    d->blk_mask = NULL;
 }
 
 /* Byte order of two terms. A loop, not memcmp: terms are short and most
@@ -185,20 +178,27 @@ static inline int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
 
 static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
 {
+    const qr_tblk *b = &d->blk[blk];
     it->d = d;
     it->blk = blk;
     it->in_blk = 0;
     it->len = 0;
     it->corrupt = 0;
-    it->post_run = d->blk_post[blk];
-    it->pos_run = d->blk_pos[blk];
-    const unsigned char *p = d->dict + d->blk_off[blk];
-    size_t end = blk + 1 < d->nblocks ? d->blk_off[blk + 1] : d->dict_len;
-    qr_rd_init(&it->r, p, d->blk_tlen[blk]);
-    /* a seek scans on from here: ask for all the terms' lines at once */
-    for (uint32_t o = 64; o < d->blk_tlen[blk]; o += 64)
+    it->post_run = b->post;
+    it->pos_run = b->pos;
+    const unsigned char *p = d->dict + b->off;
+    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
+    qr_rd_init(&it->r, p, b->tlen);
+    /* a seek scans on from here: ask for all the terms' lines at once; an
+     * automaton walk lands a few blocks on next: ask for their heads (a
+     * walk over hex ids is bound by these misses) */
+    for (uint32_t o = 64; o < b->tlen; o += 64)
         __builtin_prefetch(p + o);
-    it->acc_p = p + d->blk_tlen[blk];
+    for (uint32_t k = 1; k <= PREFETCH_BLOCKS && blk + k < d->nblocks; k++) {
+        __builtin_prefetch(d->dict + b[k].off);
+        __builtin_prefetch(d->dict + b[k].off + 64);
+    }
+    it->acc_p = p + b->tlen;
     it->info_end = d->dict + end;
     it->acc_i = 0;
 }
@@ -306,7 +306,7 @@ int qr_titer_next(qr_titer *it, qr_err *e) { return next_term(it, e); }
 static inline int cmp_first(const qr_tdict *d, uint32_t b, uint64_t k8, const char *key,
                             size_t n)
 {
-    uint64_t f = d->blk_key[b];
+    uint64_t f = d->blk[b].key8;
     if (f != k8)
         return f < k8 ? -1 : 1;
     return cmp_bytes(d->blk_first[b].p, d->blk_first[b].n, key, n);

@@ -69,18 +69,22 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
 int qr_tdictw_finish(qr_tdictw *w);
 
 /* ---- reading ---- */
+/* A dictionary block as a seek sees it, in one place: landing in a block
+ * costs one cache line of this, not one per array. */
+typedef struct qr_tblk {
+    uint64_t key8;       /* the first term's first 8 bytes, big-endian, zero
+                          * padded: compares without touching its bytes */
+    uint32_t off, tlen;  /* offset in TERMDICT, length of the terms part */
+    uint64_t post, pos;  /* where the first term's lists start */
+} qr_tblk;
+
 typedef struct qr_tdict {
     const unsigned char *dict;
     size_t dict_len;
     uint32_t nblocks;
     uint64_t nterms;
-    uint32_t *blk_off;    /* malloc'ed */
-    uint32_t *blk_tlen;   /* malloc'ed: length of each block's terms part */
-    uint64_t *blk_post, *blk_pos; /* malloc'ed: list bases of each block */
+    qr_tblk *blk;         /* malloc'ed: per block, what a seek needs */
     qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
-    uint64_t *blk_key;    /* malloc'ed: first 8 bytes of each first term, as
-                           * a big-endian number (qr_tdict_key8): compares
-                           * without touching the term bytes */
     uint64_t *blk_mask;   /* malloc'ed: byte classes present in each block */
     int has_freqs, has_pos;
 } qr_tdict;
