@@ -53,15 +53,12 @@ typedef struct field_out {
     uint32_t nblocks;
 } field_out;
 
+/* Term ids in dictionary order (qr_term_cmp) */
 static __thread const qr_slice *tl_terms;
 static int cmp_term_ids(const void *a, const void *b)
 {
     const qr_slice *x = &tl_terms[*(const uint32_t *)a], *y = &tl_terms[*(const uint32_t *)b];
-    size_t m = x->n < y->n ? x->n : y->n;
-    int c = memcmp(x->p, y->p, m);
-    if (c)
-        return c;
-    return x->n < y->n ? -1 : x->n > y->n;
+    return qr_term_cmp(x->p, x->n, y->p, y->n);
 }
 
 /* Term ids of every token in doc order (pass 1); a counting sort then

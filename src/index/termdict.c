@@ -48,8 +48,10 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     if (n > QR_MAX_TERM || info_len > QR_TERMINFO_MAX)
         return -1;
     size_t shared = 0;
-    if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0) {
+    uint32_t cpl = qr_term_cpl(term, n);
+    if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0 || cpl != w->prev_cpl) {
         end_block(w);
+        w->prev_cpl = cpl;
         w->in_block = 0;
         w->nblocks++;
         w->blk_start = w->dict.len;
@@ -115,7 +117,7 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
     uint32_t nb = qr_rd_u32(&r);
     d->nterms = qr_rd_u64(&r);
     if (r.bad || nb > index_len / 19 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
-        (nb && d->nterms <= (uint64_t)(nb - 1) * QR_TERMS_PER_BLOCK))
+        d->nterms < nb)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
     d->blk = malloc(sizeof *d->blk * (nb ? nb : 1));
@@ -142,6 +144,7 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
         d->blk_first[i].p = (const char *)t;
         d->blk_first[i].n = (size_t)l;
         b->key8 = key8((const char *)t, (size_t)l);
+        b->cpl = qr_term_cpl((const char *)t, (size_t)l);
     }
     if (qr_rd_left(&r) != 0) {
         qr_tdict_close(d);
@@ -301,11 +304,14 @@ static inline __attribute__((always_inline)) int next_term(qr_titer *it, qr_err 
 
 int qr_titer_next(qr_titer *it, qr_err *e) { return next_term(it, e); }
 
-/* Block b's first term against key (k8 = key8 of it): mostly decided by
- * the in-memory key8, without a cache miss on the index's term bytes. */
-static inline int cmp_first(const qr_tdict *d, uint32_t b, uint64_t k8, const char *key,
-                            size_t n)
+/* Block b's first term against key (cpl code points, k8 = its key8), in
+ * dictionary order: mostly decided by the block's code point count and
+ * key8, without a cache miss on the index's term bytes. */
+static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_t k8,
+                            const char *key, size_t n)
 {
+    if (d->blk[b].cpl != cpl)
+        return d->blk[b].cpl < cpl ? -1 : 1;
     uint64_t f = d->blk[b].key8;
     if (f != k8)
         return f < k8 ? -1 : 1;
@@ -313,13 +319,13 @@ static inline int cmp_first(const qr_tdict *d, uint32_t b, uint64_t k8, const ch
 }
 
 /* Last block whose first term <= key (0 if key is before every term). */
-static uint32_t find_block(const qr_tdict *d, const char *key, size_t n)
+static uint32_t find_block(const qr_tdict *d, uint32_t cpl, const char *key, size_t n)
 {
     uint64_t k8 = key8(key, n);
     uint32_t lo = 0, hi = d->nblocks;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cmp_first(d, mid, k8, key, n) <= 0)
+        if (cmp_first(d, mid, cpl, k8, key, n) <= 0)
             lo = mid;
         else
             hi = mid;
@@ -369,7 +375,7 @@ static inline size_t skip_below(qr_titer *it, const char *key, size_t n, size_t 
  * bytes it is still below, fewer and it is above; only at exactly m are
  * bytes compared, from m on. A block's first entry stores no shared prefix,
  * so it is compared in full. `below`: the current term is below the key. */
-static int scan_to(qr_titer *it, const char *key, size_t n, int below, qr_err *e)
+static int scan_to(qr_titer *it, uint32_t cpl, const char *key, size_t n, int below, qr_err *e)
 {
     size_t m = 0;
     if (below)
@@ -381,6 +387,8 @@ static int scan_to(qr_titer *it, const char *key, size_t n, int below, qr_err *e
         int r = next_term(it, e);
         if (r <= 0)
             return r;
+        if (it->in_blk == 1 && it->d->blk[it->blk].cpl != cpl)
+            break; /* a block of longer terms: above the key */
         size_t from = 0;
         if (below && it->in_blk > 1) {
             if (it->shared > m)
@@ -401,22 +409,44 @@ static int scan_to(qr_titer *it, const char *key, size_t n, int below, qr_err *e
     return 1;
 }
 
-int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e)
+/* Position `it` in block b, whose first term is <= the key (cpl, key) and
+ * whose next block's first term is above it: on the block's first term
+ * >= key, else on the next block's first. `below`: the iterator is on a
+ * term of block b below the key (a forward seek), not at its start. */
+static int seek_in(const qr_tdict *d, qr_titer *it, uint32_t b, uint32_t cpl, const char *key,
+                   size_t n, int below, qr_err *e)
+{
+    if (d->blk[b].cpl < cpl) /* shorter terms, all below the key */
+        return qr_tdict_seek_block(d, it, b + 1, e);
+    if (d->blk[b].cpl > cpl) /* b = 0 and the key is below every term */
+        return qr_tdict_seek_block(d, it, b, e);
+    if (!below)
+        iter_at_block(d, it, b);
+    return scan_to(it, cpl, key, n, below, e);
+}
+
+int qr_tdict_seek_at(const qr_tdict *d, qr_titer *it, uint32_t cpl, const char *key, size_t n,
+                     qr_err *e)
 {
     memset(it, 0, offsetof(qr_titer, term));
     if (d->nblocks == 0)
         return 0;
-    iter_at_block(d, it, find_block(d, key, n));
-    return scan_to(it, key, n, 0, e);
+    return seek_in(d, it, find_block(d, cpl, key, n), cpl, key, n, 0, e);
+}
+
+int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e)
+{
+    return qr_tdict_seek_at(d, it, qr_term_cpl(key, n), key, n, e);
 }
 
 /* First block > from whose first term > key, by galloping then binary
  * search: a forward seek usually lands a block or two ahead. */
-static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, size_t n)
+static uint32_t gallop_block(const qr_tdict *d, uint32_t from, uint32_t cpl, const char *key,
+                             size_t n)
 {
     uint64_t k8 = key8(key, n);
     uint32_t lo = from, step = 1, hi = from;
-    while (hi < d->nblocks && cmp_first(d, hi, k8, key, n) <= 0) {
+    while (hi < d->nblocks && cmp_first(d, hi, cpl, k8, key, n) <= 0) {
         lo = hi + 1;
         hi = hi + step;
         step *= 2;
@@ -425,7 +455,7 @@ static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, 
         hi = d->nblocks;
     while (lo < hi) { /* first block in [lo, hi) whose first term > key */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cmp_first(d, mid, k8, key, n) <= 0)
+        if (cmp_first(d, mid, cpl, k8, key, n) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -433,19 +463,25 @@ static uint32_t gallop_block(const qr_tdict *d, uint32_t from, const char *key, 
     return lo;
 }
 
-int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e)
+int qr_titer_seek_at(qr_titer *it, uint32_t cpl, const char *key, size_t n, qr_err *e)
 {
     const qr_tdict *d = it->d;
-    if (!d || it->corrupt || cmp_bytes(it->term, it->len, key, n) >= 0)
-        return d ? qr_tdict_seek(d, it, key, n, e) : 0;
+    if (!d)
+        return 0;
+    uint32_t cur = d->blk[it->blk].cpl;
+    if (it->corrupt || cur > cpl || (cur == cpl && cmp_bytes(it->term, it->len, key, n) >= 0))
+        return qr_tdict_seek_at(d, it, cpl, key, n, e);
     /* key is ahead: if it is past the next block's first term, jump to the
-     * last block starting at or before it, else scan on from here */
-    uint32_t b = gallop_block(d, it->blk + 1, key, n);
-    if (b > it->blk + 1) {
-        iter_at_block(d, it, b - 1);
-        return scan_to(it, key, n, 0, e);
-    }
-    return scan_to(it, key, n, 1, e);
+     * last block starting at or before it, else go on in this one */
+    uint32_t b = gallop_block(d, it->blk + 1, cpl, key, n);
+    if (b > it->blk + 1)
+        return seek_in(d, it, b - 1, cpl, key, n, 0, e);
+    return seek_in(d, it, it->blk, cpl, key, n, 1, e);
+}
+
+int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e)
+{
+    return qr_titer_seek_at(it, qr_term_cpl(key, n), key, n, e);
 }
 
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)

@@ -1,7 +1,9 @@
 /* termdict.h - the term dictionary of an indexed field: sorted terms in
- * front-coded blocks of 64 with a sparse index of each block's first term.
+ * front-coded blocks of up to 64 with a sparse index of each block's first term.
  *
- * TERMDICT block: a sequence of 64-term blocks. A block holds its terms,
+ * Dictionary order is code point length first, then bytes (qr_term_cmp).
+ * TERMDICT block: a sequence of blocks of up to 64 terms of one code point
+ * length (a new length starts a new block). A block holds its terms,
  * then their infos: a seek scans terms and never touches an info it does
  * not want, which halves the bytes an automaton walk streams through.
  *   terms part: per term, varint shared-prefix length (0 for a block's
@@ -25,11 +27,39 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "index/postings.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/json.h"
+
+/* A term's length in code points (bytes that are not UTF-8 continuation
+ * bytes; any byte string has one). The dictionary orders terms by it
+ * first, then by bytes: terms of one length are contiguous, so a fuzzy
+ * walk, whose matches are within k code points of the term's length,
+ * never reads the 8- and 12-digit hex chunks of ids around a 5-letter
+ * word, as it would in plain byte order. */
+static inline uint32_t qr_term_cpl(const char *t, size_t n)
+{
+    uint32_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)t[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* Dictionary order: code point length, then bytes. */
+static inline int qr_term_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    uint32_t ca = qr_term_cpl(a, an), cb = qr_term_cpl(b, bn);
+    if (ca != cb)
+        return ca < cb ? -1 : 1;
+    size_t m = an < bn ? an : bn;
+    int c = memcmp(a, b, m);
+    if (c)
+        return c;
+    return an < bn ? -1 : an > bn;
+}
 
 /* The longest term info a dictionary entry may hold. */
 #define QR_TERMINFO_MAX 1024
@@ -56,12 +86,14 @@ typedef struct qr_tdictw {
     uint64_t nterms;
     char prev[QR_MAX_TERM];
     size_t prev_len;
+    uint32_t prev_cpl;
     size_t index_count_at; /* where the block count is patched */
 } qr_tdictw;
 
 void qr_tdictw_init(qr_tdictw *w);
 void qr_tdictw_free(qr_tdictw *w);
-/* Add a term with its encoded term info; post_off / pos_off are where its
+/* Add a term with its encoded term info (terms in dictionary order,
+ * qr_term_cmp; a block holds terms of one code point length); post_off / pos_off are where its
  * lists start in the field's streams (kept per block: infos hold lengths). */
 int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
                   uint64_t post_off, uint64_t pos_off);
@@ -76,6 +108,7 @@ typedef struct qr_tblk {
                           * padded: compares without touching its bytes */
     uint32_t off, tlen;  /* offset in TERMDICT, length of the terms part */
     uint64_t post, pos;  /* where the first term's lists start */
+    uint32_t cpl;        /* code point length of every term of the block */
 } qr_tblk;
 
 typedef struct qr_tdict {
@@ -122,6 +155,14 @@ int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *
 /* Position `it` on the first term >= key (n may be 0 = first term).
  * Returns 1 on a term, 0 past the end, -1 corrupt. */
 int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e);
+/* Seeks with the key's code point length given: (cpl, key) is compared in
+ * dictionary order, so an automaton walk can seek to a prefix among the
+ * terms of one length. */
+int qr_tdict_seek_at(const qr_tdict *d, qr_titer *it, uint32_t cpl, const char *key, size_t n,
+                     qr_err *e);
+int qr_titer_seek_at(qr_titer *it, uint32_t cpl, const char *key, size_t n, qr_err *e);
+/* The code point length of the current term. */
+static inline uint32_t qr_titer_cpl(const qr_titer *it) { return it->d->blk[it->blk].cpl; }
 /* Move `it` (positioned by a seek) to the first term >= key. A key ahead
  * of the current term costs a gallop over the block index and a scan from
  * where it lands (or from here, when the key is in this block), not a

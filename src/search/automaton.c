@@ -61,6 +61,7 @@ struct qr_aut {
     uint32_t *stk, *tmp;
     char prefix[PREFIX_MAX];
     size_t nprefix;
+    uint32_t cp_lo, cp_hi; /* accepted terms' code point lengths */
     char desc[160];
 };
 
@@ -632,6 +633,18 @@ size_t qr_aut_literal_prefix(const qr_aut *a, const char **p)
     return a->nprefix;
 }
 
+void qr_aut_cp_bounds(const qr_aut *a, uint32_t *lo, uint32_t *hi)
+{
+    *lo = a->cp_lo;
+    *hi = a->cp_hi;
+}
+
+void aut_set_cp_bounds(qr_aut *a, uint32_t lo, uint32_t hi)
+{
+    a->cp_lo = lo;
+    a->cp_hi = hi;
+}
+
 int qr_aut_error(const qr_aut *a, qr_err *e)
 {
     if (!a->overflow)
@@ -833,6 +846,8 @@ qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err 
         goto oom;
     find_literal_prefix(a);
     a->overflow = 0; /* the prefix is an optimisation; walks start clean */
+    a->cp_lo = 0;
+    a->cp_hi = UINT32_MAX;
     return a;
 oom:
     qr_aut_free(a);

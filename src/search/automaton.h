@@ -128,6 +128,12 @@ int qr_aut_matches(qr_aut *a, const char *s, size_t n);
  * 1024 bytes (a longer one is cut, which is still a valid seek key). */
 size_t qr_aut_literal_prefix(const qr_aut *a, const char **p);
 
+/* Bounds on the code point length of every accepted term (lo <= length <=
+ * hi): a fuzzy automaton's are the term's length -+ its edits, others'
+ * 0 and UINT32_MAX. The dictionary orders terms by that length first, so
+ * a walk reads only the lengths within. */
+void qr_aut_cp_bounds(const qr_aut *a, uint32_t *lo, uint32_t *hi);
+
 /* 0 while every step so far was exact. -1 with `e` filled (QR_E_TOO_LONG)
  * once a step could not build a state within the cache limit and returned 0
  * instead; results of that walk are incomplete and the query must fail.

@@ -156,29 +156,55 @@ static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, s
     return 0;
 }
 
+/* Where term (of the walk's current length) stands against the literal
+ * prefix: -1 before every term starting with it, 0 starting with it, 1
+ * after them all. */
+static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
+{
+    size_t m = it->len < litn ? it->len : litn;
+    int c = memcmp(it->term, lit, m);
+    if (c)
+        return c < 0 ? -1 : 1;
+    return it->len < litn ? -1 : 0;
+}
+
 /* Walk f's dictionary with automaton `aut`, collecting accepted terms
- * (Lucene's automaton intersection). st[i] is the state after the first i
- * bytes of the last term walked; a new term re-walks only from the prefix
- * it shares with it. When the automaton dies at byte d of a term, the walk
- * seeks straight to the next string the automaton can continue (a live
- * byte above term[d], else above term[d-1], ...), so a dead prefix costs
- * one seek, not a walk over its terms. */
+ * (Lucene's automaton intersection). The dictionary orders terms by code
+ * point length, then bytes; the walk takes the lengths the automaton can
+ * accept one after the other, and within one it is the classic walk. st[i]
+ * is the state after the first i bytes of the last term walked; a new term
+ * re-walks only from the prefix it shares with it. When the automaton dies
+ * at byte d of a term, the walk seeks straight to the next string the
+ * automaton can continue (a live byte above term[d], else above term[d-1],
+ * ...), so a dead prefix costs one seek, not a walk over its terms. */
 static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_err *e)
 {
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
+    uint32_t len, len_hi;
+    qr_aut_cp_bounds(aut, &len, &len_hi);
     qr_aut_state st[QR_MAX_TERM + 1];
     size_t valid = 0; /* st[0..valid] are states of the previous term's prefix */
     st[0] = qr_aut_start(aut);
     if (!st[0])
         return 0;
     qr_titer it;
-    int r = qr_tdict_seek(&f->dict, &it, lit, litn, e);
+    int r = qr_tdict_seek_at(&f->dict, &it, len, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     while (r == 1) {
-        if (litn && (it.len < litn || memcmp(it.term, lit, litn) != 0))
-            break; /* past every term with the literal prefix */
+        uint32_t cur = qr_titer_cpl(&it);
+        if (cur > len_hi)
+            break; /* longer than any match */
+        len = cur;
+        int lv = litn ? vs_literal(&it, lit, litn) : 0;
+        if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
+            if (len == UINT32_MAX)
+                break;
+            r = qr_tdict_seek_at(&f->dict, &it, lv < 0 ? len : len + 1, lit, litn, e);
+            shared = valid = 0;
+            continue;
+        }
         if (need && it.blk != checked) {
             checked = it.blk;
             if ((f->dict.blk_mask[it.blk] & need) != need) {
@@ -212,9 +238,14 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
         }
         char target[QR_MAX_TERM + 1];
         size_t tn = next_live(aut, st, it.term, dead, litn, target);
-        if (tn == 0)
-            break; /* nothing after this term can be accepted */
-        r = qr_titer_seek(&it, target, tn, e);
+        if (tn == 0) { /* nothing more of this length can be accepted */
+            if (len == UINT32_MAX)
+                break;
+            r = qr_tdict_seek_at(&f->dict, &it, len + 1, lit, litn, e);
+            shared = valid = 0;
+            continue;
+        }
+        r = qr_titer_seek_at(&it, len, target, tn, e);
         /* st[0..tn-1] hold for target's first tn-1 bytes: keep those the
          * found term shares with it */
         shared = 0;

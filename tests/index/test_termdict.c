@@ -26,26 +26,50 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) { return tu_rand(&rng_state); }
 
 typedef struct term {
-    char s[16];
+    char s[40];
     size_t n;
+    size_t chars; /* characters: the length the dictionary orders by first */
 } term;
 
+/* Dictionary order, written out independently: characters, then bytes. */
 static int cmp_term(const void *a, const void *b)
 {
     const term *x = a, *y = b;
+    if (x->chars != y->chars)
+        return x->chars < y->chars ? -1 : 1;
     size_t m = x->n < y->n ? x->n : y->n;
     int c = memcmp(x->s, y->s, m);
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
-/* A random term over a small alphabet, so terms share long prefixes. */
+/* Characters of a UTF-8 string (the lead bytes). */
+static size_t count_chars(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] >> 6) != 2;
+    return c;
+}
+
+/* A random term over a small alphabet (so terms share long prefixes) with
+ * some two- and three-byte characters, so lengths in bytes and in
+ * characters differ. */
 static void random_term(term *t)
 {
-    static const char alpha[] = "abc019z";
-    t->n = 1 + rnd() % 12;
-    for (size_t i = 0; i < t->n; i++)
-        t->s[i] = alpha[rnd() % (sizeof alpha - 1)];
+    static const char *const alpha[] = {"a", "b", "c", "0", "1", "9", "z", "\xc3\xa9", "\xe2\x82\xac"};
+    size_t chars = 1 + rnd() % 12;
+    t->n = 0;
+    for (size_t i = 0; i < chars; i++) {
+        unsigned k = (unsigned)(rnd() % 16);
+        const char *c = alpha[k < 7 ? k : k < 14 ? k % 7 : k - 7];
+        memcpy(t->s + t->n, c, strlen(c));
+        t->n += strlen(c);
+    }
+    t->chars = chars;
 }
+
+/* After cutting or extending key bytes: its characters again. */
+static void recount(term *t) { t->chars = count_chars(t->s, t->n); }
 
 typedef struct fixture {
     term *terms;
@@ -170,6 +194,22 @@ static void test_seek_random_keys(void **state)
         qr_titer it;
         int r = qr_tdict_seek(&f->d, &it, key.s, key.n, &e);
         assert_at(f, &it, r, lower_bound(f, &key));
+        /* a key placed among the terms of another length (what an automaton
+         * walk does with a prefix), then a forward seek from there */
+        key.n = rnd() % (key.n + 1);
+        key.chars = rnd() % 15;
+        r = qr_tdict_seek_at(&f->d, &it, (uint32_t)key.chars, key.s, key.n, &e);
+        size_t want = lower_bound(f, &key);
+        assert_at(f, &it, r, want);
+        if (r == 1) {
+            term next;
+            random_term(&next);
+            next.chars = key.chars + rnd() % 2;
+            if (cmp_term(&next, &key) > 0) {
+                r = qr_titer_seek_at(&it, (uint32_t)next.chars, next.s, next.n, &e);
+                assert_at(f, &it, r, lower_bound(f, &next));
+            }
+        }
     }
 }
 
@@ -203,8 +243,9 @@ static void test_forward_seek_chains(void **state)
                 } else {
                     key = f->terms[t];
                     if (rnd() % 2 && key.n > 1)
-                        key.n--; /* a prefix: lands on or before terms[t] */
+                        key.n--; /* a shorter key: maybe cut inside a character */
                 }
+                recount(&key);
             }
             r = qr_titer_seek(&it, key.s, key.n, &e);
             size_t want = lower_bound(f, &key);
@@ -247,17 +288,32 @@ static void test_term_infos(void **state)
     }
 }
 
+/* Each block's byte-class mask, and blocks of at most 64 terms of one
+ * length in characters. */
 static void test_block_masks(void **state)
 {
     fixture *f = *state;
-    for (uint32_t b = 0; b < f->d.nblocks; b++) {
-        uint64_t m = 0;
-        for (size_t i = (size_t)b * QR_TERMS_PER_BLOCK;
-             i < f->n && i < (size_t)(b + 1) * QR_TERMS_PER_BLOCK; i++)
-            for (size_t j = 0; j < f->terms[i].n; j++)
-                m |= 1ull << qr_tdict_byte_class((unsigned char)f->terms[i].s[j]);
-        assert_true(m == f->d.blk_mask[b]);
+    uint64_t *m = calloc(f->d.nblocks, sizeof *m);
+    uint32_t *n = calloc(f->d.nblocks, sizeof *n);
+    qr_titer it;
+    qr_err e = {0};
+    int r = qr_tdict_seek(&f->d, &it, "", 0, &e);
+    for (size_t i = 0; i < f->n; i++) {
+        assert_int_equal(r, 1);
+        assert_true(it.blk < f->d.nblocks);
+        assert_int_equal(qr_titer_cpl(&it), f->terms[i].chars);
+        n[it.blk]++;
+        for (size_t j = 0; j < f->terms[i].n; j++)
+            m[it.blk] |= 1ull << qr_tdict_byte_class((unsigned char)f->terms[i].s[j]);
+        r = qr_titer_next(&it, &e);
     }
+    assert_int_equal(r, 0);
+    for (uint32_t b = 0; b < f->d.nblocks; b++) {
+        assert_true(m[b] == f->d.blk_mask[b]);
+        assert_true(n[b] >= 1 && n[b] <= QR_TERMS_PER_BLOCK);
+    }
+    free(m);
+    free(n);
 }
 
 int main(void)
