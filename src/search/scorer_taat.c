@@ -74,8 +74,10 @@ static inline double word_score(const taat_sc *s, uint32_t i, uint32_t tf, uint8
 }
 
 /* How word_add records a posting: into the shared sums (OR, at least k),
- * or into the word's own slots for rows still candidates (AND). */
-enum { ADD_SUM, ADD_AND }; /* how; with `counted`, sums count matches too */
+ * setting the row's bit in `hit` (ADD_SUM), or not (ADD_SCAN: the window
+ * is scanned whole after), or into the word's own slots for rows still
+ * candidates (AND). With `counted`, sums count matches too. */
+enum { ADD_SUM, ADD_SCAN, ADD_AND };
 
 /* Walk word i's postings in rows [lo, hi] through its decoded blocks (a
  * block at a time) and record them as `how` says. For ADD_AND, `keep`
@@ -124,7 +126,8 @@ static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t 
             acc[x] += v;
             if (counted)
                 cnt[x]++;
-            hit[x >> 6] |= bit;
+            if (how == ADD_SUM)
+                hit[x >> 6] |= bit;
         }
         if (j < n) { /* the block goes on past the window */
             c->i = j;
@@ -273,12 +276,15 @@ static int fill(taat_sc *s, uint32_t target)
     }
     /* acc and cnt are zero outside the rows being scored: each scan below
      * clears what it used */
-    memset(s->hit, 0, 8 * ((span + 63) / 64));
     double min = s->has_min ? s->min : -1; /* scores are >= 0 */
     uint32_t need = s->k > 1 ? s->k : 0;   /* one word is enough (OR): no counts */
     int linear = s->has_min && need && (span & 7) == 0;
+    if (!linear) /* the rows touched are found by their bits */
+        memset(s->hit, 0, 8 * ((span + 63) / 64));
     for (uint32_t i = 0; i < s->n && !s->bad; i++) {
-        if (need)
+        if (linear)
+            word_add(s, i, lo, hi, ADD_SCAN, 1, NULL, NULL);
+        else if (need)
             word_add(s, i, lo, hi, ADD_SUM, 1, NULL, NULL);
         else
             word_add(s, i, lo, hi, ADD_SUM, 0, NULL, NULL);
