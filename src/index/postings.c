@@ -471,6 +471,34 @@ static uint32_t fail(qr_pcursor *c)
     return QR_NO_DOC;
 }
 
+int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
+{
+    uint64_t n = 0;
+    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
+        uint32_t j = c->i, m = c->n;
+        if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d) {
+            if (d >= rows) /* not a plain decoded block: this doc alone */
+                goto bad;
+            bits[d >> 6] |= 1ull << (d & 63);
+            n++;
+            continue;
+        }
+        for (; j < m; j++) {
+            uint32_t x = c->docs[j];
+            if (x >= rows)
+                goto bad;
+            bits[x >> 6] |= 1ull << (x & 63);
+        }
+        n += m - c->i;
+        c->i = m - 1; /* the block is done: the next call decodes the next */
+        c->doc = c->docs[m - 1];
+    }
+    return c->corrupt ? -1 : (int64_t)n;
+bad:
+    c->corrupt = 1;
+    return -1;
+}
+
 uint32_t qr_pc_next(qr_pcursor *c)
 {
     if (c->doc == QR_NO_DOC && c->i != UINT32_MAX)

@@ -120,6 +120,11 @@ int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
 uint32_t qr_pc_next(qr_pcursor *c);
 /* First doc >= target (target > current doc), or QR_NO_DOC. */
 uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
+/* Set the bit of every doc left in the list in `bits` (ceil(rows/64)
+ * words), a decoded block at a time: how a frequent word joins a bitmap
+ * intersection. Returns the docs set, or -1 when the list is corrupt (a
+ * doc >= rows included). The cursor ends exhausted. */
+int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows);
 /* First doc >= target; unlike qr_pc_advance, target may be <= the current
  * doc (the cursor then stays). Inline for the usual case of a target inside
  * the decoded block, which intersections (phrases) hit on almost every call. */

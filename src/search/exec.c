@@ -436,6 +436,13 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
 /* ---- the tree ---- */
 static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
 
+/* A word's list long enough (>= 1/32 of the rows) to be read whole into a
+ * bitmap when intersected, rather than advanced through. */
+static int frequent_list(const qr_it *it, uint32_t rows)
+{
+    return qr_it_is_postings(it) && it->cost >= rows / 32;
+}
+
 static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
     qr_it **pos = qr_arena_alloc(a, sizeof *pos * q->n);
@@ -453,20 +460,39 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_e
         else
             pos[np++] = it;
     }
-    /* bitmaps among the children combine word by word into one bitmap */
-    uint32_t rows = (uint32_t)ss->seg->rows, nbp = 0, nbn = 0;
-    for (uint32_t i = 0; i < np; i++)
+    /* bitmaps among the children combine word by word into one bitmap, and
+     * frequent words' postings join it (one pass over their decoded blocks,
+     * a bit per doc): a leapfrog would advance through every such list at
+     * every candidate, several times the cost */
+    uint32_t rows = (uint32_t)ss->seg->rows, nbp = 0, nbn = 0, nfp = 0;
+    for (uint32_t i = 0; i < np; i++) {
         nbp += qr_it_bitmap_bits(pos[i]) != NULL;
+        nfp += frequent_list(pos[i], rows);
+    }
     for (uint32_t i = 0; i < nn; i++)
         nbn += qr_it_bitmap_bits(neg[i]) != NULL;
-    if (nbp >= 1 && nbp + nbn >= 2) {
-        uint64_t *acc = bm_new(a, rows);
+    if ((nbp >= 1 && nbp + nbn >= 2) || (nfp >= 1 && nbp + nfp >= 2)) {
+        uint64_t *acc = bm_new(a, rows), *tmp = NULL;
         if (!acc)
             return nomem(e);
         int first = 1;
         uint32_t kp = 0, kn = 0;
         for (uint32_t i = 0; i < np; i++) {
             const void *b = qr_it_bitmap_bits(pos[i]);
+            if (!b && frequent_list(pos[i], rows)) {
+                if (!first && !tmp && !(tmp = bm_new(a, rows)))
+                    return nomem(e);
+                if (!first)
+                    memset(tmp, 0, nwords(rows) * 8);
+                if (qr_it_postings_bits(pos[i], first ? acc : tmp, rows) < 0)
+                    return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                         ss->seg->path),
+                           NULL;
+                if (!first)
+                    bm_apply(acc, tmp, nwords(rows), BM_AND);
+                first = 0;
+                continue;
+            }
             if (!b) {
                 pos[kp++] = pos[i];
                 continue;
@@ -496,12 +522,22 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_e
         if (!acc)
             return nomem(e);
         memcpy(acc, qr_it_bitmap_bits(pos[0]), nwords(rows) * 8);
-        for (uint32_t i = 0; i < nn; i++)
+        uint64_t *tmp = NULL;
+        for (uint32_t i = 0; i < nn; i++) {
+            if (qr_it_is_postings(neg[i])) { /* a word: its list a block at a time */
+                if (!tmp && !(tmp = bm_new(a, rows)))
+                    return nomem(e);
+                memset(tmp, 0, nwords(rows) * 8);
+                if (qr_it_postings_bits(neg[i], tmp, rows) >= 0)
+                    bm_apply(acc, tmp, nwords(rows), BM_ANDNOT);
+                continue; /* corrupt: reported below */
+            }
             for (uint32_t d = qr_it_next(neg[i]); d != QR_NO_DOC; d = qr_it_next(neg[i])) {
                 if (d >= rows)
                     break;
                 acc[d >> 6] &= ~(1ull << (d & 63));
             }
+        }
         for (uint32_t i = 0; i < nn; i++)
             if (qr_it_failed(neg[i]))
                 return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",

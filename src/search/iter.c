@@ -107,6 +107,17 @@ qr_it *qr_it_postings(qr_arena *a, const qr_invfield *f, const qr_terminfo *ti)
     return &p->it;
 }
 
+int qr_it_is_postings(const qr_it *it) { return it->vt == &post_vt && !it->started; }
+
+int64_t qr_it_postings_bits(qr_it *it, uint64_t *bits, uint32_t rows)
+{
+    if (!qr_it_is_postings(it))
+        return -2;
+    it->started = 1;
+    it->doc = QR_NO_DOC;
+    return qr_pc_set_bits(&((post_it *)it)->c, bits, rows);
+}
+
 /* ---- bitmap ---- */
 typedef struct {
     qr_it it;

@@ -66,6 +66,12 @@ qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
 qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count);
 /* The words of an untouched bitmap iterator, or NULL for other iterators. */
 const void *qr_it_bitmap_bits(const qr_it *it);
+/* 1 for an untouched postings iterator (one word's list). */
+int qr_it_is_postings(const qr_it *it);
+/* For an untouched postings iterator: set its docs' bits in `bits` (see
+ * qr_pc_set_bits; -1 when corrupt) and leave it exhausted. -2 for other
+ * iterators (nothing done). */
+int64_t qr_it_postings_bits(qr_it *it, uint64_t *bits, uint32_t rows);
 /* Phrase over full-text postings (phrase.c). Term i must sit at position
  * p0 + offs[i] (offs[0] = 0, increasing): exact phrase and "exactly N
  * words between". With within > 0 (two terms only): the second term
