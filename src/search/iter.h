@@ -86,6 +86,12 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
  * word's occurrences, d the distance to the nearest second word in range),
  * and word i's postings cursor (phrase order; for block-max data). */
 double qr_it_phrase_freq(const qr_it *it);
+/* For a scorer: from now on the phrase iterator passes over the rows it
+ * would return whose phrase frequency is <= fmin[norms[row]] (a table the
+ * caller keeps and may change between calls; NULL norms/fmin: no floor).
+ * A top-k scorer sets it to what a row needs to beat its threshold, so the
+ * rows that lose never leave the walk. */
+void qr_it_phrase_floor(qr_it *it, const uint8_t *norms, const double *fmin);
 const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i);
 
 #endif

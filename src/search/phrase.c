@@ -55,6 +55,10 @@ typedef struct {
     uint64_t (*count)(void *p, uint32_t d); /* the counting walk, likewise */
     int popcnt;                            /* it has the popcnt instruction */
     uint64_t *acc; /* the filter's words, filled on first use (index_dense) */
+    /* a scorer's floor (qr_it_phrase_floor): rows whose frequency is at
+     * most fmin[norm] are passed over; NULL: none */
+    const uint8_t *norms;
+    const double *fmin;
 } phrase_it;
 
 HOT uint64_t word_at(const unsigned char *bits, uint64_t w)
@@ -300,7 +304,7 @@ HOT uint32_t walk_body(phrase_it *p, uint32_t d)
         if (d == QR_NO_DOC)
             break;
         int r = confirm(p, d);
-        if (r > 0)
+        if (r > 0 && (!p->fmin || p->freq > p->fmin[p->norms[d]]))
             break;
         if (r < 0) {
             p->bad = 1;
@@ -450,6 +454,13 @@ static int phrase_failed(qr_it *it)
 static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, phrase_count, phrase_failed};
 
 double qr_it_phrase_freq(const qr_it *it) { return ((const phrase_it *)it)->freq; }
+
+void qr_it_phrase_floor(qr_it *it, const uint8_t *norms, const double *fmin)
+{
+    phrase_it *p = (phrase_it *)it;
+    p->norms = norms;
+    p->fmin = fmin;
+}
 
 const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
 {

@@ -7,6 +7,7 @@
  * threshold" proves the score is too (IEEE rounding is monotone). */
 #include "search/scorer_int.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "index/invfmt.h"
@@ -339,6 +340,7 @@ typedef struct {
     int has_min, bad, done, wvalid;
     uint32_t wend; /* the window whose bound was last found to compete */
     uint64_t blocks;
+    double fmin[256]; /* per norm, a frequency a row must pass to compete */
 } phrase_sc;
 
 static uint32_t phrase_shallow(qr_sc *s, uint32_t target)
@@ -476,6 +478,13 @@ static void phrase_set_min(qr_sc *s, double min)
     p->has_min = 1;
     p->min = min;
     p->wvalid = 0;
+    /* w f / (f + K) > min  <=>  f > min K / (w - min) (w > min, f > 0): the
+     * walk passes over rows below that, less a margin far above rounding,
+     * and the rows near it are still scored exactly here */
+    for (int n = 0; n < 256; n++)
+        p->fmin[n] = p->w > min ? min * p->m->K[n] / (p->w - min) * (1 - 1e-9) : INFINITY;
+    if (min > 0)
+        qr_it_phrase_floor(p->it, p->norms, p->fmin);
 }
 static int phrase_failed(qr_sc *s) { return ((phrase_sc *)s)->bad; }
 static void phrase_stats(qr_sc *s, qr_sc_stats *st)
