@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "format/segfmt.h"
+#include "index/invindex.h"
 #include "index/table.h"
 #include "util/fsutil.h"
 
@@ -230,9 +231,8 @@ int cli_stats(int argc, char **argv)
             tot += sec_bytes[id][k];
         if (!tot)
             continue;
-        static const char *names[] = {"", "Body", "ServiceName", "SeverityText", "ScopeName",
-                                      "TraceId"};
-        printf("%-20s", id < 6 ? names[id] : "?");
+        const qr_field_def *fd = qr_field_by_sec((uint16_t)id);
+        printf("%-20s", fd ? qr_schema[fd->col].name : "?");
         for (unsigned k = 0; k < 5; k++)
             printf(" %*llu", k == 4 ? 10 : 12,
                    (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + k]);

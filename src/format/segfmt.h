@@ -22,7 +22,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION 6u
+#define QR_SEG_VERSION 7u
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
 #define QR_SEG_DIRENT_LEN 44u /* bytes of one block directory entry */

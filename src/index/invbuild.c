@@ -23,6 +23,7 @@ const qr_field_def qr_fields[QR_NUM_FIELDS] = {
     {SEC_KW_SEVERITY, COL_SEVERITY_TEXT, 0, "severity"},
     {SEC_KW_SCOPE, COL_SCOPE_NAME, 0, "scope"},
     {SEC_KW_TRACE, COL_TRACE_ID, 0, "trace"},
+    {SEC_KW_SEVNUM, COL_SEVERITY_NUMBER, 0, "sevnum"},
 };
 
 const qr_field_def *qr_field_by_sec(uint16_t sec)
@@ -88,6 +89,9 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
 {
     uint32_t n = b->nrows;
     const qr_slice *vals = b->cols[fd->col].strs;
+    const int64_t *ints = b->cols[fd->col].ints; /* numeric fields */
+    const uint8_t *nulls = b->cols[fd->col].isnull;
+    int numeric = qr_schema[fd->col].type == TYPE_INT32 || qr_schema[fd->col].type == TYPE_UINT8;
     qr_strmap terms;
     qr_strmap_init(&terms);
     qr_arena arena;
@@ -105,6 +109,25 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     if (!(doclen = calloc(n ? n : 1, sizeof *doclen)))
         goto oom;
     for (uint32_t d = 0; d < n; d++) {
+        if (numeric) { /* its value as a term (an INT32 column) */
+            if (nulls[perm[d]])
+                continue;
+            char t[QR_NUM_TERM_LEN];
+            qr_num_term((int32_t)ints[perm[d]], t);
+            int added;
+            int64_t id = qr_strmap_get(&terms, t, sizeof t);
+            if (id < 0) {
+                char *copy = qr_arena_memdup(&arena, t, sizeof t);
+                if (!copy || (id = qr_strmap_put(&terms, copy, sizeof t, &added)) < 0)
+                    goto oom;
+            }
+            if (u32_push(&tids, (uint32_t)id) != 0)
+                goto oom;
+            docs_with++;
+            doclen[d] = 1;
+            total++;
+            continue;
+        }
         const qr_slice *v = &vals[perm[d]];
         if (!v->p)
             continue;

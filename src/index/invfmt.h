@@ -23,8 +23,21 @@ enum {
     SEC_KW_SEVERITY = 3,
     SEC_KW_SCOPE = 4,
     SEC_KW_TRACE = 5,
+    SEC_KW_SEVNUM = 6,     /* SeverityNumber: one term per value (qr_num_term) */
 };
-#define QR_NUM_FIELDS 5
+#define QR_NUM_FIELDS 6
+
+/* A numeric keyword field's term: the 32-bit value with its sign bit
+ * flipped, as 8 lowercase hex digits, so that the dictionary's order
+ * (length, then bytes) is the numbers' order and a range is a run of
+ * terms. */
+#define QR_NUM_TERM_LEN 8
+static inline void qr_num_term(int32_t v, char out[QR_NUM_TERM_LEN])
+{
+    uint32_t u = (uint32_t)v ^ 0x80000000u;
+    for (int i = QR_NUM_TERM_LEN - 1; i >= 0; i--, u >>= 4)
+        out[i] = "0123456789abcdef"[u & 15];
+}
 
 /* Block kinds inside an index section (>= QR_BLK_SECTION_MIN). */
 enum {

@@ -3,9 +3,11 @@
  * index for search.
  *
  * Fields: Body (full text: tokenizer terms with frequencies, positions and
- * norms) and the keyword fields ServiceName, SeverityText, ScopeName and
- * TraceId (the exact value is the one term; docs only). Keyword values
- * longer than QR_MAX_TERM bytes are not indexed (they cannot be looked up).
+ * norms), the keyword fields ServiceName, SeverityText, ScopeName and
+ * TraceId (the exact value is the one term; docs only) and SeverityNumber
+ * (its value as a term that sorts like the number, qr_num_term: a range is
+ * a run of dictionary terms, a few bitmaps). Keyword values longer than
+ * QR_MAX_TERM bytes are not indexed (they cannot be looked up).
  */
 #ifndef QR_INVINDEX_H
 #define QR_INVINDEX_H
@@ -20,7 +22,8 @@ typedef struct qr_field_def {
     uint16_t sec;     /* section id (invfmt.h) */
     int col;          /* source column */
     int fulltext;     /* 1: tokenized with tf/positions/norms */
-    const char *name; /* as in queries: body, service, severity, scope, trace */
+    const char *name; /* as in queries: body, service, severity, scope, trace,
+                       * sevnum (ranges only: `sevnum:>=13`) */
 } qr_field_def;
 
 extern const qr_field_def qr_fields[QR_NUM_FIELDS];

@@ -375,41 +375,45 @@ static qr_it *time_range(qr_segsearch *ss, int64_t lo, int64_t hi, qr_arena *a, 
     return it ? it : nomem(e);
 }
 
-static qr_it *int_range(qr_segsearch *ss, int col, int64_t lo, int64_t hi, qr_arena *a,
+/* SeverityNumber in [lo, hi]: the run of its index's terms from lo's to
+ * hi's (qr_num_term sorts like the numbers), a few dense values' bitmaps
+ * or lists, OR-ed. */
+static qr_it *int_range(qr_segsearch *ss, uint16_t sec, int64_t lo, int64_t hi, qr_arena *a,
                         qr_err *e)
 {
-    qr_segment *s = ss->seg;
-    uint32_t rows = (uint32_t)s->rows;
-    uint64_t *bits = qr_arena_alloc(a, ((size_t)rows + 63) / 64 * 8 + 8);
-    if (!bits)
-        return nomem(e);
-    memset(bits, 0, ((size_t)rows + 63) / 64 * 8 + 8);
-    uint64_t count = 0;
-    const qr_colmeta *cm = &s->cols[col];
-    qr_colreader *r = NULL;
-    for (uint32_t b = 0; b < cm->ndata && lo <= hi; b++) {
-        const qr_blockref *br = &cm->blocks[cm->first_data + b];
-        if ((br->flags & QR_BLKF_ALL_NULL) || br->max < lo || br->min > hi)
-            continue; /* block cannot match: skipped without decoding */
-        if (!r && !(r = qr_colr_open(s, col, e)))
-            return NULL;
-        const int64_t *v;
-        const uint8_t *nul;
-        uint32_t first, n;
-        if (qr_colr_int_block(r, b, &v, &nul, &first, &n, e) != 0) {
-            qr_colr_close(r);
-            return NULL;
+    lo = lo < INT32_MIN ? INT32_MIN : lo;
+    hi = hi > INT32_MAX ? INT32_MAX : hi;
+    if (lo > hi)
+        return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
+    qr_invfield *f = qr_segsearch_field(ss, sec, e);
+    if (!f)
+        return NULL;
+    char from[QR_NUM_TERM_LEN], to[QR_NUM_TERM_LEN];
+    qr_num_term((int32_t)lo, from);
+    qr_num_term((int32_t)hi, to);
+    termset ts = {0};
+    qr_titer it;
+    int r = qr_tdict_seek_at(&f->dict, &it, QR_NUM_TERM_LEN, from, sizeof from, e);
+    for (; r == 1; r = qr_titer_next(&it, e)) {
+        if (it.len != QR_NUM_TERM_LEN || memcmp(it.term, to, sizeof to) > 0)
+            break;
+        qr_terminfo ti;
+        if (qr_titer_info(&it, &ti, e) != 0) {
+            r = -1;
+            break;
         }
-        for (uint32_t k = 0; k < n; k++) {
-            uint64_t hit = !nul[k] & (v[k] >= lo) & (v[k] <= hi);
-            uint32_t i = first + k;
-            bits[i >> 6] |= hit << (i & 63);
-            count += hit;
+        if (termset_add(&ts, &ti) != 0) {
+            free(ts.v);
+            return nomem(e);
         }
     }
-    qr_colr_close(r);
-    qr_it *it = qr_it_bitmap(a, bits, rows, count);
-    return it ? it : nomem(e);
+    qr_it *res = NULL;
+    if (r >= 0)
+        res = union_of(ss, f, &ts, a, e);
+    else
+        qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name);
+    free(ts.v);
+    return res;
 }
 
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
@@ -647,7 +651,7 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     case Q_FUZZY:
         return multi_term(ss, q, a, e);
     case Q_INT_RANGE:
-        return int_range(ss, COL_SEVERITY_NUMBER, q->lo, q->hi, a, e);
+        return int_range(ss, SEC_KW_SEVNUM, q->lo, q->hi, a, e);
     case Q_TIME_RANGE:
         return time_range(ss, q->lo, q->hi, a, e);
     }
