@@ -103,6 +103,9 @@ static uint64_t key8(const char *t, size_t n)
     return k;
 }
 
+static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_t k8,
+                            const char *key, size_t n);
+
 int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
                   const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                   const char *what, qr_err *e)
@@ -151,7 +154,11 @@ int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
         return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
     }
     for (uint32_t i = 0; i + 1 < nb; i++)
-        if (d->blk[i].tlen > d->blk[i + 1].off - d->blk[i].off) {
+        if (d->blk[i].tlen > d->blk[i + 1].off - d->blk[i].off ||
+            cmp_first(d, i + 1, d->blk[i].cpl, d->blk[i].key8, d->blk_first[i].p,
+                      d->blk_first[i].n) <= 0) {
+            /* blocks overlap, or their first terms are out of order (which
+             * seeks, binary searches over them, would not survive) */
             qr_tdict_close(d);
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
         }
@@ -350,11 +357,11 @@ static inline size_t skip_below(qr_titer *it, const char *key, size_t n, size_t 
         if ((sh | sf) >= 0x80 || sf > 16 || sh < m || sh > len || sh + sf > QR_MAX_TERM)
             break;
         if (sh == m) {
-            const unsigned char *t = p + 2 - m; /* t[i] is the term's byte i, i >= m */
+            const unsigned char *t = p + 2; /* t[j] is the term's byte m + j */
             size_t tl = sh + sf, cp = m;
-            while (cp < tl && cp < n && t[cp] == (unsigned char)key[cp])
+            while (cp < tl && cp < n && t[cp - m] == (unsigned char)key[cp])
                 cp++;
-            if (cp == n || (cp < tl && t[cp] > (unsigned char)key[cp]))
+            if (cp == n || (cp < tl && t[cp - m] > (unsigned char)key[cp]))
                 break; /* at or above the key: the general path takes it */
             m = cp;
         }

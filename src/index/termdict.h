@@ -75,7 +75,7 @@ static inline unsigned qr_tdict_byte_class(unsigned char b)
     return 36u + b % 28u;
 }
 
-/* ---- writing: terms must be added in strictly increasing byte order ---- */
+/* ---- writing: terms must be added in strictly increasing dictionary order ---- */
 typedef struct qr_tdictw {
     qr_buf dict, index;
     qr_buf infos;          /* the current block's infos part */

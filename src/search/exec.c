@@ -192,16 +192,23 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
     int r = qr_tdict_seek_at(&f->dict, &it, len, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
+    uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
     while (r == 1) {
         uint32_t cur = qr_titer_cpl(&it);
         if (cur > len_hi)
             break; /* longer than any match */
         len = cur;
+        /* every step must move forward: on a damaged dictionary whose order
+         * is broken a seek could land back on a term already walked */
+        if (it.blk < at_blk || (it.blk == at_blk && it.in_blk <= at_in))
+            return qr_errf(e, QR_E_CORRUPT, "corrupt term dictionary (terms out of order)");
+        at_blk = it.blk;
+        at_in = it.in_blk;
         int lv = litn ? vs_literal(&it, lit, litn) : 0;
         if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
             if (len == UINT32_MAX)
                 break;
-            r = qr_tdict_seek_at(&f->dict, &it, lv < 0 ? len : len + 1, lit, litn, e);
+            r = qr_titer_seek_at(&it, lv < 0 ? len : len + 1, lit, litn, e);
             shared = valid = 0;
             continue;
         }
@@ -241,7 +248,7 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
         if (tn == 0) { /* nothing more of this length can be accepted */
             if (len == UINT32_MAX)
                 break;
-            r = qr_tdict_seek_at(&f->dict, &it, len + 1, lit, litn, e);
+            r = qr_titer_seek_at(&it, len + 1, lit, litn, e);
             shared = valid = 0;
             continue;
         }

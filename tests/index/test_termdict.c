@@ -288,6 +288,109 @@ static void test_term_infos(void **state)
     }
 }
 
+/* Where block k's entry in the term index keeps its first term and its
+ * terms part's length (the index layout of termdict.h). */
+static void index_entry(const qr_buf *index, uint32_t k, size_t *first_at, size_t *tlen_at)
+{
+    qr_rd r;
+    qr_rd_init(&r, index->p, index->len);
+    (void)qr_rd_u32(&r);
+    (void)qr_rd_u64(&r);
+    for (uint32_t b = 0;; b++) {
+        (void)qr_rd_u32(&r);
+        (void)qr_rd_varint(&r);
+        (void)qr_rd_varint(&r);
+        uint64_t l = qr_rd_varint(&r);
+        *first_at = (size_t)(r.p - index->p);
+        (void)qr_rd_bytes(&r, (size_t)l);
+        (void)qr_rd_u64(&r);
+        *tlen_at = (size_t)(r.p - index->p);
+        (void)qr_rd_u32(&r);
+        assert_false(r.bad);
+        if (b == k)
+            return;
+    }
+}
+
+static int open_copy(const fixture *f, const unsigned char *index, size_t dict_len, qr_err *e)
+{
+    qr_tdict d;
+    int r = qr_tdict_open(&d, index, f->w.index.len, f->w.dict.p, dict_len, 0, 0, "test", e);
+    if (r == 0)
+        qr_tdict_close(&d);
+    return r;
+}
+
+/* A damaged term index is refused at open: a block with an empty or an
+ * oversized terms part, blocks whose first terms are out of order (binary
+ * searches and seeks would not survive them); infos cut short are refused
+ * when read. */
+static void test_damaged_index(void **state)
+{
+    fixture *f = *state;
+    qr_err e = {0};
+    unsigned char *ix = malloc(f->w.index.len);
+    size_t first_at, tlen_at;
+    index_entry(&f->w.index, 3, &first_at, &tlen_at);
+    static const uint32_t bad_tlen[] = {0, 1u << 30};
+    for (size_t i = 0; i < 2; i++) {
+        memcpy(ix, f->w.index.p, f->w.index.len);
+        qr_store_u32(ix + tlen_at, bad_tlen[i]);
+        assert_int_equal(open_copy(f, ix, f->w.dict.len, &e), -1);
+        assert_string_equal(e.code, QR_E_CORRUPT);
+    }
+    /* a block's first term made smaller than the one before's (of the same
+     * length): its first byte to the smallest byte */
+    uint32_t k = 1;
+    while (k < f->d.nblocks && f->d.blk[k].cpl != f->d.blk[k - 1].cpl)
+        k++;
+    assert_true(k < f->d.nblocks);
+    index_entry(&f->w.index, k, &first_at, &tlen_at);
+    memcpy(ix, f->w.index.p, f->w.index.len);
+    ix[first_at] = 0;
+    assert_int_equal(open_copy(f, ix, f->w.dict.len, &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    /* the last block's infos cut short: its terms read, its last info not */
+    size_t last_first, last_tlen;
+    index_entry(&f->w.index, f->d.nblocks - 1, &last_first, &last_tlen);
+    (void)last_first;
+    qr_tdict d;
+    assert_int_equal(qr_tdict_open(&d, f->w.index.p, f->w.index.len, f->w.dict.p,
+                                   f->w.dict.len - 2, 0, 0, "test", &e),
+                     0);
+    qr_titer it;
+    int r = qr_tdict_seek(&d, &it, f->terms[f->n - 1].s, f->terms[f->n - 1].n, &e);
+    assert_int_equal(r, 1);
+    qr_terminfo ti;
+    assert_int_equal(qr_titer_info(&it, &ti, &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    qr_tdict_close(&d);
+    free(ix);
+}
+
+/* Seeks with a length given from an iterator past the end, and to a key
+ * of a length below the current term's (a fresh search, backwards). */
+static void test_seek_at_edges(void **state)
+{
+    fixture *f = *state;
+    qr_err e = {0};
+    qr_titer it;
+    term last = f->terms[f->n - 1];
+    assert_int_equal(qr_tdict_seek(&f->d, &it, last.s, last.n, &e), 1);
+    assert_int_equal(qr_titer_next(&it, &e), 0); /* past the end */
+    term key = f->terms[f->n / 2];
+    int r = qr_titer_seek_at(&it, (uint32_t)key.chars, key.s, key.n, &e);
+    assert_at(f, &it, r, f->n / 2);
+    /* now backwards: a key among shorter terms */
+    key = f->terms[f->n / 5];
+    assert_true(key.chars < f->terms[f->n / 2].chars);
+    r = qr_titer_seek_at(&it, (uint32_t)key.chars, key.s, key.n, &e);
+    assert_at(f, &it, r, f->n / 5);
+    /* the empty key at length 0: the first term */
+    r = qr_titer_seek_at(&it, 0, "", 0, &e);
+    assert_at(f, &it, r, 0);
+}
+
 /* Each block's byte-class mask, and blocks of at most 64 terms of one
  * length in characters. */
 static void test_block_masks(void **state)
@@ -323,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_seek_random_keys),
         cmocka_unit_test(test_forward_seek_chains),
         cmocka_unit_test(test_term_infos),
+        cmocka_unit_test(test_damaged_index),
+        cmocka_unit_test(test_seek_at_edges),
         cmocka_unit_test(test_block_masks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

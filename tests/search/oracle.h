@@ -152,6 +152,10 @@ static inline void oracle_load(oracle_data *od)
             ("{\"Timestamp\":\"2025-09-23T00:00:00.000001Z\",\"Body\":\"CACHE Miss CAFÉ "
              "Größe send_order_confirmation v1.2.3 failed failed failed\"}"),
             "{\"Body\":\"order failed to place order order\"}",
+            /* SeverityNumber across zero and at the ends of its range */
+            "{\"Body\":\"below zero\",\"SeverityNumber\":-7}",
+            "{\"Body\":\"int32 max\",\"SeverityNumber\":2147483647}",
+            "{\"Body\":\"int32 min\",\"SeverityNumber\":-2147483648}",
         };
         for (size_t k = 0; k < sizeof extra / sizeof *extra; k++) {
             qr_buf_put(&text, extra[k], strlen(extra[k]));

@@ -12,7 +12,7 @@
 /* the OR, AND and atleast of frequent words run term at a time in top-k */
 static const char *queries[] = {"failed", "\"failed to place order\"", "ord*", "/c.che/",
                                 "error OR failed", "failed AND cache AND charge",
-                                "atleast(2, error, failed, cache)",
+                                "atleast(2, error, failed, cache)", "error -cache",
                                 "cahce~1", "service:cart", "severity:ERROR",
                                 "scope:cart.cartstore.ValkeyCartStore",
                                 "trace:0af7651916cd43dd8448eb211c80319c", "sevnum:>=13"};

@@ -133,7 +133,12 @@ static void test_multi_term(void **st)
                         "/[0-9]{3}/", "/.*nnec.*/", "/ca(ch|sh)e|card/", "like:%tion",
                         "like:%nnec%", "like:c_che", "like:ord%", "cahce~1", "cahce~2",
                         "ordre~1", "failde~1", "paymnet~2", "like:%TION",
-                        "ord* AND NOT order", "(cahce~1 OR /c.rd/) AND failed"};
+                        "ord* AND NOT order", "(cahce~1 OR /c.rd/) AND failed",
+                        /* characters of two bytes: lengths in characters,
+                         * not bytes, bound fuzzy walks; short terms whose
+                         * lower length bound is 0; a prefix over many lengths */
+                        "cafe~1", "caf~1", "grosse~2", "like:gr__e", "like:caf_", "ab~2",
+                        "x~2", "a~1", "like:se%", "like:ord%r"};
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         check_query(qs[i]);
     /* the only word starting with charg is charge; c.che matches only cache */
@@ -151,7 +156,9 @@ static void test_keyword_numeric_time(void **st)
                         "time:[2025-09-23T00:00:00.01Z TO 2025-09-23T00:00:00.02Z]",
                         "time:>=2025-09-23T00:00:00.15Z", "time:<2025-09-23T00:00:00.000002Z",
                         "time:[2025-09-23T00:00:00.05Z TO 2025-09-23T00:00:00.09Z] AND error",
-                        "sevnum:>=13 AND NOT service:cart"};
+                        "sevnum:>=13 AND NOT service:cart", "sevnum:<0", "sevnum:[-7 TO 3]",
+                        "sevnum:>2147483646", "sevnum:>=-9999999999", "sevnum:<-2147483647",
+                        "sevnum:[9 TO 5]", "sevnum:>=9999999999"};
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         check_query(qs[i]);
     /* a trace id present in the data */
