@@ -43,7 +43,7 @@ $(REL_BIN): $(call objs,rel,$(CLI_SRC)) $(REL_LIB)
 	$(CC) $(REL_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/rel/tests/%: tests/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS)
+	$(CC) $(REL_CFLAGS) -MMD -MP -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS)
 # micro-benchmarks (not part of make test), e.g. build/rel/bench/bitpack
 build/rel/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
@@ -59,7 +59,7 @@ $(ASAN_BIN): $(call objs,asan,$(CLI_SRC)) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/asan/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS)
+	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
