@@ -3,8 +3,10 @@
  * docs/FORMAT.md ("Inverted index sections") is the prose version.
  *
  * One section per indexed field. Blocks of a section:
- *   TERMINDEX  first term and offset of every 64-term dictionary block
- *   TERMDICT   front-coded terms with their term info (df, postings place)
+ *   TERMINDEX  first term, offset and terms length of every dictionary
+ *              block (up to 64 terms of one length in characters)
+ *   TERMDICT   per block: front-coded terms, then their term infos (df,
+ *              where the lists are), in dictionary order (termdict.h)
  *   POSTINGS   per term: skip table + 128-doc blocks (doc deltas, tfs)
  *   POSITIONS  per term: position deltas of every doc (Body only)
  *   NORMS      one byte per row: quantised token count (Body only)

@@ -1,6 +1,8 @@
 /* termdict.c - front-coded term dictionary writer and reader (see
- * termdict.h). The sparse index (one term in 64) is small enough to keep in
- * arrays; a lookup binary-searches it and scans one block. */
+ * termdict.h). The sparse index (a block's first term, one in up to 64)
+ * is small enough to keep in memory, one record per block; a lookup
+ * binary-searches it and scans one block's terms, reading an info only
+ * when asked for it. */
 #include "index/termdict.h"
 
 #include <stdlib.h>
