@@ -16,7 +16,7 @@ static int roundtrip(const char *line, size_t n, qr_buf *out, const char *path)
     qr_batch b;
     qr_err e;
     qr_ndjson nj;
-    if (qr_batch_init(&b, 1, &e) != 0)
+    if (qr_batch_init(&b, tu_otel(), 1, &e) != 0)
         abort();
     qr_ndjson_init(&nj);
     int rc = qr_ndjson_parse(&nj, &b, line, n, &e);
@@ -30,15 +30,15 @@ static int roundtrip(const char *line, size_t n, qr_buf *out, const char *path)
             fprintf(stderr, "segment open failed: %s\n", e.msg);
             abort();
         }
-        qr_colreader *rd[COL_COUNT];
-        for (int c = 0; c < COL_COUNT; c++)
+        qr_colreader *rd[QR_OTEL_NCOLS];
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             if (!(rd[c] = qr_colr_open(s, c, &e)))
                 abort();
-        if (qr_row_json(rd, 0, out, &e) != 0) {
+        if (qr_row_json(tu_otel(), rd, 0, out, &e) != 0) {
             fprintf(stderr, "read back failed: %s\n", e.msg);
             abort();
         }
-        for (int c = 0; c < COL_COUNT; c++)
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             qr_colr_close(rd[c]);
         qr_seg_close(s);
     } else if (rc < 0 && !e.msg[0]) {

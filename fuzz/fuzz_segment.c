@@ -27,20 +27,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s)
         return 0;
     if (qr_seg_verify(s, &e) == 0) {
-        qr_colreader *rd[COL_COUNT] = {0};
+        qr_colreader *rd[QR_OTEL_NCOLS] = {0};
         int ok = 1;
-        for (int c = 0; c < COL_COUNT; c++)
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             if (!(rd[c] = qr_colr_open(s, c, &e)))
                 ok = 0;
         qr_buf out;
         qr_buf_init(&out);
         for (uint32_t r = 0; ok && r < s->rows && r < 100000; r++) {
             qr_buf_clear(&out);
-            if (qr_row_json(rd, r, &out, &e) != 0)
+            if (qr_row_json(tu_otel(), rd, r, &out, &e) != 0)
                 break;
         }
         qr_buf_free(&out);
-        for (int c = 0; c < COL_COUNT; c++)
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             qr_colr_close(rd[c]);
     }
     qr_seg_close(s);

@@ -51,11 +51,21 @@ static inline void tu_rmdir(char *dir)
     free(dir);
 }
 
+/* The OpenTelemetry table's definition, made once (reachable until exit). */
+static inline const qr_tabdef *tu_otel(void)
+{
+    static qr_tabdef *d;
+    if (!d && !(d = qr_tabdef_otel("logs")))
+        fail_msg("out of memory");
+    return d;
+}
+
 /* Parse each line of `text` (NDJSON) into b; every line must be good. */
 static inline void tu_fill_batch(qr_batch *b, const char *text)
 {
     qr_ndjson nj;
-    qr_ndjson_init(&nj);
+    if (qr_ndjson_init(&nj, b->def, NULL) != 0)
+        fail_msg("out of memory");
     const char *p = text, *end = text + strlen(text);
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -77,7 +87,7 @@ static inline void tu_build_segment(const char *dir, const char *name, const cha
 {
     qr_batch b;
     qr_err e;
-    assert_int_equal(qr_batch_init(&b, max_rows, &e), 0);
+    assert_int_equal(qr_batch_init(&b, tu_otel(), max_rows, &e), 0);
     tu_fill_batch(&b, text);
     snprintf(path, 4200, "%s/%s", dir, name);
     assert_int_equal(qr_segment_build(path, &b, NULL, NULL, &e), 0);
@@ -91,15 +101,11 @@ static inline int tu_seg_json(const char *path, qr_buf *out, qr_err *e)
     qr_segment *s = qr_seg_open(path, e);
     if (!s)
         return -1;
-    qr_colreader *rd[COL_COUNT] = {0};
-    int rc = 0;
-    for (int c = 0; c < COL_COUNT && rc == 0; c++)
-        if (!(rd[c] = qr_colr_open(s, c, e)))
-            rc = -1;
+    qr_colreader *rd[QR_OTEL_NCOLS] = {0};
+    int rc = qr_row_readers_open(s, tu_otel(), rd, e);
     for (uint32_t r = 0; r < s->rows && rc == 0; r++)
-        rc = qr_row_json(rd, r, out, e);
-    for (int c = 0; c < COL_COUNT; c++)
-        qr_colr_close(rd[c]);
+        rc = qr_row_json(tu_otel(), rd, r, out, e);
+    qr_row_readers_close(tu_otel(), rd);
     qr_seg_close(s);
     return rc;
 }

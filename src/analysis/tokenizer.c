@@ -108,7 +108,7 @@ static void emit_ascii(qr_tokenizer *t, const uchar *s, size_t n, int upper, qr_
 {
     if (n > QR_TOK_MAX_BYTES)
         n = QR_TOK_MAX_BYTES;
-    if (upper) {
+    if (upper && !t->keep_case) {
         for (size_t i = 0; i < n; i++)
             t->fold[i] = (char)(s[i] | 0x20); /* A-Z -> a-z; digits, a-z unchanged */
         out->p = t->fold;
@@ -165,6 +165,16 @@ static void emit_folded(qr_tokenizer *t, const uchar *s, const uchar *e, qr_toke
 {
     size_t len = 0;
     const uchar *p = s;
+    if (t->keep_case) { /* the bytes as written, cut at a code point */
+        len = (size_t)(e - s);
+        if (len > QR_TOK_MAX_BYTES) {
+            len = QR_TOK_MAX_BYTES;
+            while (len && (s[len] & 0xc0) == 0x80)
+                len--;
+        }
+        memcpy(t->fold, s, len);
+        goto done;
+    }
     while (p < e) {
         ucs4_t cp, low[2];
         size_t nlow = 1;
@@ -237,6 +247,7 @@ void qr_tok_init(qr_tokenizer *t)
     t->cur = t->end = NULL;
     t->pos = 0;
     t->unicode_only = 0;
+    t->keep_case = 0;
 }
 
 void qr_tok_free(qr_tokenizer *t) { t->cur = t->end = NULL; }
@@ -277,10 +288,17 @@ int qr_tok_next(qr_tokenizer *t, qr_token *out)
 
 size_t qr_tok_analyze(const char *text, size_t n, qr_arena *a, qr_token *out, size_t max)
 {
+    return qr_tok_analyze_case(text, n, 0, a, out, max);
+}
+
+size_t qr_tok_analyze_case(const char *text, size_t n, int keep_case, qr_arena *a, qr_token *out,
+                           size_t max)
+{
     qr_tokenizer t;
     qr_token tok;
     size_t k = 0;
     qr_tok_init(&t);
+    t.keep_case = keep_case;
     qr_tok_reset(&t, text, n);
     while (k < max && qr_tok_next(&t, &tok)) {
         char *copy = qr_arena_memdup(a, tok.p, tok.n);

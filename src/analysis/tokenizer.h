@@ -107,6 +107,9 @@ typedef struct qr_tokenizer {
      * (libunistring categories and lowercasing), the scalar twin of the ASCII
      * table. Set it after qr_tok_init; the result must not change. */
     int unicode_only;
+    /* Keep tokens' case as written (an index whose analyzer does not fold
+     * case). Set it after qr_tok_init. */
+    int keep_case;
     char fold[QR_TOK_MAX_BYTES + 1]; /* folded bytes of the current token */
 } qr_tokenizer;
 
@@ -134,5 +137,8 @@ int qr_tok_next(qr_tokenizer *t, qr_token *out);
  * n bytes has at most (n + 1) / 2 tokens, so max = (n + 1) / 2 is always
  * enough), or QR_TOK_NOMEM when the arena fails. */
 size_t qr_tok_analyze(const char *text, size_t n, qr_arena *a, qr_token *out, size_t max);
+/* The same with case kept as written when keep_case is 1. */
+size_t qr_tok_analyze_case(const char *text, size_t n, int keep_case, qr_arena *a, qr_token *out,
+                           size_t max);
 
 #endif

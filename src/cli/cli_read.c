@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -98,14 +99,18 @@ int cli_cat(int argc, char **argv)
             rc = -1;
             break;
         }
-        qr_colreader *rd[COL_COUNT] = {0};
-        for (int c = 0; c < COL_COUNT && rc == 0; c++)
-            if (!(rd[c] = qr_colr_open(s, c, &e)))
-                rc = -1;
+        const qr_tabdef *d = t->def;
+        qr_colreader **rd = calloc(d->ncols, sizeof *rd);
+        if (!rd) {
+            rc = qr_errf(&e, QR_E_NOMEM, "out of memory");
+            qr_seg_close(s);
+            break;
+        }
+        rc = qr_row_readers_open(s, d, rd, &e);
         for (uint32_t r = 0; r < s->rows && rc == 0; r++) {
             if (a.have_limit && printed >= a.limit)
                 break;
-            if (qr_row_json(rd, r, &out, &e) != 0) {
+            if (qr_row_json(d, rd, r, &out, &e) != 0) {
                 rc = -1;
                 break;
             }
@@ -115,8 +120,8 @@ int cli_cat(int argc, char **argv)
                 qr_buf_clear(&out);
             }
         }
-        for (int c = 0; c < COL_COUNT; c++)
-            qr_colr_close(rd[c]);
+        qr_row_readers_close(d, rd);
+        free(rd);
         qr_seg_close(s);
     }
     if (rc == 0 && out.len)
@@ -159,8 +164,17 @@ int cli_stats(int argc, char **argv)
         return 1;
     }
     /* per column: bytes by block kind; encodings seen */
-    uint64_t by_kind[COL_COUNT][5] = {{0}}, raw[COL_COUNT] = {0}, nulls[COL_COUNT] = {0};
-    unsigned encs[COL_COUNT] = {0};
+    const qr_tabdef *d = t->def;
+    uint32_t nc = d->ncols;
+    uint64_t(*by_kind)[5] = calloc(nc, sizeof *by_kind);
+    uint64_t *raw = calloc(nc, sizeof *raw), *nulls = calloc(nc, sizeof *nulls);
+    unsigned *encs = calloc(nc, sizeof *encs);
+    if (!by_kind || !raw || !nulls || !encs) {
+        free(by_kind), free(raw), free(nulls), free(encs);
+        qr_table_close(t);
+        cli_fail(QR_E_NOMEM, "out of memory");
+        return 1;
+    }
     uint64_t rows = 0, file_bytes = 0, footer = 0, header = 0;
     /* index sections: bytes by section id and block kind */
     uint64_t sec_bytes[QR_SEG_MAX_SECTIONS][QR_BLK_SECTION_MIN + 8];
@@ -176,8 +190,11 @@ int cli_stats(int argc, char **argv)
         file_bytes += s->len;
         footer += s->footer_bytes;
         header += QR_SEG_HEADER_LEN;
-        for (int c = 0; c < COL_COUNT; c++) {
-            const qr_colmeta *cm = &s->cols[c];
+        for (uint32_t c = 0; c < nc; c++) {
+            int sc = qr_seg_col(s, d->cols[c].name);
+            if (sc < 0)
+                continue;
+            const qr_colmeta *cm = &s->cols[sc];
             raw[c] += cm->raw_bytes;
             nulls[c] += cm->null_count;
             encs[c] |= 1u << cm->encoding;
@@ -193,6 +210,7 @@ int cli_stats(int argc, char **argv)
         qr_seg_close(s);
     }
     if (rc != 0) {
+        free(by_kind), free(raw), free(nulls), free(encs);
         qr_table_close(t);
         cli_fail(e.code, e.msg);
         return 1;
@@ -202,7 +220,7 @@ int cli_stats(int argc, char **argv)
            rows ? (double)file_bytes / rows : 0.0);
     printf("%-20s %-11s %12s %12s %10s %10s %10s %9s %9s\n", "column", "encoding", "data",
            "dict", "zdict", "keys", "nulls", "bytes/row", "raw/row");
-    for (int c = 0; c < COL_COUNT; c++) {
+    for (uint32_t c = 0; c < nc; c++) {
         char enc[32] = "";
         for (int k = 1; k <= ENC_HEXID; k++)
             if (encs[c] & (1u << k)) {
@@ -212,7 +230,7 @@ int cli_stats(int argc, char **argv)
             }
         uint64_t tot = by_kind[c][BLK_DATA] + by_kind[c][BLK_DICT] + by_kind[c][BLK_ZDICT] +
                        by_kind[c][BLK_KEYS];
-        printf("%-20s %-11s %12llu %12llu %10llu %10llu %10llu %9.2f %9.2f\n", qr_schema[c].name,
+        printf("%-20s %-11s %12llu %12llu %10llu %10llu %10llu %9.2f %9.2f\n", d->cols[c].name,
                enc, (unsigned long long)by_kind[c][BLK_DATA],
                (unsigned long long)by_kind[c][BLK_DICT], (unsigned long long)by_kind[c][BLK_ZDICT],
                (unsigned long long)by_kind[c][BLK_KEYS], (unsigned long long)nulls[c],
@@ -231,8 +249,14 @@ int cli_stats(int argc, char **argv)
             tot += sec_bytes[id][k];
         if (!tot)
             continue;
-        const qr_field_def *fd = qr_field_by_sec((uint16_t)id);
-        printf("%-20s", fd ? qr_schema[fd->col].name : "?");
+        const qr_ixdef *x = qr_tabdef_index_by_id(d, (uint16_t)id);
+        char label[300];
+        snprintf(label, sizeof label, "%s%s%s", x ? d->cols[x->col].name : "?",
+                 x && x->kind != QR_IX_FULLTEXT && x->kind != QR_IX_KEYWORD ? " " : "",
+                 x && x->kind != QR_IX_FULLTEXT && x->kind != QR_IX_KEYWORD
+                     ? qr_ixkind_name(x->kind)
+                     : "");
+        printf("%-20s", label);
         for (unsigned k = 0; k < 5; k++)
             printf(" %*llu", k == 4 ? 10 : 12,
                    (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + k]);
@@ -240,6 +264,7 @@ int cli_stats(int argc, char **argv)
         printf(" %9.2f\n", rows ? (double)tot / rows : 0.0);
         (void)kinds;
     }
+    free(by_kind), free(raw), free(nulls), free(encs);
     qr_table_close(t);
     return 0;
 }

@@ -123,7 +123,7 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
     qr_par_search ps;
     int inited = 0;
     if (rc == 0) {
-        rc = qr_par_init(&ps, segs, ns, text, strlen(text), o->threads, e);
+        rc = qr_par_init(&ps, t->def, segs, ns, text, strlen(text), o->threads, e);
         inited = rc == 0;
     }
     uint64_t total = 0;
@@ -270,12 +270,18 @@ int cli_search(int argc, char **argv)
     const char *text = argv[optind];
     qr_err e;
     qr_err_clear(&e);
+    qr_table *t = qr_table_open(data, table, QR_TABLE_READ, &e);
+    if (!t) {
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
-    qr_query *q = qr_query_parse(text, strlen(text), &a, &e);
+    qr_query *q = qr_query_parse_for(t->def, text, strlen(text), &a, &e);
     if (!q) {
         cli_fail(e.code, e.msg);
         qr_arena_free(&a);
+        qr_table_close(t);
         return 1;
     }
     if (o.explain) {
@@ -285,11 +291,6 @@ int cli_search(int argc, char **argv)
     }
     qr_query_release(q);
     qr_arena_free(&a);
-    qr_table *t = qr_table_open(data, table, QR_TABLE_READ, &e);
-    if (!t) {
-        cli_fail(e.code, e.msg);
-        return 1;
-    }
     int r = run(t, text, &o, &e);
     qr_table_close(t);
     if (r != 0) {

@@ -4,27 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int qr_batch_init(qr_batch *b, uint32_t cap, qr_err *e)
+int qr_batch_init(qr_batch *b, const qr_tabdef *def, uint32_t cap, qr_err *e)
 {
     memset(b, 0, sizeof *b);
+    b->def = def;
     b->cap = cap;
+    b->ncols = def->ncols;
     qr_arena_init(&b->arena, 1 << 20, 0);
-    b->line_no = malloc(sizeof *b->line_no * cap);
-    if (!b->line_no)
+    b->line_no = malloc(sizeof *b->line_no * (cap ? cap : 1));
+    b->cols = calloc(def->ncols ? def->ncols : 1, sizeof *b->cols);
+    if (!b->line_no || !b->cols)
         goto oom;
-    for (int c = 0; c < COL_COUNT; c++) {
+    for (uint32_t c = 0; c < b->ncols; c++) {
         qr_colvec *v = &b->cols[c];
-        switch (qr_schema[c].type) {
-        case TYPE_TIMESTAMP:
-        case TYPE_UINT8:
-        case TYPE_INT32:
-            v->ints = malloc(sizeof *v->ints * cap);
-            v->isnull = malloc(cap);
+        if (qr_type_is_int(def->cols[c].type)) {
+            v->ints = malloc(sizeof *v->ints * (cap ? cap : 1));
+            v->isnull = malloc(cap ? cap : 1);
             if (!v->ints || !v->isnull)
                 goto oom;
-            break;
-        default:
-            v->strs = malloc(sizeof *v->strs * cap);
+        } else {
+            v->strs = malloc(sizeof *v->strs * (cap ? cap : 1));
             if (!v->strs)
                 goto oom;
         }
@@ -37,11 +36,12 @@ oom:
 
 void qr_batch_free(qr_batch *b)
 {
-    for (int c = 0; c < COL_COUNT; c++) {
+    for (uint32_t c = 0; b->cols && c < b->ncols; c++) {
         free(b->cols[c].ints);
         free(b->cols[c].isnull);
         free(b->cols[c].strs);
     }
+    free(b->cols);
     free(b->line_no);
     qr_arena_free(&b->arena);
     memset(b, 0, sizeof *b);
@@ -57,7 +57,7 @@ void qr_batch_clear(qr_batch *b)
 uint32_t qr_batch_add_null_row(qr_batch *b)
 {
     uint32_t r = b->nrows++;
-    for (int c = 0; c < COL_COUNT; c++) {
+    for (uint32_t c = 0; c < b->ncols; c++) {
         qr_colvec *v = &b->cols[c];
         if (v->ints) {
             v->ints[r] = 0;

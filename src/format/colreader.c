@@ -6,6 +6,7 @@
  * keys) are loaded when the reader opens. Also: map values to JSON, whole
  * rows to canonical NDJSON, and full-segment verification.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -46,7 +47,7 @@ static int blk_err(qr_colreader *r, uint32_t bi, const char *why, qr_err *e)
 {
     const qr_blockref *b = &r->cm->blocks[bi];
     return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s block %u (offset %llu): %s",
-                   r->seg->path, qr_schema[r->col].name, bi, (unsigned long long)b->offset,
+                   r->seg->path, r->cm->name, bi, (unsigned long long)b->offset,
                    why);
 }
 
@@ -212,7 +213,7 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
     case ENC_HEXID:
         rc = comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why);
         if (rc == 0)
-            rc = dec_hexid_page(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes,
+            rc = dec_hexid_page(r->page.p, r->page.len, b->rows, r->cm->hex_bytes,
                                 &r->text, r->vals, &why);
         break;
     default:
@@ -264,12 +265,12 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
             if (!no)
                 return qr_errf(e, QR_E_NOMEM, "out of memory");
             r->page_off = no;
-            if (hexid_page_index(r->page.p, r->page.len, b->rows, qr_schema[r->col].hex_bytes,
+            if (hexid_page_index(r->page.p, r->page.len, b->rows, r->cm->hex_bytes,
                                  r->page_off, &why) != 0)
                 return blk_err(r, bi, why, e);
             r->page_blk = bi;
         }
-        if (dec_hexid_at(r->page.p, r->page.len, qr_schema[r->col].hex_bytes, i, r->page_off,
+        if (dec_hexid_at(r->page.p, r->page.len, r->cm->hex_bytes, i, r->page_off,
                          &r->text, &r->one) != 0)
             return qr_errf(e, QR_E_NOMEM, "out of memory");
         r->cur = -1; /* page and text no longer hold the decoded block */
@@ -292,8 +293,7 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
 int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e)
 {
     if (r->cm->encoding != ENC_INT)
-        return qr_errf(e, QR_E_INTERNAL, "column %s is not an integer column",
-                       qr_schema[r->col].name);
+        return qr_errf(e, QR_E_INTERNAL, "column %s is not an integer column", r->cm->name);
     uint8_t nul;
     uint64_t code;
     int pr = point_read(r, row, v, &nul, &code, e);
@@ -312,8 +312,7 @@ int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uin
                       uint32_t *first_row, uint32_t *n, qr_err *e)
 {
     if (r->cm->encoding != ENC_INT || di >= r->cm->ndata)
-        return qr_errf(e, QR_E_INTERNAL, "column %s: no integer block %u", qr_schema[r->col].name,
-                       di);
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no integer block %u", r->cm->name, di);
     const qr_blockref *b = &r->cm->blocks[r->cm->first_data + di];
     if (load_block(r, b->first_row, e) != 0)
         return -1;
@@ -327,8 +326,7 @@ int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uin
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
 {
     if (r->cm->encoding == ENC_INT)
-        return qr_errf(e, QR_E_INTERNAL, "column %s is an integer column",
-                       qr_schema[r->col].name);
+        return qr_errf(e, QR_E_INTERNAL, "column %s is an integer column", r->cm->name);
     int64_t iv;
     uint8_t nul;
     uint64_t c;
@@ -362,71 +360,187 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
     uint64_t np = qr_rd_varint(&rd);
     qr_buf_put_u8(out, '{');
     for (uint64_t k = 0; k < np && !rd.bad; k++) {
-        uint64_t id = qr_rd_varint(&rd);
+        uint64_t tid = qr_rd_varint(&rd), id = tid >> 1;
         uint64_t vl = qr_rd_varint(&rd);
         const unsigned char *vp = qr_rd_bytes(&rd, vl);
-        if (rd.bad || id >= r->nkeys)
+        if (rd.bad || id >= r->nkeys || ((tid & 1) && vl == 0)) {
+            rd.bad = 1;
             break;
+        }
         if (k)
             qr_buf_put_u8(out, ',');
         qj_write_string(out, r->keys[id].p, r->keys[id].n);
         qr_buf_put_u8(out, ':');
-        qj_write_string(out, (const char *)vp, vl);
+        if (tid & 1) /* a typed value, kept as its canonical JSON text */
+            qr_buf_put(out, vp, vl);
+        else
+            qj_write_string(out, (const char *)vp, vl);
     }
     if (rd.bad || qr_rd_left(&rd) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
-                       r->seg->path, qr_schema[r->col].name);
+                       r->seg->path, r->cm->name);
     qr_buf_put_u8(out, '}');
     return 0;
 }
 
-int qr_row_json(qr_colreader *const readers[COL_COUNT], uint32_t row, qr_buf *out, qr_err *e)
+int qr_colr_col(const qr_colreader *r) { return r->col; }
+
+static void put_i64(qr_buf *out, int64_t v)
+{
+    char num[24];
+    int k = 23;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        num[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        num[--k] = '-';
+    qr_buf_put(out, num + k, (size_t)(23 - k));
+}
+
+/* The shortest text that reads back as the same double. */
+static void put_f64(qr_buf *out, double d)
+{
+    char t[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(t, sizeof t, "%.*g", prec, d);
+        if (strtod(t, NULL) == d)
+            break;
+    }
+    qr_buf_put(out, t, strlen(t));
+}
+
+void qr_value_int_json(int type, int fmt, int64_t v, qr_buf *out)
+{
+    switch (type) {
+    case QT_TIMESTAMP: {
+        int64_t unit = qr_tsfmt_unit_ns(fmt);
+        if (fmt != QR_TS_RFC3339 && v % unit == 0) {
+            put_i64(out, v / unit);
+            return;
+        }
+        char t[QR_TIME_TEXT_LEN + 2];
+        t[0] = '"';
+        qr_time_format(v, t + 1);
+        t[QR_TIME_TEXT_LEN + 1] = '"';
+        qr_buf_put(out, t, sizeof t);
+        return;
+    }
+    case QT_BOOL:
+        if (v)
+            qr_buf_put(out, "true", 4);
+        else
+            qr_buf_put(out, "false", 5);
+        return;
+    case QT_FLOAT64:
+        put_f64(out, qr_num_to_f64(v));
+        return;
+    case QT_UINT64: {
+        char num[24];
+        int k = 23;
+        uint64_t u = qr_num_to_u64(v);
+        do {
+            num[--k] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        qr_buf_put(out, num + k, (size_t)(23 - k));
+        return;
+    }
+    default:
+        put_i64(out, v);
+    }
+}
+
+int qr_row_readers_open(qr_segment *s, const qr_tabdef *d, qr_colreader **rd, qr_err *e)
+{
+    for (uint32_t i = 0; i < d->ncols; i++)
+        rd[i] = NULL;
+    for (uint32_t i = 0; i < d->ncols; i++) {
+        int c = qr_seg_col(s, d->cols[i].name);
+        if (c < 0)
+            continue; /* added after this segment was written */
+        if (s->cols[c].type != d->cols[i].type) {
+            qr_row_readers_close(d, rd);
+            return qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, the table says %s",
+                           s->path, d->cols[i].name, qr_type_name(s->cols[c].type),
+                           qr_type_name(d->cols[i].type));
+        }
+        if (!(rd[i] = qr_colr_open(s, c, e))) {
+            qr_row_readers_close(d, rd);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void qr_row_readers_close(const qr_tabdef *d, qr_colreader **rd)
+{
+    for (uint32_t i = 0; i < d->ncols; i++) {
+        qr_colr_close(rd[i]);
+        rd[i] = NULL;
+    }
+}
+
+static void put_key(qr_buf *out, const char *name, int *first)
+{
+    if (!*first)
+        qr_buf_put_u8(out, ',');
+    *first = 0;
+    qj_write_string(out, name, strlen(name));
+    qr_buf_put_u8(out, ':');
+}
+
+int qr_row_json(const qr_tabdef *d, qr_colreader *const *rd, uint32_t row, qr_buf *out,
+                qr_err *e)
 {
     qr_buf_put_u8(out, '{');
-    for (int c = 0; c < COL_COUNT; c++) {
-        qr_colreader *r = readers[c];
-        if (c)
-            qr_buf_put_u8(out, ',');
-        qr_buf_put_u8(out, '"');
-        qr_buf_put(out, qr_schema[c].name, strlen(qr_schema[c].name));
-        qr_buf_put(out, "\":", 2);
-        if (r->cm->encoding == ENC_INT) {
+    int first = 1;
+    for (uint32_t c = 0; c < d->ncols; c++) {
+        qr_colreader *r = rd[c];
+        const qr_coldef *cd = &d->cols[c];
+        if (r && r->cm->encoding == ENC_INT) {
             int64_t v;
             int isnull;
             if (qr_colr_int(r, row, &v, &isnull, e) != 0)
                 return -1;
-            if (isnull) {
+            if (isnull && d->omit_nulls)
+                continue;
+            put_key(out, cd->name, &first);
+            if (isnull)
                 qr_buf_put(out, "null", 4);
-            } else if (qr_schema[c].type == TYPE_TIMESTAMP) {
-                char t[QR_TIME_TEXT_LEN + 2];
-                t[0] = '"';
-                qr_time_format(v, t + 1);
-                t[QR_TIME_TEXT_LEN + 1] = '"';
-                qr_buf_put(out, t, sizeof t);
-            } else {
-                char num[24];
-                int k = 23;
-                uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-                num[k] = 0;
-                do {
-                    num[--k] = (char)('0' + u % 10);
-                    u /= 10;
-                } while (u);
-                if (v < 0)
-                    num[--k] = '-';
-                qr_buf_put(out, num + k, (size_t)(23 - k));
+            else
+                qr_value_int_json(cd->type, cd->tsfmt, v, out);
+            continue;
+        }
+        qr_slice v = {NULL, 0};
+        if (r && qr_colr_bytes(r, row, &v, e) != 0)
+            return -1;
+        if ((int)c == d->extra_col) { /* spread the catch-all's members */
+            if (v.p && v.n >= 2 && v.p[0] == '{' && v.p[v.n - 1] == '}') {
+                if (v.n > 2) {
+                    if (!first)
+                        qr_buf_put_u8(out, ',');
+                    first = 0;
+                    qr_buf_put(out, v.p + 1, v.n - 2);
+                }
+            } else if (v.p) {
+                return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: catch-all column %s holds "
+                               "a value that is not an object", r->seg->path, cd->name);
             }
             continue;
         }
-        qr_slice v;
-        if (qr_colr_bytes(r, row, &v, e) != 0)
-            return -1;
+        if (!v.p && d->omit_nulls)
+            continue;
+        put_key(out, cd->name, &first);
         if (!v.p)
             qr_buf_put(out, "null", 4);
-        else if (qr_schema[c].type == TYPE_MAP) {
+        else if (cd->type == QT_MAP) {
             if (qr_colr_map_json(r, v, out, e) != 0)
                 return -1;
-        } else
+        } else if (cd->type == QT_JSON)
+            qr_buf_put(out, v.p, v.n);
+        else
             qj_write_string(out, v.p, v.n);
     }
     qr_buf_put(out, "}\n", 2);
@@ -444,8 +558,8 @@ int qr_seg_verify(qr_segment *s, qr_err *e)
             if (qr_seg_sec_block(s, &s->secs[i], k, &p, &len, e) != 0)
                 return -1;
         }
-    for (int c = 0; c < COL_COUNT; c++) {
-        qr_colreader *r = qr_colr_open(s, c, e);
+    for (uint32_t c = 0; c < s->ncols; c++) {
+        qr_colreader *r = qr_colr_open(s, (int)c, e);
         if (!r)
             return -1;
         const qr_colmeta *cm = r->cm;
@@ -455,7 +569,7 @@ int qr_seg_verify(qr_segment *s, qr_err *e)
                 qr_colr_close(r);
                 return -1;
             }
-            if (qr_schema[c].type == TYPE_MAP) {
+            if (cm->type == QT_MAP) {
                 qr_buf tmp;
                 qr_buf_init(&tmp);
                 for (uint32_t k = 0; k < b->rows; k++) {

@@ -7,10 +7,11 @@
  * header : "QRYSEG\r\n" | u32 version | u32 flags(0)
  * block  : bytes located only through the footer's directory; each carries
  *          its checksum (low 32 bits of XXH3-64 of the block bytes) there.
- * footer : zstd frame of: segment meta, then per column a directory of its
+ * footer : zstd frame of: segment meta (rows, sort column and its range),
+ *          then per column its name, type, encoding and a directory of its
  *          blocks (kind, offset, length, rows, checksum, min, max), then the
- *          sections (indexes) that higher layers store, with the same
- *          block directory.
+ *          sections (indexes) that higher layers store, each naming its
+ *          column and index kind, with the same block directory.
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
  *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
  * All integers little-endian.
@@ -22,11 +23,16 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION 7u
+#define QR_SEG_VERSION 8u
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
 #define QR_SEG_DIRENT_LEN 44u /* bytes of one block directory entry */
 #define QR_SEG_MAX_FOOTER (256u << 20) /* sanity bound on the footer */
+
+#define QR_SEG_NO_SORT 0xFFFFu /* footer sort column: rows in insertion order */
+/* Section flags (footer byte after the index kind). */
+#define QR_SECF_LOWERCASE 1u /* full text: terms case-folded */
+#define QR_SECF_POSITIONS 2u /* full text: positions stored */
 
 /* Rows per block of the fixed-width encodings (ints, dictionary codes). */
 #define QR_BLOCK_ROWS 65536u

@@ -1,8 +1,10 @@
 /* segment.h - immutable segment files: writing a batch as a segment, opening
  * one (validating its footer), and reading its columns row by row.
  *
- * A segment stores every column of its rows, sorted by Timestamp (NULLs
- * first, ties in input order), so row id order is time order. Layout in
+ * A segment stores every column of its rows, sorted by the table's sort
+ * column (NULLs first, ties in input order; insertion order without one),
+ * so row id order is time order. It describes itself: the footer names
+ * each column and its type, and each index section its column and kind. Layout in
  * segfmt.h and docs/FORMAT.md. An open qr_segment is read-only and may be
  * shared by threads; a qr_colreader is one thread's cursor over one column
  * (it caches the block it last decoded).
@@ -44,13 +46,16 @@ typedef struct qr_sec_block {
 
 typedef struct qr_sec_in {
     uint16_t id;
+    uint16_t col;  /* the indexed column (position in the batch's definition) */
+    uint8_t kind;  /* index kind (qr_ixkind) */
+    uint8_t flags; /* QR_SECF_* */
     uint32_t nblocks;
     const qr_sec_block *blocks;
 } qr_sec_in;
 
 /* The stored row order of batch b: perm[i] is the batch row stored as row
- * i (Timestamp ascending, NULLs first, ties in input order). malloc'ed;
- * NULL when out of memory. */
+ * i (sort column ascending, NULLs first, ties in input order; the identity
+ * without a sort column). malloc'ed; NULL when out of memory. */
 uint32_t *qr_seg_time_order(const qr_batch *b);
 
 /* Write batch b in the order perm (from qr_seg_time_order) with extra
@@ -74,6 +79,9 @@ typedef struct qr_blockref {
 } qr_blockref;
 
 typedef struct qr_colmeta {
+    const char *name;  /* in the segment's footer copy (qr_segment.names) */
+    uint8_t type;      /* qr_type */
+    uint8_t hex_bytes; /* ENC_HEXID: bytes of a canonical id */
     uint8_t encoding;
     uint64_t null_count, raw_bytes;
     uint32_t nblocks;
@@ -84,6 +92,8 @@ typedef struct qr_colmeta {
 
 typedef struct qr_section {
     uint16_t id;
+    uint16_t col; /* column position in the segment */
+    uint8_t kind, flags;
     uint32_t nblocks;
     qr_blockref *blocks;
 } qr_section;
@@ -93,9 +103,12 @@ typedef struct qr_segment {
     const unsigned char *map; /* whole file, mmap'ed read-only */
     size_t len;
     uint64_t rows;
-    int64_t min_ts, max_ts;
+    int64_t min_ts, max_ts; /* over the sort column's non-NULL values */
+    int32_t sort_col;       /* column position, or -1 */
     uint64_t footer_bytes;
-    qr_colmeta cols[COL_COUNT];
+    uint32_t ncols;
+    qr_colmeta *cols;
+    char *names;            /* column names, NUL-terminated, one buffer */
     uint32_t nsecs;
     qr_section secs[QR_SEG_MAX_SECTIONS_PUBLIC];
     qr_blockref *all_blocks;
@@ -107,6 +120,8 @@ typedef struct qr_segment {
  * structure). Block checksums are verified when a block is first decoded. */
 qr_segment *qr_seg_open(const char *path, qr_err *e);
 void qr_seg_close(qr_segment *s);
+/* The column named `name` (case-insensitive), or -1. */
+int qr_seg_col(const qr_segment *s, const char *name);
 /* The bytes of block `bi` of column `col`, checksum verified. */
 int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p,
                  size_t *len, qr_err *e);
@@ -127,7 +142,7 @@ void qr_colr_close(qr_colreader *r);
  * its own instead of decoding the block (a second read from the same block
  * decodes it whole). Sequential readers leave it off. */
 void qr_colr_random(qr_colreader *r, int on);
-/* Integer columns (Timestamp, TraceFlags, SeverityNumber). */
+/* Integer-stored columns (qr_type_is_int: values in the stored domain). */
 int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *e);
 /* A whole decoded integer block (data block `di` of the column): n values
  * and NULL flags from row *first_row; valid until the next call on r. */
@@ -139,9 +154,22 @@ int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uin
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e);
 /* Append a map value (from qr_colr_bytes) as a canonical JSON object. */
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
+/* The segment column a reader reads. */
+int qr_colr_col(const qr_colreader *r);
 
-/* Append row `row` as one canonical NDJSON line (with '\n'); readers holds
- * one open reader per column. */
-int qr_row_json(qr_colreader *const readers[COL_COUNT], uint32_t row, qr_buf *out, qr_err *e);
+/* Append an integer-stored value of type `type` as JSON (timestamps in the
+ * format fmt; see qr_tsfmt). */
+void qr_value_int_json(int type, int fmt, int64_t v, qr_buf *out);
+
+/* Readers for the columns of table definition d in segment s: rd[i] reads
+ * d->cols[i], or is NULL when the segment has no such column (it was added
+ * later: NULL in every row). A column whose type differs is an error. */
+int qr_row_readers_open(qr_segment *s, const qr_tabdef *d, qr_colreader **rd, qr_err *e);
+void qr_row_readers_close(const qr_tabdef *d, qr_colreader **rd);
+/* Append row `row` as one canonical NDJSON line (with '\n'): the columns
+ * of d in order (NULL as null, or left out when d->omit_nulls), the members
+ * of the catch-all column spread among them at its place. */
+int qr_row_json(const qr_tabdef *d, qr_colreader *const *rd, uint32_t row, qr_buf *out,
+                qr_err *e);
 
 #endif

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,18 +25,15 @@ static int corrupt(qr_err *e, const char *path, const char *what)
     return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s", path, what);
 }
 
-static int valid_encoding(int col, uint8_t enc)
+static int valid_encoding(int type, uint8_t enc, uint8_t hex_bytes)
 {
-    switch (qr_schema[col].type) {
-    case TYPE_TIMESTAMP:
-    case TYPE_UINT8:
-    case TYPE_INT32:
+    if (!qr_type_valid(type))
+        return 0;
+    if (qr_type_is_int(type))
         return enc == ENC_INT;
-    case TYPE_HEXID:
-        return enc == ENC_HEXID;
-    default:
-        return enc == ENC_DICT || enc == ENC_PAGED;
-    }
+    if (enc == ENC_HEXID)
+        return type == QT_TEXT && hex_bytes >= 4 && hex_bytes <= 32;
+    return enc == ENC_DICT || enc == ENC_PAGED;
 }
 
 /* One 44-byte block directory entry (layout in segfmt.h / FORMAT.md). */
@@ -61,38 +59,62 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     s->rows = qr_rd_u64(&r);
     s->min_ts = (int64_t)qr_rd_u64(&r);
     s->max_ts = (int64_t)qr_rd_u64(&r);
+    uint16_t sort = qr_rd_u16(&r);
+    (void)qr_rd_u16(&r);
     uint32_t ncols = qr_rd_u32(&r);
     if (r.bad)
         return corrupt(e, s->path, "footer truncated in segment header fields");
-    if (ncols != COL_COUNT)
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: footer lists %u columns, expected %d",
-                       s->path, ncols, COL_COUNT);
+    if (ncols == 0 || ncols > QR_MAX_COLUMNS || ncols > n / 26)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: footer lists %u columns", s->path,
+                       ncols);
     if (s->rows > UINT32_MAX)
         return corrupt(e, s->path, "row count over 2^32");
+    if (sort != QR_SEG_NO_SORT && sort >= ncols)
+        return corrupt(e, s->path, "sort column out of range");
+    s->sort_col = sort == QR_SEG_NO_SORT ? -1 : (int32_t)sort;
     /* bound the block count by the footer size before allocating */
     size_t max_entries = n / QR_SEG_DIRENT_LEN + 1;
     s->all_blocks = calloc(max_entries, sizeof *s->all_blocks);
-    if (!s->all_blocks)
+    s->cols = calloc(ncols, sizeof *s->cols);
+    s->names = malloc(n + ncols); /* names are shorter than the footer */
+    if (!s->all_blocks || !s->cols || !s->names)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
-    size_t used = 0;
-    for (int c = 0; c < COL_COUNT; c++) {
+    s->ncols = ncols;
+    size_t used = 0, names_used = 0;
+    for (uint32_t c = 0; c < ncols; c++) {
         qr_colmeta *cm = &s->cols[c];
-        uint8_t id = qr_rd_u8(&r), type = qr_rd_u8(&r);
+        uint64_t nl = qr_rd_varint(&r);
+        const unsigned char *np = qr_rd_bytes(&r, nl);
+        if (r.bad || nl == 0 || nl > QR_MAX_NAME || !qr_col_name_ok((const char *)np, nl))
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %u has a bad name",
+                           s->path, c);
+        memcpy(s->names + names_used, np, nl);
+        s->names[names_used + nl] = 0;
+        cm->name = s->names + names_used;
+        names_used += nl + 1;
+        for (uint32_t k = 0; k < c; k++)
+            if (strcasecmp(s->cols[k].name, cm->name) == 0)
+                return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s appears twice",
+                               s->path, cm->name);
+        cm->type = qr_rd_u8(&r);
         cm->encoding = qr_rd_u8(&r);
+        cm->hex_bytes = qr_rd_u8(&r);
         (void)qr_rd_u8(&r);
         cm->null_count = qr_rd_u64(&r);
         cm->raw_bytes = qr_rd_u64(&r);
         cm->nblocks = qr_rd_u32(&r);
         if (r.bad)
             return corrupt(e, s->path, "footer truncated in column header");
-        if (id != c || type != qr_schema[c].type || !valid_encoding(c, cm->encoding))
+        if (!valid_encoding(cm->type, cm->encoding, cm->hex_bytes))
             return qr_errf(e, QR_E_CORRUPT,
-                           "segment %s: column %d header (id %u, type %u, encoding %u) "
-                           "does not match the schema",
-                           s->path, c, id, type, cm->encoding);
+                           "segment %s: corrupt: column %s: type %u with encoding %u", s->path,
+                           cm->name, cm->type, cm->encoding);
+        if (cm->null_count > s->rows)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: %llu NULLs",
+                           s->path, cm->name, (unsigned long long)cm->null_count);
         if (cm->nblocks > max_entries - used)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s claims %u blocks", s->path,
-                           qr_schema[c].name, cm->nblocks);
+                           cm->name, cm->nblocks);
         cm->blocks = s->all_blocks + used;
         used += cm->nblocks;
         cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
@@ -108,8 +130,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
                 return qr_errf(e, QR_E_CORRUPT,
                                "segment %s: column %s block %u lies outside the data area "
                                "(offset %llu, %u bytes)",
-                               s->path, qr_schema[c].name, i, (unsigned long long)b->offset,
-                               b->length);
+                               s->path, cm->name, i, (unsigned long long)b->offset, b->length);
             int32_t *slot = NULL;
             switch (b->kind) {
             case BLK_DATA:
@@ -118,8 +139,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
                     return qr_errf(e, QR_E_CORRUPT,
                                    "segment %s: column %s block %u covers rows %u+%u, "
                                    "expected to start at %u",
-                                   s->path, qr_schema[c].name, i, b->first_row, b->rows,
-                                   next_row);
+                                   s->path, cm->name, i, b->first_row, b->rows, next_row);
                 if (!in_data)
                     cm->first_data = i;
                 in_data = 1;
@@ -137,13 +157,13 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
                 break;
             default:
                 return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s block %u has kind %u",
-                               s->path, qr_schema[c].name, i, b->kind);
+                               s->path, cm->name, i, b->kind);
             }
             if (slot) {
                 if (*slot >= 0 || in_data)
                     return qr_errf(e, QR_E_CORRUPT,
                                    "segment %s: column %s: misplaced auxiliary block %u",
-                                   s->path, qr_schema[c].name, i);
+                                   s->path, cm->name, i);
                 *slot = (int32_t)i;
             }
             if (in_data && b->kind != BLK_DATA)
@@ -152,25 +172,34 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         if (next_row != s->rows)
             return qr_errf(e, QR_E_CORRUPT,
                            "segment %s: column %s blocks cover %u rows, segment has %llu",
-                           s->path, qr_schema[c].name, next_row, (unsigned long long)s->rows);
+                           s->path, cm->name, next_row, (unsigned long long)s->rows);
         cm->ndata = ndata;
         if (cm->encoding == ENC_DICT && cm->dict_blk < 0)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no dictionary block",
-                           s->path, qr_schema[c].name);
-        if (qr_schema[c].type == TYPE_MAP && cm->keys_blk < 0)
+                           s->path, cm->name);
+        if (cm->type == QT_MAP && cm->keys_blk < 0)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no key dictionary",
-                           s->path, qr_schema[c].name);
+                           s->path, cm->name);
     }
+    if (s->sort_col >= 0 && s->cols[s->sort_col].type != QT_TIMESTAMP)
+        return corrupt(e, s->path, "the sort column is not a timestamp column");
     uint32_t nsecs = qr_rd_u32(&r);
     if (r.bad || nsecs > QR_SEG_MAX_SECTIONS)
         return corrupt(e, s->path, "bad section count in the footer");
     for (uint32_t i = 0; i < nsecs; i++) {
         qr_section *sec = &s->secs[i];
         sec->id = qr_rd_u16(&r);
+        sec->col = qr_rd_u16(&r);
+        sec->kind = qr_rd_u8(&r);
+        sec->flags = qr_rd_u8(&r);
         (void)qr_rd_u16(&r);
         sec->nblocks = qr_rd_u32(&r);
         if (r.bad)
             return corrupt(e, s->path, "footer truncated in section header");
+        if (sec->col >= ncols || sec->kind < QR_IX_FULLTEXT || sec->kind > QR_IX_PATHS)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: section %u: column %u, index kind %u", s->path,
+                           sec->id, sec->col, sec->kind);
         for (uint32_t k = 0; k < i; k++)
             if (s->secs[k].id == sec->id)
                 return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: section %u appears twice",
@@ -308,6 +337,8 @@ void qr_seg_close(qr_segment *s)
     if (s->map)
         munmap((void *)s->map, s->len);
     free(s->all_blocks);
+    free(s->cols);
+    free(s->names);
     free(s->verified);
     free(s->path);
     free(s);
@@ -337,15 +368,23 @@ int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char 
     const qr_colmeta *cm = &s->cols[col];
     if (bi >= cm->nblocks)
         return qr_errf(e, QR_E_INTERNAL, "segment %s: column %s has no block %u", s->path,
-                       qr_schema[col].name, bi);
+                       cm->name, bi);
     const qr_blockref *b = &cm->blocks[bi];
-    char what[40];
-    snprintf(what, sizeof what, "column %s", qr_schema[col].name);
+    char what[300];
+    snprintf(what, sizeof what, "column %s", cm->name);
     if (check_block(s, b, what, bi, e) != 0)
         return -1;
     *p = s->map + b->offset;
     *len = b->length;
     return 0;
+}
+
+int qr_seg_col(const qr_segment *s, const char *name)
+{
+    for (uint32_t c = 0; c < s->ncols; c++)
+        if (strcasecmp(s->cols[c].name, name) == 0)
+            return (int)c;
+    return -1;
 }
 
 const qr_section *qr_seg_section(const qr_segment *s, uint16_t id)

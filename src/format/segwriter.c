@@ -36,6 +36,7 @@ void qr_seg_opts_default(qr_seg_opts *o)
 
 typedef struct colout {
     uint8_t encoding;
+    uint8_t hex_bytes; /* ENC_HEXID: bytes of a canonical id */
     uint64_t null_count, raw_bytes;
     qr_blockref *blocks;
     uint32_t nblocks, cap;
@@ -49,9 +50,10 @@ typedef struct segw {
     qr_buf tmp, tmp2;
     ZSTD_CCtx *cctx;
     const qr_seg_opts *o;
-    colout cols[COL_COUNT];
+    const qr_tabdef *def;
+    colout *cols; /* def->ncols */
     colout secs[QR_SEG_MAX_SECTIONS];
-    uint16_t sec_ids[QR_SEG_MAX_SECTIONS];
+    const qr_sec_in *sec_in;
     uint32_t nsecs;
     qr_err *e;
 } segw;
@@ -109,8 +111,8 @@ static int put_block(segw *w, int col, uint8_t kind, const qr_buf *payload, uint
 {
     if (payload->oom)
         return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory encoding column %s",
-                       w->path, qr_schema[col].name);
-    return put_raw_block(w, &w->cols[col], qr_schema[col].name, kind, payload->p, payload->len,
+                       w->path, w->def->cols[col].name);
+    return put_raw_block(w, &w->cols[col], w->def->cols[col].name, kind, payload->p, payload->len,
                          first_row, rows, mn, mx, flags);
 }
 
@@ -155,7 +157,7 @@ static int write_hexid_column(segw *w, int col, const qr_slice *vals, uint32_t n
     for (uint32_t start = 0; start < n; start += QR_HEXID_PAGE_ROWS) {
         uint32_t cnt = n - start < QR_HEXID_PAGE_ROWS ? n - start : QR_HEXID_PAGE_ROWS;
         qr_buf_clear(&w->tmp2);
-        enc_hexid_page(&w->tmp2, vals + start, cnt, qr_schema[col].hex_bytes);
+        enc_hexid_page(&w->tmp2, vals + start, cnt, w->cols[col].hex_bytes);
         qr_buf_clear(&w->tmp);
         if (comp_put(&w->tmp, w->tmp2.p, w->tmp2.len, w->o->zstd_level, w->cctx, NULL) != 0)
             return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
@@ -349,7 +351,7 @@ static int key_maps(segw *w, int col, qr_slice *vals, uint32_t n, qr_buf *store)
         for (uint64_t k = 0; k < np && !r.bad; k++) {
             uint64_t kl = qr_rd_varint(&r);
             const unsigned char *kp = qr_rd_bytes(&r, kl);
-            uint64_t vl = qr_rd_varint(&r);
+            uint64_t vt = qr_rd_varint(&r), vl = vt >> 1;
             const unsigned char *vp = qr_rd_bytes(&r, vl);
             if (r.bad)
                 break;
@@ -359,12 +361,12 @@ static int key_maps(segw *w, int col, qr_slice *vals, uint32_t n, qr_buf *store)
                 rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
                 break;
             }
-            qr_buf_put_varint(store, (uint64_t)id);
+            qr_buf_put_varint(store, (uint64_t)id << 1 | (vt & 1)); /* tag: typed JSON value */
             qr_buf_put_lenbytes(store, vp, vl);
         }
         if (r.bad || qr_rd_left(&r))
             rc = qr_errf(w->e, QR_E_INTERNAL, "segment %s: column %s: malformed map text",
-                         w->path, qr_schema[col].name);
+                         w->path, w->def->cols[col].name);
     }
     if (store->oom && rc == 0)
         rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
@@ -391,6 +393,34 @@ static int key_maps(segw *w, int col, qr_slice *vals, uint32_t n, qr_buf *store)
     return rc;
 }
 
+/* Hex ids: lowercase hex text of one even length (8..64 characters). A
+ * text column whose sampled non-empty values are such ids, nine in ten of
+ * them of one length, is stored as bytes (ENC_HEXID; other values stay
+ * text inside it, so nothing is lost). Returns the id's bytes, or 0. */
+static unsigned hex_width(const qr_slice *vals, uint32_t n)
+{
+    unsigned by_len[33] = {0}, sampled = 0;
+    uint32_t step = n > 4096 ? n / 4096 : 1;
+    for (uint32_t i = 0; i < n; i += step) {
+        const qr_slice *v = &vals[i];
+        if (!v->p || v->n == 0)
+            continue;
+        sampled++;
+        if (v->n < 8 || v->n > 64 || (v->n & 1))
+            continue;
+        size_t k = 0;
+        while (k < v->n && ((v->p[k] >= '0' && v->p[k] <= '9') || (v->p[k] >= 'a' && v->p[k] <= 'f')))
+            k++;
+        if (k == v->n)
+            by_len[v->n / 2]++;
+    }
+    unsigned best = 0;
+    for (unsigned w = 4; w <= 32; w++)
+        if (by_len[w] > by_len[best])
+            best = w;
+    return sampled && by_len[best] * 10 >= sampled * 9 ? best : 0;
+}
+
 static int write_bytes_column(segw *w, int col, const qr_batch *b, const uint32_t *perm)
 {
     uint32_t n = b->nrows;
@@ -407,11 +437,11 @@ static int write_bytes_column(segw *w, int col, const qr_batch *b, const uint32_
     int rc;
     qr_buf store;
     qr_buf_init(&store);
-    if (qr_schema[col].type == TYPE_HEXID) {
+    if (w->def->cols[col].type == QT_TEXT && (w->cols[col].hex_bytes = hex_width(vals, n))) {
         rc = write_hexid_column(w, col, vals, n);
         goto out;
     }
-    if (qr_schema[col].type == TYPE_MAP && (rc = key_maps(w, col, vals, n, &store)) != 0)
+    if (w->def->cols[col].type == QT_MAP && (rc = key_maps(w, col, vals, n, &store)) != 0)
         goto out;
     /* distinct values decide between dictionary and pages */
     qr_strmap m;
@@ -461,8 +491,14 @@ uint32_t *qr_seg_time_order(const qr_batch *b)
         free(keys);
         return NULL;
     }
-    const qr_colvec *ts = &b->cols[COL_TIMESTAMP];
     int sorted = 1;
+    if (b->def->sort_col < 0) { /* insertion order */
+        for (uint32_t i = 0; i < n; i++)
+            perm[i] = i;
+        free(keys);
+        return perm;
+    }
+    const qr_colvec *ts = &b->cols[b->def->sort_col];
     for (uint32_t i = 0; i < n; i++) {
         perm[i] = i;
         keys[i] = ts->isnull[i] ? INT64_MIN : ts->ints[i];
@@ -500,12 +536,16 @@ static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
     qr_buf_put_u64(f, s->rows);
     qr_buf_put_u64(f, (uint64_t)s->min_ts);
     qr_buf_put_u64(f, (uint64_t)s->max_ts);
-    qr_buf_put_u32(f, COL_COUNT);
-    for (int c = 0; c < COL_COUNT; c++) {
+    qr_buf_put_u16(f, w->def->sort_col < 0 ? QR_SEG_NO_SORT : (uint16_t)w->def->sort_col);
+    qr_buf_put_u16(f, 0);
+    qr_buf_put_u32(f, w->def->ncols);
+    for (uint32_t c = 0; c < w->def->ncols; c++) {
         const colout *co = &w->cols[c];
-        qr_buf_put_u8(f, (uint8_t)c);
-        qr_buf_put_u8(f, (uint8_t)qr_schema[c].type);
+        const qr_coldef *cd = &w->def->cols[c];
+        qr_buf_put_lenbytes(f, cd->name, strlen(cd->name));
+        qr_buf_put_u8(f, cd->type);
         qr_buf_put_u8(f, co->encoding);
+        qr_buf_put_u8(f, co->hex_bytes);
         qr_buf_put_u8(f, 0);
         qr_buf_put_u64(f, co->null_count);
         qr_buf_put_u64(f, co->raw_bytes);
@@ -513,7 +553,11 @@ static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
     }
     qr_buf_put_u32(f, w->nsecs);
     for (uint32_t i = 0; i < w->nsecs; i++) {
-        qr_buf_put_u16(f, w->sec_ids[i]);
+        const qr_sec_in *si = &w->sec_in[i];
+        qr_buf_put_u16(f, si->id);
+        qr_buf_put_u16(f, si->col);
+        qr_buf_put_u8(f, si->kind);
+        qr_buf_put_u8(f, si->flags);
         qr_buf_put_u16(f, 0);
         put_dir(f, &w->secs[i]);
     }
@@ -548,13 +592,20 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     w.o = opts;
     w.e = e;
     w.fd = -1;
+    w.def = b->def;
+    w.sec_in = secs;
     qr_seg_summary s = {.rows = b->nrows};
     int rc = -1;
     if (nsecs > QR_SEG_MAX_SECTIONS)
         return qr_errf(e, QR_E_INTERNAL, "segment %s: %u sections, at most %u", path, nsecs,
                        QR_SEG_MAX_SECTIONS);
+    for (uint32_t i = 0; i < nsecs; i++)
+        if (secs[i].col >= b->def->ncols)
+            return qr_errf(e, QR_E_INTERNAL, "segment %s: section %u on column %u of %u", path,
+                           secs[i].id, secs[i].col, b->def->ncols);
+    w.cols = calloc(b->def->ncols ? b->def->ncols : 1, sizeof *w.cols);
     w.cctx = ZSTD_createCCtx();
-    if (!w.cctx) {
+    if (!w.cctx || !w.cols) {
         qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
         goto done;
     }
@@ -566,16 +617,13 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     qr_buf_put(&w.out, QR_SEG_MAGIC, 8);
     qr_buf_put_u32(&w.out, QR_SEG_VERSION);
     qr_buf_put_u32(&w.out, 0);
-    for (int c = 0; c < COL_COUNT; c++) {
-        int r = qr_schema[c].type == TYPE_TIMESTAMP || qr_schema[c].type == TYPE_UINT8 ||
-                        qr_schema[c].type == TYPE_INT32
-                    ? write_int_column(&w, c, b, perm)
-                    : write_bytes_column(&w, c, b, perm);
+    for (uint32_t c = 0; c < b->def->ncols; c++) {
+        int r = qr_type_is_int(b->def->cols[c].type) ? write_int_column(&w, (int)c, b, perm)
+                                                     : write_bytes_column(&w, (int)c, b, perm);
         if (r != 0)
             goto done;
     }
     for (uint32_t i = 0; i < nsecs; i++) {
-        w.sec_ids[i] = secs[i].id;
         w.nsecs = i + 1;
         for (uint32_t k = 0; k < secs[i].nblocks; k++) {
             const qr_sec_block *sb = &secs[i].blocks[k];
@@ -589,10 +637,11 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
                 goto done;
         }
     }
-    /* time range from the timestamp blocks */
+    /* time range from the sort column's blocks */
     int any = 0;
-    for (uint32_t i = 0; i < w.cols[COL_TIMESTAMP].nblocks; i++) {
-        const qr_blockref *br = &w.cols[COL_TIMESTAMP].blocks[i];
+    const colout *tc = b->def->sort_col >= 0 ? &w.cols[b->def->sort_col] : NULL;
+    for (uint32_t i = 0; tc && i < tc->nblocks; i++) {
+        const qr_blockref *br = &tc->blocks[i];
         if (br->flags & QR_BLKF_ALL_NULL)
             continue;
         if (!any || br->min < s.min_ts)
@@ -651,8 +700,9 @@ done:
     qr_buf_free(&w.out);
     qr_buf_free(&w.tmp);
     qr_buf_free(&w.tmp2);
-    for (int c = 0; c < COL_COUNT; c++)
+    for (uint32_t c = 0; w.cols && c < b->def->ncols; c++)
         free(w.cols[c].blocks);
+    free(w.cols);
     for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS; i++)
         free(w.secs[i].blocks);
     return rc;

@@ -1,46 +1,26 @@
 /* invbuild.c - building a segment's inverted indexes from a batch, in the
- * segment's time order, and writing the segment with them.
+ * segment's row order, and writing the segment with them.
  *
- * Per field: every (term, doc, position) occurrence is collected with term
+ * Per index: every (term, doc, position) occurrence is collected with term
  * ids from a hash map, counting-sorted by term id (stable, so each term's
  * occurrences stay in doc and position order), and the terms are written in
- * byte order: postings and positions streams plus the front-coded
- * dictionary. Body also gets one norm byte per row.
+ * dictionary order: postings and positions streams plus the front-coded
+ * dictionary. Full-text indexes also get one norm byte per row. A doc's
+ * terms come from its value by the index kind: tokens (full text; of every
+ * string leaf on json/map columns), the value (keyword), the number as a
+ * range term, or every leaf's "path\0value" (paths).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/tokenizer.h"
+#include "format/segfmt.h"
 #include "index/invfmt.h"
 #include "index/invindex.h"
 #include "index/norms.h"
+#include "util/buf.h"
 #include "util/arena.h"
 #include "util/strmap.h"
-
-const qr_field_def qr_fields[QR_NUM_FIELDS] = {
-    {SEC_BODY, COL_BODY, 1, "body"},
-    {SEC_KW_SERVICE, COL_SERVICE_NAME, 0, "service"},
-    {SEC_KW_SEVERITY, COL_SEVERITY_TEXT, 0, "severity"},
-    {SEC_KW_SCOPE, COL_SCOPE_NAME, 0, "scope"},
-    {SEC_KW_TRACE, COL_TRACE_ID, 0, "trace"},
-    {SEC_KW_SEVNUM, COL_SEVERITY_NUMBER, 0, "sevnum"},
-};
-
-const qr_field_def *qr_field_by_sec(uint16_t sec)
-{
-    for (int i = 0; i < QR_NUM_FIELDS; i++)
-        if (qr_fields[i].sec == sec)
-            return &qr_fields[i];
-    return NULL;
-}
-
-const qr_field_def *qr_field_by_name(const char *name, size_t n)
-{
-    for (int i = 0; i < QR_NUM_FIELDS; i++)
-        if (strlen(qr_fields[i].name) == n && memcmp(qr_fields[i].name, name, n) == 0)
-            return &qr_fields[i];
-    return NULL;
-}
 
 typedef struct occ {
     uint32_t doc, pos;
@@ -84,22 +64,182 @@ static int u32_push(u32vec *o, uint32_t x)
     return 0;
 }
 
+/* Collecting one field's occurrences. */
+typedef struct collect {
+    qr_strmap *terms;
+    qr_arena *arena;
+    u32vec *tids;
+    qr_tokenizer *tok;
+    uint32_t len; /* tokens of the current doc */
+    int oom;
+} collect;
+
+static int add_term(void *ctx, const char *t, size_t n)
+{
+    collect *c = ctx;
+    if (n > QR_MAX_TERM)
+        return 0; /* cannot be looked up: not indexed */
+    int added;
+    int64_t id = qr_strmap_get(c->terms, t, n);
+    if (id < 0) {
+        char *copy = qr_arena_memdup(c->arena, t, n ? n : 1);
+        if (!copy || (id = qr_strmap_put(c->terms, copy, n, &added)) < 0)
+            return c->oom = 1, -1;
+    }
+    if (u32_push(c->tids, (uint32_t)id) != 0)
+        return c->oom = 1, -1;
+    c->len++;
+    return 0;
+}
+
+static int add_tokens(collect *c, const char *p, size_t n)
+{
+    qr_tok_reset(c->tok, p, n);
+    qr_token t;
+    while (qr_tok_next(c->tok, &t))
+        if (add_term(c, t.p, t.n) != 0)
+            return -1;
+    return 0;
+}
+
+/* Full text over a json value: the tokens of its string leaves (keys are
+ * not text). */
+static int add_json_tokens(collect *c, qr_json *j, qr_arena *a)
+{
+    qr_slice s;
+    switch (qj_peek(j)) {
+    case QJ_STRING:
+        return qj_string(j, &s, a) != 0 ? -1 : add_tokens(c, s.p, s.n);
+    case QJ_OBJECT: {
+        if (qj_object_begin(j) != 0)
+            return -1;
+        int r;
+        while ((r = qj_object_next(j, &s, a)) == 1)
+            if (add_json_tokens(c, j, a) != 0)
+                return -1;
+        return r < 0 ? -1 : 0;
+    }
+    case QJ_ARRAY: {
+        if (qj_array_begin(j) != 0)
+            return -1;
+        int r;
+        while ((r = qj_array_next(j)) == 1)
+            if (add_json_tokens(c, j, a) != 0)
+                return -1;
+        return r < 0 ? -1 : 0;
+    }
+    default:
+        return qj_skip(j);
+    }
+}
+
+/* Walk a json value, building the path of every leaf in buf. */
+static int path_walk(qr_json *j, qr_buf *buf, size_t plen, qr_arena *a,
+                     int (*fn)(void *, const char *, size_t), void *ctx)
+{
+    qr_slice s;
+    qj_type t = qj_peek(j);
+    if (t == QJ_OBJECT) {
+        if (qj_object_begin(j) != 0)
+            return -1;
+        int r;
+        while ((r = qj_object_next(j, &s, a)) == 1) {
+            buf->len = plen;
+            if (plen)
+                qr_buf_put_u8(buf, '.');
+            qr_buf_put(buf, s.p, s.n);
+            if (path_walk(j, buf, buf->len, a, fn, ctx) != 0)
+                return -1;
+        }
+        return r < 0 ? -1 : 0;
+    }
+    if (t == QJ_ARRAY) { /* elements share the array's path */
+        if (qj_array_begin(j) != 0)
+            return -1;
+        int r;
+        while ((r = qj_array_next(j)) == 1)
+            if (path_walk(j, buf, plen, a, fn, ctx) != 0)
+                return -1;
+        return r < 0 ? -1 : 0;
+    }
+    buf->len = plen;
+    qr_buf_put_u8(buf, (unsigned char)QR_PATH_SEP);
+    if (t == QJ_STRING) {
+        if (qj_string(j, &s, a) != 0)
+            return -1;
+        qr_buf_put(buf, s.p, s.n);
+    } else if (qj_copy(j, buf, a) != 0) {
+        return -1;
+    }
+    if (buf->oom)
+        return -1;
+    return fn(ctx, (const char *)buf->p, buf->len);
+}
+
+int qr_json_path_terms(const char *json, size_t n, qr_buf *buf,
+                       int (*fn)(void *ctx, const char *t, size_t n), void *ctx)
+{
+    qr_json j;
+    qr_arena a;
+    qr_arena_init(&a, 4096, 0);
+    qj_init(&j, json, n);
+    qr_buf_clear(buf);
+    int rc = path_walk(&j, buf, 0, &a, fn, ctx);
+    if (rc == 0 && qj_finish(&j) != 0)
+        rc = -1;
+    qr_arena_free(&a);
+    return rc;
+}
+
+/* A map value (batch map text) as terms: per pair, "key\0value" (paths)
+ * or the tokens of its string values (full text). */
+static int map_terms(collect *c, const qr_slice *v, int paths, qr_buf *buf)
+{
+    qr_rd r;
+    qr_rd_init(&r, v->p, v->n);
+    uint64_t np = qr_rd_varint(&r);
+    for (uint64_t k = 0; k < np && !r.bad; k++) {
+        uint64_t kl = qr_rd_varint(&r);
+        const unsigned char *kp = qr_rd_bytes(&r, kl);
+        uint64_t vt = qr_rd_varint(&r);
+        const unsigned char *vp = qr_rd_bytes(&r, vt >> 1);
+        if (r.bad)
+            break;
+        if (!paths) {
+            if (!(vt & 1) && add_tokens(c, (const char *)vp, vt >> 1) != 0)
+                return -1;
+            continue;
+        }
+        qr_buf_clear(buf);
+        qr_buf_put(buf, kp, kl);
+        qr_buf_put_u8(buf, (unsigned char)QR_PATH_SEP);
+        qr_buf_put(buf, vp, vt >> 1);
+        if (buf->oom || add_term(c, (const char *)buf->p, buf->len) != 0)
+            return -1;
+    }
+    return r.bad ? -1 : 0;
+}
+
 static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t *perm,
                        field_out *fo, const char *path, qr_err *e)
 {
     uint32_t n = b->nrows;
     const qr_slice *vals = b->cols[fd->col].strs;
-    const int64_t *ints = b->cols[fd->col].ints; /* numeric fields */
+    const int64_t *ints = b->cols[fd->col].ints; /* range fields */
     const uint8_t *nulls = b->cols[fd->col].isnull;
-    int numeric = qr_schema[fd->col].type == TYPE_INT32 || qr_schema[fd->col].type == TYPE_UINT8;
     qr_strmap terms;
     qr_strmap_init(&terms);
-    qr_arena arena;
+    qr_arena arena, scratch;
     qr_arena_init(&arena, 1 << 20, 0);
+    qr_arena_init(&scratch, 1 << 16, 0);
     u32vec tids = {0};
     uint32_t *doclen = NULL;
     qr_tokenizer tok;
     qr_tok_init(&tok);
+    tok.keep_case = fd->fulltext && !fd->lowercase;
+    qr_buf pbuf;
+    qr_buf_init(&pbuf);
+    collect cl = {&terms, &arena, &tids, &tok, 0, 0};
     uint64_t docs_with = 0, total = 0;
     uint32_t *order = NULL, *start = NULL, *docs = NULL, *tfs = NULL, *poss = NULL;
     occ *sorted = NULL;
@@ -109,19 +249,13 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     if (!(doclen = calloc(n ? n : 1, sizeof *doclen)))
         goto oom;
     for (uint32_t d = 0; d < n; d++) {
-        if (numeric) { /* its value as a term (an INT32 column) */
+        cl.len = 0;
+        if (fd->kind == QR_IX_RANGE) { /* its value as a term */
             if (nulls[perm[d]])
                 continue;
-            char t[QR_NUM_TERM_LEN];
-            qr_num_term((int32_t)ints[perm[d]], t);
-            int added;
-            int64_t id = qr_strmap_get(&terms, t, sizeof t);
-            if (id < 0) {
-                char *copy = qr_arena_memdup(&arena, t, sizeof t);
-                if (!copy || (id = qr_strmap_put(&terms, copy, sizeof t, &added)) < 0)
-                    goto oom;
-            }
-            if (u32_push(&tids, (uint32_t)id) != 0)
+            char t[QR_NUM_TERM64_LEN];
+            unsigned tl = qr_range_term(fd->coltype, ints[perm[d]], t);
+            if (add_term(&cl, t, tl) != 0)
                 goto oom;
             docs_with++;
             doclen[d] = 1;
@@ -132,35 +266,32 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
         if (!v->p)
             continue;
         docs_with++;
-        if (!fd->fulltext) {
-            if (v->n > QR_MAX_TERM)
-                continue;
-            int added;
-            int64_t id = qr_strmap_put(&terms, v->p, v->n, &added);
-            if (id < 0 || u32_push(&tids, (uint32_t)id) != 0)
-                goto oom;
-            doclen[d] = 1;
-            total++;
-            continue;
+        int r = 0;
+        if (fd->kind == QR_IX_KEYWORD) {
+            r = add_term(&cl, v->p, v->n);
+        } else if (fd->coltype == QT_MAP) {
+            r = map_terms(&cl, v, fd->kind == QR_IX_PATHS, &pbuf);
+        } else if (fd->coltype == QT_JSON && fd->kind == QR_IX_PATHS) {
+            r = qr_json_path_terms(v->p, v->n, &pbuf, add_term, &cl);
+        } else if (fd->coltype == QT_JSON) {
+            qr_json j;
+            qj_init(&j, v->p, v->n);
+            qr_arena_reset(&scratch);
+            r = add_json_tokens(&cl, &j, &scratch);
+        } else {
+            r = add_tokens(&cl, v->p, v->n);
         }
-        qr_tok_reset(&tok, v->p, v->n);
-        qr_token t;
-        uint32_t len = 0;
-        while (qr_tok_next(&tok, &t)) {
-            int added;
-            int64_t id = qr_strmap_get(&terms, t.p, t.n);
-            if (id < 0) {
-                char *copy = qr_arena_memdup(&arena, t.p, t.n);
-                if (!copy || (id = qr_strmap_put(&terms, copy, t.n, &added)) < 0)
-                    goto oom;
-            }
-            if (u32_push(&tids, (uint32_t)id) != 0)
+        if (r != 0) {
+            if (cl.oom || pbuf.oom)
                 goto oom;
-            len++;
+            qr_errf(e, QR_E_INTERNAL, "segment %s: column %s: row %u: malformed value", path,
+                    fd->name, d);
+            goto out;
         }
-        doclen[d] = len;
-        fo->norms[d] = qr_norm_encode(len);
-        total += len;
+        doclen[d] = cl.len;
+        if (fd->fulltext)
+            fo->norms[d] = qr_norm_encode(cl.len);
+        total += cl.len;
     }
     /* counting sort of occurrences by term id (stable) */
     uint32_t nt = terms.count;
@@ -203,7 +334,7 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     poss = malloc(sizeof *poss * (maxocc ? maxocc : 1));
     if (!docs || !tfs || !poss)
         goto oom;
-    qr_postw pw = {fd->fulltext, fd->fulltext, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, n};
+    qr_postw pw = {fd->fulltext, fd->positions, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, n};
     qr_tdictw_init(&fo->dict);
     qr_buf ti;
     qr_buf_init(&ti);
@@ -248,16 +379,18 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
     if (fo->bitmaps.len)
         bl[fo->nblocks++] =
             (qr_sec_block){IBLK_BITMAPS, fo->bitmaps.p, fo->bitmaps.len, 0, 0, 0};
-    if (fd->fulltext) {
+    if (fd->positions)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_POSITIONS, fo->pos.p, fo->pos.len, 0, 0, 0};
+    if (fd->fulltext)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, n, 0, 0, 0};
-    }
     rc = 0;
     goto out;
 oom:
     qr_errf(e, QR_E_NOMEM, "segment %s: out of memory building the %s index", path, fd->name);
 out:
     qr_tok_free(&tok);
+    qr_buf_free(&pbuf);
+    qr_arena_free(&scratch);
     qr_strmap_free(&terms);
     qr_arena_free(&arena);
     free(tids.v);
@@ -274,22 +407,36 @@ out:
 int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
                      qr_seg_summary *out, qr_err *e)
 {
+    const qr_tabdef *d = b->def;
+    uint32_t nix = d->nixs;
     uint32_t *perm = qr_seg_time_order(b);
-    if (!perm)
-        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
-    field_out fo[QR_NUM_FIELDS];
-    memset(fo, 0, sizeof fo);
-    qr_sec_in secs[QR_NUM_FIELDS];
+    field_out *fo = calloc(nix ? nix : 1, sizeof *fo);
+    qr_sec_in *secs = calloc(nix ? nix : 1, sizeof *secs);
     int rc = 0;
-    for (int i = 0; i < QR_NUM_FIELDS && rc == 0; i++) {
-        rc = build_field(&qr_fields[i], b, perm, &fo[i], path, e);
-        secs[i].id = qr_fields[i].sec;
+    if (!perm || !fo || !secs)
+        rc = qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
+    for (uint32_t i = 0; i < nix && rc == 0; i++) {
+        const qr_ixdef *x = &d->ixs[i];
+        qr_field_def fd = {x->id,
+                           x->col,
+                           x->kind,
+                           d->cols[x->col].type,
+                           x->kind == QR_IX_FULLTEXT,
+                           x->kind == QR_IX_FULLTEXT && x->positions,
+                           x->kind != QR_IX_FULLTEXT || x->lowercase,
+                           d->cols[x->col].name};
+        rc = build_field(&fd, b, perm, &fo[i], path, e);
+        secs[i].id = x->id;
+        secs[i].col = x->col;
+        secs[i].kind = x->kind;
+        secs[i].flags = (uint8_t)((fd.fulltext && fd.lowercase ? QR_SECF_LOWERCASE : 0) |
+                                  (fd.positions ? QR_SECF_POSITIONS : 0));
         secs[i].nblocks = fo[i].nblocks;
         secs[i].blocks = fo[i].blocks;
     }
     if (rc == 0)
-        rc = qr_seg_write_ex(path, b, perm, secs, QR_NUM_FIELDS, o, out, e);
-    for (int i = 0; i < QR_NUM_FIELDS; i++) {
+        rc = qr_seg_write_ex(path, b, perm, secs, nix, o, out, e);
+    for (uint32_t i = 0; fo && i < nix; i++) {
         qr_buf_free(&fo[i].post);
         qr_buf_free(&fo[i].pos);
         qr_buf_free(&fo[i].stats);
@@ -297,6 +444,8 @@ int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
         qr_tdictw_free(&fo[i].dict);
         free(fo[i].norms);
     }
+    free(fo);
+    free(secs);
     free(perm);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "index/invfmt.h"
+#include "format/segfmt.h"
 #include "index/invindex.h"
 
 static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind,
@@ -33,12 +34,21 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     memset(f, 0, sizeof *f);
     f->seg = s;
     f->rows = (uint32_t)s->rows;
-    f->def = qr_field_by_sec(sec_id);
     const qr_section *sec = qr_seg_section(s, sec_id);
-    if (!f->def || !sec)
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: no index section %u (written by an older "
-                       "build?)", s->path, sec_id);
-    int ft = f->def->fulltext;
+    if (!sec)
+        return qr_errf(e, QR_E_UNDEFINED_OBJECT,
+                       "segment %s: has no index %u (the index is newer than the segment)",
+                       s->path, sec_id);
+    const qr_colmeta *cm = &s->cols[sec->col];
+    f->def.sec = sec_id;
+    f->def.col = sec->col;
+    f->def.kind = sec->kind;
+    f->def.coltype = cm->type;
+    f->def.fulltext = sec->kind == QR_IX_FULLTEXT;
+    f->def.positions = f->def.fulltext && (sec->flags & QR_SECF_POSITIONS);
+    f->def.lowercase = !f->def.fulltext || (sec->flags & QR_SECF_LOWERCASE);
+    f->def.name = cm->name;
+    int ft = f->def.fulltext, fp = f->def.positions;
     const unsigned char *idx, *dict, *stats;
     size_t idx_len, dict_len, stats_len, norms_len;
     if (find_block(s, sec, IBLK_FIELDSTATS, &stats, &stats_len, 1, e) != 0 ||
@@ -53,25 +63,28 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     f->sec = sec;
     f->pos_blk = block_index(sec, IBLK_POSITIONS);
     f->bm_blk = block_index(sec, IBLK_BITMAPS);
-    if (ft && f->pos_blk < 0)
+    if (fp && f->pos_blk < 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: index section %u lacks block kind %u",
                        s->path, sec->id, IBLK_POSITIONS);
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
-                       s->path, f->def->name);
+                       s->path, f->def.name);
     f->docs_with_field = qr_load_u64(stats);
     f->total_tokens = qr_load_u64(stats + 8);
-    char what[4200];
-    snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def->name);
-    return qr_tdict_open(&f->dict, idx, idx_len, dict, dict_len, ft, ft, what, e);
+    char what[4400];
+    snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def.name);
+    return qr_tdict_open(&f->dict, idx, idx_len, dict, dict_len, ft, fp, what, e);
 }
 
 void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
 
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
 {
-    if (f->pos || !f->def->fulltext)
+    if (f->pos || !f->def.fulltext)
         return 0;
+    if (!f->def.positions)
+        return qr_errf(e, QR_E_FEATURE, "the %s index stores no positions: phrases cannot "
+                       "be searched on it", f->def.name);
     return qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->pos_blk, &f->pos, &f->pos_len, e);
 }
 
@@ -92,16 +105,16 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
     const unsigned char *b = qr_invfield_bitmap_mapped(f, ti);
     if (!b)
         qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s term bitmap out of range (index section %u)",
-                f->seg->path, f->def->name, f->def->sec);
+                f->seg->path, f->def.name, f->def.sec);
     return b;
 }
 
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
 {
     /* positions only once qr_invfield_load_positions mapped them (phrases) */
-    int ft = f->def->fulltext, pos = ft && f->pos;
+    int ft = f->def.fulltext, pos = f->def.positions && f->pos;
     if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, pos, ti) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
-                       f->seg->path, f->def->name);
+                       f->seg->path, f->def.name);
     return 0;
 }

@@ -18,28 +18,59 @@
 
 #include <stdint.h>
 
-/* Section ids = indexed fields. */
+#include "format/schema.h"
+
+/* Section ids are the table's index ids (schema.h qr_ixdef.id); the
+ * OpenTelemetry table's are these (what its shortcuts name). */
 enum {
     SEC_BODY = 1,          /* full text: tf, positions, norms */
     SEC_KW_SERVICE = 2,    /* keyword (exact value) indexes: docs only */
     SEC_KW_SEVERITY = 3,
     SEC_KW_SCOPE = 4,
     SEC_KW_TRACE = 5,
-    SEC_KW_SEVNUM = 6,     /* SeverityNumber: one term per value (qr_num_term) */
+    SEC_KW_SEVNUM = 6,     /* SeverityNumber: one range term per value */
 };
-#define QR_NUM_FIELDS 6
 
-/* A numeric keyword field's term: the 32-bit value with its sign bit
- * flipped, as 8 lowercase hex digits, so that the dictionary's order
+/* A range index's term: the stored value (schema.h: stored domain) as hex
+ * digits that sort like the number, so that the dictionary's order
  * (length, then bytes) is the numbers' order and a range is a run of
- * terms. */
+ * terms. Types whose values fit 32 bits signed use 8 digits of the value
+ * with its sign bit flipped; the others 16 digits of the 64-bit value with
+ * its sign bit flipped. */
 #define QR_NUM_TERM_LEN 8
+#define QR_NUM_TERM64_LEN 16
 static inline void qr_num_term(int32_t v, char out[QR_NUM_TERM_LEN])
 {
     uint32_t u = (uint32_t)v ^ 0x80000000u;
     for (int i = QR_NUM_TERM_LEN - 1; i >= 0; i--, u >>= 4)
         out[i] = "0123456789abcdef"[u & 15];
 }
+static inline void qr_num_term64(int64_t v, char out[QR_NUM_TERM64_LEN])
+{
+    uint64_t u = (uint64_t)v ^ 0x8000000000000000ull;
+    for (int i = QR_NUM_TERM64_LEN - 1; i >= 0; i--, u >>= 4)
+        out[i] = "0123456789abcdef"[u & 15];
+}
+/* Term length of a range index on a column of this type (8 or 16). */
+static inline unsigned qr_range_term_len(int type)
+{
+    return type == QT_BOOL || type == QT_INT8 || type == QT_INT16 || type == QT_INT32 ||
+                   type == QT_UINT8 || type == QT_UINT16
+               ? QR_NUM_TERM_LEN
+               : QR_NUM_TERM64_LEN;
+}
+/* The term of stored value v for a column of `type`; returns its length. */
+static inline unsigned qr_range_term(int type, int64_t v, char out[QR_NUM_TERM64_LEN])
+{
+    if (qr_range_term_len(type) == QR_NUM_TERM_LEN) {
+        qr_num_term((int32_t)v, out);
+        return QR_NUM_TERM_LEN;
+    }
+    qr_num_term64(v, out);
+    return QR_NUM_TERM64_LEN;
+}
+/* Paths index: a leaf's term is its path, this byte, then its value. */
+#define QR_PATH_SEP '\0'
 
 /* Block kinds inside an index section (>= QR_BLK_SECTION_MIN). */
 enum {

@@ -1,13 +1,14 @@
-/* invindex.h - the inverted indexes of a segment: which fields are indexed,
- * building their sections when a segment is written, and opening a field's
- * index for search.
+/* invindex.h - the inverted indexes of a segment: building the sections
+ * of a table's indexes when a segment is written, and opening one for
+ * search.
  *
- * Fields: Body (full text: tokenizer terms with frequencies, positions and
- * norms), the keyword fields ServiceName, SeverityText, ScopeName and
- * TraceId (the exact value is the one term; docs only) and SeverityNumber
- * (its value as a term that sorts like the number, qr_num_term: a range is
- * a run of dictionary terms, a few bitmaps). Keyword values longer than
- * QR_MAX_TERM bytes are not indexed (they cannot be looked up).
+ * Kinds (schema.h qr_ixkind): full text (tokenizer terms with frequencies,
+ * positions and norms; on json/map columns the string leaves), keyword
+ * (the exact value is the one term; docs only), range (a number as a term
+ * that sorts like the number, qr_range_term: a range is a run of terms),
+ * paths (json/map: every leaf as "path\0value"). Keyword and path terms
+ * longer than QR_MAX_TERM bytes are not indexed (they cannot be looked
+ * up).
  */
 #ifndef QR_INVINDEX_H
 #define QR_INVINDEX_H
@@ -18,28 +19,33 @@
 #include "index/postings.h"
 #include "index/termdict.h"
 
+/* What a section says about its index. */
 typedef struct qr_field_def {
-    uint16_t sec;     /* section id (invfmt.h) */
-    int col;          /* source column */
-    int fulltext;     /* 1: tokenized with tf/positions/norms */
-    const char *name; /* as in queries: body, service, severity, scope, trace,
-                       * sevnum (ranges only: `sevnum:>=13`) */
+    uint16_t sec;     /* section id = the table's index id */
+    int col;          /* indexed column in the segment */
+    uint8_t kind;     /* qr_ixkind */
+    uint8_t coltype;  /* the column's qr_type */
+    int fulltext;     /* 1: tokenized with tf/norms */
+    int positions;    /* full text with positions */
+    int lowercase;    /* full text, case folded */
+    const char *name; /* the column's name, for messages */
 } qr_field_def;
 
-extern const qr_field_def qr_fields[QR_NUM_FIELDS];
-/* Field by section id or by query name; NULL if none. */
-const qr_field_def *qr_field_by_sec(uint16_t sec);
-const qr_field_def *qr_field_by_name(const char *name, size_t n);
-
-/* Sort batch b by time, build every field's index and write the segment
- * (qr_seg_write_ex). What ingest calls. */
+/* Sort batch b by its sort column, build every index of its definition and
+ * write the segment (qr_seg_write_ex). What ingest calls. */
 int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
                      qr_seg_summary *out, qr_err *e);
+
+/* Terms of a json text's leaves for a paths index: calls fn for each
+ * "path\0value" (value: a string's bytes, else its JSON text); `buf` is
+ * scratch. Returns -1 on malformed JSON or when fn fails. */
+int qr_json_path_terms(const char *json, size_t n, qr_buf *buf,
+                       int (*fn)(void *ctx, const char *t, size_t n), void *ctx);
 
 /* One field's index in an open segment. Valid while the segment is open. */
 typedef struct qr_invfield {
     const qr_segment *seg;
-    const qr_field_def *def;
+    qr_field_def def;
     qr_tdict dict;
     const unsigned char *post, *pos, *norms, *bitmaps; /* pos, bitmaps: NULL until needed */
     size_t post_len, pos_len, bitmaps_len;
@@ -50,7 +56,8 @@ typedef struct qr_invfield {
 } qr_invfield;
 
 /* Open field `sec` of segment s (checksums of its blocks verified once).
- * A segment without the section is an error (QR_E_CORRUPT). */
+ * A segment without the section is an error (QR_E_UNDEFINED_OBJECT: the
+ * index was created after the segment was written). */
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec, qr_err *e);
 void qr_invfield_close(qr_invfield *f);
 /* The bitmap of a dense term (ti->has_bitmap): ceil(rows/64) little-endian

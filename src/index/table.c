@@ -151,6 +151,11 @@ qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err
     }
     t->lock_fd = -1;
     t->name = strdup(name);
+    /* TODO(catalog): the definition comes from DATA/CATALOG */
+    if (!(t->def = qr_tabdef_otel(name))) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        goto fail;
+    }
     if (snprintf(path, sizeof path, "%s/%s", datadir, name) >= (int)sizeof path) {
         qr_errf(e, QR_E_ARGS, "data directory path too long");
         goto fail;
@@ -207,6 +212,7 @@ void qr_table_close(qr_table *t)
     free(t->man.segs);
     free(t->dir);
     free(t->name);
+    qr_tabdef_free(t->def);
     free(t);
 }
 

@@ -45,6 +45,7 @@ enum { QR_TABLE_READ = 0, QR_TABLE_WRITE = 1, QR_TABLE_CREATE = 2 };
 typedef struct qr_table {
     char *dir;  /* DATA/<name> */
     char *name;
+    qr_tabdef *def; /* the table's definition (owned) */
     qr_manifest man;
     int lock_fd; /* >= 0 when opened for writing */
 } qr_table;

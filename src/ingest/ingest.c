@@ -157,8 +157,11 @@ static void *worker(void *arg)
     pipeline *pl = arg;
     qr_batch b;
     qr_ndjson nj;
-    qr_ndjson_init(&nj);
-    int ok = qr_batch_init(&b, pl->o->segment_rows, NULL) == 0;
+    int ok = qr_ndjson_init(&nj, pl->t->def, NULL) == 0;
+    if (ok && qr_batch_init(&b, pl->t->def, pl->o->segment_rows, NULL) != 0) {
+        qr_ndjson_free(&nj);
+        ok = 0;
+    }
     for (;;) {
         pthread_mutex_lock(&pl->mu);
         while (pl->qlen == 0)

@@ -1,13 +1,62 @@
-/* ndjson.c - NDJSON line to batch row (see ndjson.h). Strings stay
- * zero-copy slices of the line unless they carry escapes. */
+/* ndjson.c - NDJSON line to batch row (see ndjson.h). Strings of text
+ * columns stay zero-copy slices of the line unless they carry escapes;
+ * json values, maps and the catch-all object are re-serialised into the
+ * batch arena. */
 #include "ingest/ndjson.h"
 
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/timefmt.h"
 
-void qr_ndjson_init(qr_ndjson *p) { qr_buf_init(&p->scratch); }
-void qr_ndjson_free(qr_ndjson *p) { qr_buf_free(&p->scratch); }
+int qr_ndjson_init(qr_ndjson *p, const qr_tabdef *def, qr_err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->def = def;
+    qr_buf_init(&p->scratch);
+    qr_buf_init(&p->val);
+    qr_buf_init(&p->extra);
+    qr_strmap_init(&p->names);
+    size_t bytes = 0;
+    for (uint32_t c = 0; c < def->ncols; c++)
+        bytes += strlen(def->cols[c].name);
+    p->seen = calloc(def->ncols ? def->ncols : 1, sizeof *p->seen);
+    p->notnull = calloc(def->ncols ? def->ncols : 1, sizeof *p->notnull);
+    p->lower = malloc(bytes ? bytes : 1);
+    if (!p->seen || !p->notnull || !p->lower)
+        goto oom;
+    char *o = p->lower;
+    for (uint32_t c = 0; c < def->ncols; c++) {
+        size_t n = strlen(def->cols[c].name);
+        for (size_t i = 0; i < n; i++)
+            o[i] = (char)tolower((unsigned char)def->cols[c].name[i]);
+        int added;
+        if (qr_strmap_put(&p->names, o, n, &added) != (int64_t)c)
+            goto oom; /* names are unique ignoring case (validated) */
+        o += n;
+        if (!def->cols[c].nullable)
+            p->notnull[p->nnotnull++] = c;
+    }
+    return 0;
+oom:
+    qr_ndjson_free(p);
+    return qr_errf(e, QR_E_NOMEM, "out of memory preparing the NDJSON parser");
+}
+
+void qr_ndjson_free(qr_ndjson *p)
+{
+    qr_buf_free(&p->scratch);
+    qr_buf_free(&p->val);
+    qr_buf_free(&p->extra);
+    qr_strmap_free(&p->names);
+    free(p->seen);
+    free(p->notnull);
+    free(p->lower);
+    p->seen = p->notnull = NULL;
+    p->lower = NULL;
+}
 
 static int json_fail(qr_json *j, qr_err *e)
 {
@@ -36,14 +85,34 @@ static const char *type_name(qj_type t)
     }
 }
 
-static int wrong_type(qr_json *j, int col, qj_type got, const char *want, qr_err *e)
+static size_t at_of(const qr_json *j) { return (size_t)(j->p - j->s) + 1; }
+
+static int wrong_type(qr_json *j, const char *col, qj_type got, const char *want, qr_err *e)
 {
-    return qr_errf(e, QR_E_DATATYPE, "byte %zu: column %s: expected %s, got %s",
-                   (size_t)(j->p - j->s) + 1, qr_schema[col].name, want, type_name(got));
+    return qr_errf(e, QR_E_DATATYPE, "byte %zu: column %s: expected %s, got %s", at_of(j), col,
+                   want, type_name(got));
 }
 
-/* Parse a map object into map text in the batch arena. */
-static int parse_map(qr_ndjson *p, qr_batch *b, qr_json *j, int col, qr_slice *out, qr_err *e)
+static int nomem(qr_err *e) { return qr_errf(e, QR_E_NOMEM, "out of memory parsing a row"); }
+
+/* Copy a finished buffer into the batch arena as the column value. */
+static int keep(qr_batch *b, const qr_buf *s, const char *prefix, size_t plen, qr_slice *out,
+                qr_err *e)
+{
+    char *d = qr_arena_alloc(&b->arena, plen + s->len + 1);
+    if (!d || s->oom)
+        return nomem(e);
+    if (plen)
+        memcpy(d, prefix, plen);
+    if (s->len)
+        memcpy(d + plen, s->p, s->len);
+    out->p = d;
+    out->n = plen + s->len;
+    return 0;
+}
+
+/* A map object into map text (batch.h). */
+static int parse_map(qr_ndjson *p, qr_batch *b, qr_json *j, qr_slice *out, qr_err *e)
 {
     qr_buf *s = &p->scratch;
     qr_buf_clear(s);
@@ -58,41 +127,180 @@ static int parse_map(qr_ndjson *p, qr_batch *b, qr_json *j, int col, qr_slice *o
         if (r == 0)
             break;
         qj_type t = qj_peek(j);
-        if (t != QJ_STRING) {
-            if (t == QJ_ERROR || t == QJ_END)
-                return json_fail(j, e);
-            return qr_errf(e, QR_E_DATATYPE,
-                           "byte %zu: column %s: map value of key \"%.*s\" must be a string, "
-                           "got %s",
-                           (size_t)(j->p - j->s) + 1, qr_schema[col].name,
-                           (int)(k.n > 64 ? 64 : k.n), k.p, type_name(t));
-        }
-        if (qj_string(j, &v, &b->arena) != 0)
+        if (t == QJ_ERROR || t == QJ_END)
             return json_fail(j, e);
         qr_buf_put_lenbytes(s, k.p, k.n);
-        qr_buf_put_lenbytes(s, v.p, v.n);
+        if (t == QJ_STRING) {
+            if (qj_string(j, &v, &b->arena) != 0)
+                return json_fail(j, e);
+            qr_buf_put_varint(s, (uint64_t)v.n << 1);
+            qr_buf_put(s, v.p, v.n);
+        } else { /* a typed value: its canonical JSON text */
+            qr_buf_clear(&p->val);
+            if (qj_copy(j, &p->val, &b->arena) != 0)
+                return json_fail(j, e);
+            qr_buf_put_varint(s, (uint64_t)p->val.len << 1 | 1);
+            qr_buf_put(s, p->val.p, p->val.len);
+        }
         npairs++;
     }
-    qr_buf hdr;
-    unsigned char tmp[10];
-    hdr.p = tmp;
-    hdr.len = 0;
-    hdr.cap = sizeof tmp;
-    hdr.oom = 0;
-    qr_buf_put_varint(&hdr, npairs);
-    char *d = qr_arena_alloc(&b->arena, hdr.len + s->len);
-    if (!d || s->oom)
-        return qr_errf(e, QR_E_NOMEM, "out of memory");
-    memcpy(d, tmp, hdr.len);
-    if (s->len)
-        memcpy(d + hdr.len, s->p, s->len);
-    out->p = d;
-    out->n = hdr.len + s->len;
+    unsigned char hdr[10];
+    qr_buf h = {hdr, 0, sizeof hdr, 0};
+    qr_buf_put_varint(&h, npairs);
+    return keep(b, s, (const char *)hdr, h.len, out, e);
+}
+
+/* An integer that may be as large as 2^64 - 1 (uint64 columns). */
+static int parse_u64(qr_json *j, uint64_t *v, const char *col, qr_err *e)
+{
+    size_t at = at_of(j);
+    qr_slice raw;
+    if (qj_number(j, &raw) != 0)
+        return json_fail(j, e);
+    uint64_t x = 0;
+    for (size_t i = 0; i < raw.n; i++) {
+        unsigned d = (unsigned)(raw.p[i] - '0');
+        if (d > 9)
+            return qr_errf(e, raw.p[i] == '-' ? QR_E_OUT_OF_RANGE : QR_E_DATATYPE,
+                           "byte %zu: column %s: %s", at, col,
+                           raw.p[i] == '-' ? "negative value for an unsigned column"
+                                           : "expected an integer");
+        if (x > (UINT64_MAX - d) / 10)
+            return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %.*s out of range of uint64",
+                           at, col, (int)(raw.n > 40 ? 40 : raw.n), raw.p);
+        x = x * 10 + d;
+    }
+    *v = x;
     return 0;
+}
+
+static int parse_f64(qr_json *j, double *v, const char *col, qr_err *e)
+{
+    size_t at = at_of(j);
+    qr_slice raw;
+    if (qj_number(j, &raw) != 0)
+        return json_fail(j, e);
+    char tmp[512];
+    if (raw.n >= sizeof tmp)
+        return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: number of %zu digits", at, col,
+                       raw.n);
+    memcpy(tmp, raw.p, raw.n);
+    tmp[raw.n] = 0;
+    double d = strtod(tmp, NULL);
+    if (!isfinite(d))
+        return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %s out of range of float64", at,
+                       col, tmp);
+    *v = d;
+    return 0;
+}
+
+static const char *const ts_want[] = {
+    "an RFC 3339 string or integer nanoseconds", "an RFC 3339 string or integer seconds",
+    "an RFC 3339 string or integer milliseconds", "an RFC 3339 string or integer microseconds",
+    "an RFC 3339 string or integer nanoseconds"};
+
+/* One value of an integer-stored column into the stored domain. */
+static int parse_int_value(qr_json *j, qr_batch *b, const qr_coldef *cd, qj_type t, int64_t *out,
+                           qr_err *e)
+{
+    switch (cd->type) {
+    case QT_TIMESTAMP: {
+        if (t == QJ_STRING) {
+            qr_slice s;
+            size_t at = at_of(j);
+            if (qj_string(j, &s, &b->arena) != 0)
+                return json_fail(j, e);
+            const char *why;
+            if (qr_time_parse(s.p, s.n, out, &why) != 0)
+                return qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: column %s: %s", at, cd->name,
+                               why);
+            return 0;
+        }
+        if (t != QJ_NUMBER)
+            return wrong_type(j, cd->name, t, ts_want[cd->tsfmt <= QR_TS_EPOCH_NS ? cd->tsfmt : 0],
+                              e);
+        size_t at = at_of(j);
+        int64_t x;
+        if (qj_int64(j, &x) != 0)
+            return json_fail(j, e);
+        int64_t unit = qr_tsfmt_unit_ns(cd->tsfmt);
+        if (x > INT64_MAX / unit || x < INT64_MIN / unit)
+            return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %lld %s is out of range",
+                           at, cd->name, (long long)x, qr_tsfmt_name(cd->tsfmt));
+        *out = x * unit;
+        return 0;
+    }
+    case QT_BOOL: {
+        if (t != QJ_TRUE && t != QJ_FALSE)
+            return wrong_type(j, cd->name, t, "true or false", e);
+        int v;
+        if (qj_bool(j, &v) != 0)
+            return json_fail(j, e);
+        *out = v;
+        return 0;
+    }
+    case QT_FLOAT64: {
+        if (t != QJ_NUMBER)
+            return wrong_type(j, cd->name, t, "a number", e);
+        double d = 0;
+        if (parse_f64(j, &d, cd->name, e) != 0)
+            return -1;
+        *out = qr_num_from_f64(d);
+        return 0;
+    }
+    case QT_UINT64: {
+        if (t != QJ_NUMBER)
+            return wrong_type(j, cd->name, t, "an integer", e);
+        uint64_t u = 0;
+        if (parse_u64(j, &u, cd->name, e) != 0)
+            return -1;
+        *out = qr_num_from_u64(u);
+        return 0;
+    }
+    default: {
+        if (t != QJ_NUMBER)
+            return wrong_type(j, cd->name, t, "an integer", e);
+        size_t at = at_of(j);
+        int64_t x, lo, hi;
+        if (qj_int64(j, &x) != 0)
+            return json_fail(j, e);
+        qr_type_range(cd->type, &lo, &hi);
+        if (x < lo || x > hi) {
+            if (cd->type == QT_INT32)
+                return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %lld out of range of int32",
+                               at, cd->name, (long long)x);
+            return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %lld out of range %lld..%lld",
+                           at, cd->name, (long long)x, (long long)lo, (long long)hi);
+        }
+        *out = x;
+        return 0;
+    }
+    }
+}
+
+/* Column of a key: the one after the previous key's first (keys usually
+ * come in column order), else by lowercased name. -1 = not a column. */
+static int find_col(qr_ndjson *p, const qr_slice *key, int prev)
+{
+    const qr_tabdef *d = p->def;
+    uint32_t guess = (uint32_t)(prev + 1);
+    if (guess < d->ncols) {
+        const char *nm = d->cols[guess].name;
+        if (strlen(nm) == key->n && memcmp(nm, key->p, key->n) == 0)
+            return (int)guess;
+    }
+    if (key->n > QR_MAX_NAME)
+        return -1;
+    char low[QR_MAX_NAME];
+    for (size_t i = 0; i < key->n; i++)
+        low[i] = (char)tolower((unsigned char)key->p[i]);
+    int64_t c = qr_strmap_get(&p->names, low, key->n);
+    return c < 0 ? -1 : (int)c;
 }
 
 int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_err *e)
 {
+    const qr_tabdef *def = p->def;
     qr_json j;
     qj_init(&j, line, n);
     qj_type t = qj_peek(&j);
@@ -101,14 +309,19 @@ int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_er
     if (t != QJ_OBJECT) {
         if (t == QJ_ERROR)
             return json_fail(&j, e);
-        return qr_errf(e, QR_E_DATATYPE, "byte %zu: expected a JSON object, got %s",
-                       (size_t)(j.p - j.s) + 1, type_name(t));
+        return qr_errf(e, QR_E_DATATYPE, "byte %zu: expected a JSON object, got %s", at_of(&j),
+                       type_name(t));
     }
     if (b->nrows >= b->cap)
         return qr_errf(e, QR_E_INTERNAL, "batch full (%u rows)", b->cap);
     uint32_t row = qr_batch_add_null_row(b);
-    unsigned seen = 0;
+    if (++p->stamp == 0) { /* wrapped: forget every column's stamp */
+        memset(p->seen, 0, sizeof *p->seen * (def->ncols ? def->ncols : 1));
+        p->stamp = 1;
+    }
     uint64_t bytes = 0;
+    int prev = -1, nextra = 0;
+    qr_buf_clear(&p->extra);
     if (qj_object_begin(&j) != 0)
         goto json_bad;
     for (;;) {
@@ -122,18 +335,29 @@ int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_er
             goto json_bad;
         if (r == 0)
             break;
-        int col = qr_col_lookup(key.p, key.n);
+        int col = find_col(p, &key, prev);
+        if (col == def->extra_col)
+            col = -1; /* the catch-all is not a key of its own: see ndjson.h */
         if (col < 0) {
-            qr_errf(e, QR_E_UNDEFINED_COLUMN, "byte %zu: unknown column \"%.*s\"", key_at,
-                    (int)(key.n > 64 ? 64 : key.n), key.p);
+            if (def->extra_col < 0) {
+                qr_errf(e, QR_E_UNDEFINED_COLUMN, "byte %zu: unknown column \"%.*s\"", key_at,
+                        (int)(key.n > 64 ? 64 : key.n), key.p);
+                goto bad;
+            }
+            qr_buf_put_u8(&p->extra, nextra++ ? ',' : '{');
+            qj_write_string(&p->extra, key.p, key.n);
+            qr_buf_put_u8(&p->extra, ':');
+            if (qj_copy(&j, &p->extra, &b->arena) != 0)
+                goto json_bad;
+            continue;
+        }
+        prev = col;
+        const qr_coldef *cd = &def->cols[col];
+        if (p->seen[col] == p->stamp) {
+            qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: duplicate column %s", key_at, cd->name);
             goto bad;
         }
-        if (seen & (1u << col)) {
-            qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: duplicate column %s", key_at,
-                    qr_schema[col].name);
-            goto bad;
-        }
-        seen |= 1u << col;
+        p->seen[col] = p->stamp;
         qr_colvec *v = &b->cols[col];
         t = qj_peek(&j);
         if (t == QJ_ERROR || t == QJ_END)
@@ -143,77 +367,62 @@ int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_er
                 goto json_bad;
             continue;
         }
-        switch (qr_schema[col].type) {
-        case TYPE_TIMESTAMP: {
-            int64_t ns;
-            if (t == QJ_STRING) {
-                qr_slice s;
-                size_t at = (size_t)(j.p - j.s) + 1;
-                if (qj_string(&j, &s, &b->arena) != 0)
-                    goto json_bad;
-                const char *why;
-                if (qr_time_parse(s.p, s.n, &ns, &why) != 0) {
-                    qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: column Timestamp: %s", at, why);
-                    goto bad;
-                }
-            } else if (t == QJ_NUMBER) {
-                if (qj_int64(&j, &ns) != 0)
-                    goto json_bad;
-            } else {
-                wrong_type(&j, col, t, "an RFC 3339 string or integer nanoseconds", e);
+        if (v->ints) {
+            if (parse_int_value(&j, b, cd, t, &v->ints[row], e) != 0)
                 goto bad;
-            }
-            v->ints[row] = ns;
             v->isnull[row] = 0;
-            break;
+            continue;
         }
-        case TYPE_UINT8:
-        case TYPE_INT32: {
-            if (t != QJ_NUMBER) {
-                wrong_type(&j, col, t, "an integer", e);
-                goto bad;
-            }
-            size_t at = (size_t)(j.p - j.s) + 1;
-            int64_t x;
-            if (qj_int64(&j, &x) != 0)
-                goto json_bad;
-            int u8 = qr_schema[col].type == TYPE_UINT8;
-            if (u8 ? (x < 0 || x > 255) : (x < INT32_MIN || x > INT32_MAX)) {
-                qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %lld out of range %s", at,
-                        qr_schema[col].name, (long long)x, u8 ? "0..255" : "of int32");
-                goto bad;
-            }
-            v->ints[row] = x;
-            v->isnull[row] = 0;
-            break;
-        }
-        case TYPE_STRING:
-        case TYPE_HEXID:
+        switch (cd->type) {
+        case QT_TEXT:
             if (t != QJ_STRING) {
-                wrong_type(&j, col, t, "a string", e);
+                wrong_type(&j, cd->name, t, "a string", e);
                 goto bad;
             }
             if (qj_string(&j, &v->strs[row], &b->arena) != 0)
                 goto json_bad;
-            bytes += v->strs[row].n;
             break;
-        case TYPE_MAP:
+        case QT_MAP:
             if (t != QJ_OBJECT) {
-                wrong_type(&j, col, t, "an object of string values", e);
+                wrong_type(&j, cd->name, t, "an object", e);
                 goto bad;
             }
-            if (parse_map(p, b, &j, col, &v->strs[row], e) != 0)
+            if (parse_map(p, b, &j, &v->strs[row], e) != 0)
                 goto bad;
-            bytes += v->strs[row].n;
             break;
+        default: /* QT_JSON */
+            qr_buf_clear(&p->val);
+            if (qj_copy(&j, &p->val, &b->arena) != 0)
+                goto json_bad;
+            if (keep(b, &p->val, NULL, 0, &v->strs[row], e) != 0)
+                goto bad;
         }
+        bytes += v->strs[row].n;
     }
     if (qj_finish(&j) != 0)
         goto json_bad;
+    if (nextra) {
+        qr_buf_put_u8(&p->extra, '}');
+        if (keep(b, &p->extra, NULL, 0, &b->cols[def->extra_col].strs[row], e) != 0)
+            goto bad;
+        bytes += p->extra.len;
+    }
+    for (uint32_t i = 0; i < p->nnotnull; i++) {
+        uint32_t c = p->notnull[i];
+        const qr_colvec *v = &b->cols[c];
+        if (v->ints ? v->isnull[row] : v->strs[row].p == NULL) {
+            qr_errf(e, QR_E_NOT_NULL, "column %s: NULL (or missing) in a NOT NULL column",
+                    def->cols[c].name);
+            goto bad;
+        }
+    }
     b->payload_bytes += bytes + 32;
     return 0;
 json_bad:
-    json_fail(&j, e);
+    if (j.err_why && strcmp(j.err_why, "out of memory") == 0)
+        nomem(e);
+    else
+        json_fail(&j, e);
 bad:
     qr_batch_drop_last(b);
     return -1;

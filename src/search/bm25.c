@@ -26,7 +26,7 @@ double qr_bm25_idf(const qr_bm25 *m, uint64_t df)
 
 int qr_bm25_is_leaf(const qr_query *q)
 {
-    return (q->type == Q_TERM || q->type == Q_PHRASE) && q->field == SEC_BODY;
+    return (q->type == Q_TERM || q->type == Q_PHRASE) && q->scored;
 }
 
 uint32_t qr_bm25_count_leaves(const qr_query *q)
@@ -39,20 +39,20 @@ uint32_t qr_bm25_count_leaves(const qr_query *q)
 }
 
 /* df of one word summed over the segments. */
-static int word_df(qr_segsearch *ss, uint32_t nsegs, const char *t, size_t len, uint64_t *df,
-                   qr_err *e)
+static int word_df(qr_segsearch *ss, uint32_t nsegs, uint16_t field, const char *t, size_t len,
+                   uint64_t *df, qr_err *e)
 {
     *df = 0;
     if (len > QR_MAX_TERM)
         return 0;
     for (uint32_t i = 0; i < nsegs; i++) {
-        qr_invfield *f = qr_segsearch_field(&ss[i], SEC_BODY, e);
+        qr_invfield *f = qr_segsearch_field(&ss[i], field, e);
         if (!f)
             return -1;
         qr_terminfo ti;
         int r = qr_tdict_lookup(&f->dict, t, len, &ti, e);
         if (r < 0)
-            return qr_err_prefix(e, "segment %s: body index: ", ss[i].seg->path);
+            return qr_err_prefix(e, "segment %s: %s index: ", ss[i].seg->path, f->def.name);
         if (r)
             *df += ti.df;
     }
@@ -66,12 +66,12 @@ static int leaves(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_qu
         double w = 0;
         uint64_t df;
         if (q->type == Q_TERM) {
-            if (word_df(ss, nsegs, q->text, q->len, &df, e) != 0)
+            if (word_df(ss, nsegs, q->field, q->text, q->len, &df, e) != 0)
                 return -1;
             w = qr_bm25_idf(&qw->m, df);
         } else {
             for (uint32_t i = 0; i < q->n; i++) {
-                if (word_df(ss, nsegs, q->terms[i], q->term_lens[i], &df, e) != 0)
+                if (word_df(ss, nsegs, q->field, q->terms[i], q->term_lens[i], &df, e) != 0)
                     return -1;
                 w += qr_bm25_idf(&qw->m, df);
             }
@@ -85,12 +85,28 @@ static int leaves(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_qu
     return 0;
 }
 
+/* The scored index of a tree (its scored nodes all name the table's
+ * default full-text index), or 0 when nothing is scored. */
+static uint16_t scored_field(const qr_query *q)
+{
+    if (q->scored)
+        return q->field;
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++) {
+            uint16_t f = scored_field(q->kids[i]);
+            if (f)
+                return f;
+        }
+    return 0;
+}
+
 int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
                         qr_arena *a, qr_err *e)
 {
     uint64_t docs = 0, tokens = 0;
-    for (uint32_t i = 0; i < nsegs; i++) {
-        qr_invfield *f = qr_segsearch_field(&ss[i], SEC_BODY, e);
+    uint16_t field = scored_field(q);
+    for (uint32_t i = 0; field && i < nsegs; i++) {
+        qr_invfield *f = qr_segsearch_field(&ss[i], field, e);
         if (!f)
             return -1;
         docs += f->docs_with_field;

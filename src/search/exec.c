@@ -19,7 +19,7 @@ void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg)
 
 void qr_segsearch_close(qr_segsearch *ss)
 {
-    for (int i = 0; i < QR_NUM_FIELDS; i++)
+    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS_PUBLIC; i++)
         if (ss->opened[i])
             qr_invfield_close(&ss->fields[i]);
     memset(ss, 0, sizeof *ss);
@@ -27,8 +27,8 @@ void qr_segsearch_close(qr_segsearch *ss)
 
 qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
 {
-    for (int i = 0; i < QR_NUM_FIELDS; i++)
-        if (qr_fields[i].sec == sec) {
+    for (uint32_t i = 0; i < ss->seg->nsecs; i++)
+        if (ss->seg->secs[i].id == sec) {
             if (!ss->opened[i]) {
                 if (qr_invfield_open(&ss->fields[i], ss->seg, sec, e) != 0)
                     return NULL;
@@ -36,7 +36,9 @@ qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
             }
             return &ss->fields[i];
         }
-    qr_errf(e, QR_E_INTERNAL, "no field with section %u", sec);
+    qr_errf(e, QR_E_UNDEFINED_OBJECT,
+            "segment %s: has no index %u (the index is newer than the segment)", ss->seg->path,
+            sec);
     return NULL;
 }
 
@@ -55,7 +57,7 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
     qr_terminfo ti;
     int r = n <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, t, n, &ti, e) : 0;
     if (r < 0)
-        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name),
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name),
                NULL;
     qr_it *it;
     if (r && ti.has_bitmap) { /* dense term: its bitmap, count = df */
@@ -308,7 +310,7 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
         }
         if (c.corrupt)
             return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
-                                 ss->seg->path, f->def->name, f->def->sec),
+                                 ss->seg->path, f->def.name, f->def.sec),
                    NULL;
     }
     qr_it *it = qr_it_bitmap(a, bits, rows, bm_count_words(bits, nwords(rows)));
@@ -348,14 +350,81 @@ static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_er
 }
 
 /* ---- columns: ranges ---- */
-static qr_it *time_range(qr_segsearch *ss, int64_t lo, int64_t hi, qr_arena *a, qr_err *e)
+static qr_it *empty(qr_arena *a, qr_err *e)
+{
+    qr_it *it = qr_it_empty(a);
+    return it ? it : nomem(e);
+}
+
+/* Rows of column `c` (integer-stored) in [lo, hi], by reading it: blocks
+ * whose min/max miss the range are skipped, blocks inside it taken whole
+ * (but for NULLs). */
+static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_arena *a, qr_err *e)
 {
     qr_segment *s = ss->seg;
-    uint32_t first = (uint32_t)s->cols[COL_TIMESTAMP].null_count; /* NULLs sort first */
+    const qr_colmeta *cm = &s->cols[c];
+    uint32_t rows = (uint32_t)s->rows;
+    size_t nw = ((size_t)rows + 63) / 64;
+    uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+    if (!bits)
+        return nomem(e);
+    memset(bits, 0, nw * 8 + 8);
+    uint64_t count = 0;
+    qr_colreader *r = NULL;
+    for (uint32_t di = 0; di < cm->ndata; di++) {
+        const qr_blockref *b = &cm->blocks[cm->first_data + di];
+        if ((b->flags & QR_BLKF_ALL_NULL) || b->max < lo || b->min > hi)
+            continue;
+        if (!r && !(r = qr_colr_open(s, c, e)))
+            return NULL;
+        const int64_t *v;
+        const uint8_t *nul;
+        uint32_t first, n;
+        if (qr_colr_int_block(r, di, &v, &nul, &first, &n, e) != 0) {
+            qr_colr_close(r);
+            return NULL;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            if (!nul[i] && v[i] >= lo && v[i] <= hi) {
+                uint32_t row = first + i;
+                bits[row >> 6] |= 1ull << (row & 63);
+                count++;
+            }
+    }
+    qr_colr_close(r);
+    qr_it *it = qr_it_bitmap(a, bits, rows, count);
+    return it ? it : nomem(e);
+}
+
+/* The segment column a range names; -1 (with no error) when the segment
+ * has no such column (added later: NULL in every row, so nothing matches). */
+static int range_col(qr_segsearch *ss, const qr_query *q, qr_err *e)
+{
+    qr_segment *s = ss->seg;
+    int c = q->colname ? qr_seg_col(s, q->colname) : s->sort_col;
+    if (c >= 0 && s->cols[c].type != q->coltype && q->colname)
+        return qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, the query wants %s",
+                       s->path, q->colname, qr_type_name(s->cols[c].type),
+                       qr_type_name(q->coltype)), -2;
+    return c;
+}
+
+static qr_it *time_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_segment *s = ss->seg;
+    int64_t lo = q->lo, hi = q->hi;
+    int c = range_col(ss, q, e);
+    if (c == -2)
+        return NULL;
+    if (c < 0 || lo > hi)
+        return empty(a, e);
+    if (c != s->sort_col)
+        return scan_range(ss, c, lo, hi, a, e);
+    uint32_t first = (uint32_t)s->cols[c].null_count; /* NULLs sort first */
     uint32_t n = (uint32_t)s->rows;
-    if (lo > hi || first >= n || hi < s->min_ts || lo > s->max_ts)
-        return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
-    qr_colreader *r = qr_colr_open(s, COL_TIMESTAMP, e);
+    if (first >= n || hi < s->min_ts || lo > s->max_ts)
+        return empty(a, e);
+    qr_colreader *r = qr_colr_open(s, c, e);
     if (!r)
         return NULL;
     /* lower bounds: first row with ts >= lo, first row with ts > hi */
@@ -382,27 +451,34 @@ static qr_it *time_range(qr_segsearch *ss, int64_t lo, int64_t hi, qr_arena *a, 
     return it ? it : nomem(e);
 }
 
-/* SeverityNumber in [lo, hi]: the run of its index's terms from lo's to
- * hi's (qr_num_term sorts like the numbers), a few dense values' bitmaps
- * or lists, OR-ed. */
-static qr_it *int_range(qr_segsearch *ss, uint16_t sec, int64_t lo, int64_t hi, qr_arena *a,
-                        qr_err *e)
+/* A number column in [lo, hi]: by its range index, the run of terms from
+ * lo's to hi's (qr_range_term sorts like the numbers), a few dense values'
+ * bitmaps or lists, OR-ed; without one, a scan of the column. */
+static qr_it *int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
-    lo = lo < INT32_MIN ? INT32_MIN : lo;
-    hi = hi > INT32_MAX ? INT32_MAX : hi;
+    int64_t lo = q->lo, hi = q->hi, tlo, thi;
+    qr_type_range(q->coltype, &tlo, &thi);
+    lo = lo < tlo ? tlo : lo;
+    hi = hi > thi ? thi : hi;
     if (lo > hi)
-        return qr_it_empty(a) ? qr_it_empty(a) : nomem(e);
-    qr_invfield *f = qr_segsearch_field(ss, sec, e);
+        return empty(a, e);
+    if (!q->field) {
+        int c = range_col(ss, q, e);
+        if (c == -2)
+            return NULL;
+        return c < 0 ? empty(a, e) : scan_range(ss, c, lo, hi, a, e);
+    }
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
         return NULL;
-    char from[QR_NUM_TERM_LEN], to[QR_NUM_TERM_LEN];
-    qr_num_term((int32_t)lo, from);
-    qr_num_term((int32_t)hi, to);
+    char from[QR_NUM_TERM64_LEN], to[QR_NUM_TERM64_LEN];
+    unsigned tl = qr_range_term(f->def.coltype, lo, from);
+    qr_range_term(f->def.coltype, hi, to);
     termset ts = {0};
     qr_titer it;
-    int r = qr_tdict_seek_at(&f->dict, &it, QR_NUM_TERM_LEN, from, sizeof from, e);
+    int r = qr_tdict_seek_at(&f->dict, &it, tl, from, tl, e);
     for (; r == 1; r = qr_titer_next(&it, e)) {
-        if (it.len != QR_NUM_TERM_LEN || memcmp(it.term, to, sizeof to) > 0)
+        if (it.len != tl || memcmp(it.term, to, tl) > 0)
             break;
         qr_terminfo ti;
         if (qr_titer_info(&it, &ti, e) != 0) {
@@ -418,7 +494,7 @@ static qr_it *int_range(qr_segsearch *ss, uint16_t sec, int64_t lo, int64_t hi, 
     if (r >= 0)
         res = union_of(ss, f, &ts, a, e);
     else
-        qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name);
+        qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name);
     free(ts.v);
     return res;
 }
@@ -658,9 +734,9 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     case Q_FUZZY:
         return multi_term(ss, q, a, e);
     case Q_INT_RANGE:
-        return int_range(ss, SEC_KW_SEVNUM, q->lo, q->hi, a, e);
+        return int_range(ss, q, a, e);
     case Q_TIME_RANGE:
-        return time_range(ss, q->lo, q->hi, a, e);
+        return time_range(ss, q, a, e);
     }
     qr_errf(e, QR_E_INTERNAL, "query node type %d", (int)q->type);
     return NULL;

@@ -8,9 +8,11 @@
  *   fuzzy                 (dead states prune whole prefixes), then the
  *                         union of the matched terms' postings
  *   keyword fields        exact term of the field's dictionary
- *   sevnum range          block min/max skip, then the column
- *   time range            binary search on the time-sorted column: a row
- *                         range, no index needed
+ *   number ranges         a run of the range index's terms; without an
+ *                         index, the column, skipping blocks by min/max
+ *   time range            on the sort column, a binary search: a row range,
+ *                         no index needed; other timestamp columns as
+ *                         number ranges
  */
 #ifndef QR_EXEC_H
 #define QR_EXEC_H
@@ -22,8 +24,8 @@
 
 typedef struct qr_segsearch {
     qr_segment *seg;
-    qr_invfield fields[QR_NUM_FIELDS];
-    int opened[QR_NUM_FIELDS];
+    qr_invfield fields[QR_SEG_MAX_SECTIONS_PUBLIC]; /* by section position */
+    int opened[QR_SEG_MAX_SECTIONS_PUBLIC];
     uint64_t terms_expanded; /* stats: terms matched by multi-term queries */
 } qr_segsearch;
 

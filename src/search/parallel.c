@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int qr_par_init(qr_par_search *p, qr_segment **segs, uint32_t nsegs, const char *text,
-                size_t len, int threads, qr_err *e)
+int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint32_t nsegs,
+                const char *text, size_t len, int threads, qr_err *e)
 {
     memset(p, 0, sizeof *p);
+    p->def = def;
     if (threads < 1)
         threads = 1;
     if (threads > QR_MAX_SEARCH_THREADS)
@@ -26,7 +27,7 @@ int qr_par_init(qr_par_search *p, qr_segment **segs, uint32_t nsegs, const char 
     for (int t = 0; t < threads; t++) {
         qr_arena_init(&p->qarena[t], 1 << 16, 0);
         qr_arena_init(&p->run[t], 1 << 20, 2ull << 30); /* per-query memory limit */
-        if (!(p->q[t] = qr_query_parse(text, len, &p->qarena[t], e))) {
+        if (!(p->q[t] = qr_query_parse_for(def, text, len, &p->qarena[t], e))) {
             p->threads = t + 1;
             qr_par_free(p);
             return -1;
@@ -103,9 +104,10 @@ void qr_par_free(qr_par_search *p)
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }
-    for (size_t i = 0; p->readers && i < (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * COL_COUNT; i++)
+    for (size_t i = 0; p->readers && i < (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * p->def->ncols; i++)
         qr_colr_close(p->readers[i]);
     free(p->readers);
+    free(p->readers_open);
     for (uint32_t i = 0; p->ss && i < p->nsegs; i++)
         qr_segsearch_close(&p->ss[i]);
     free(p->ss);

@@ -4,8 +4,12 @@
  * exactly what indexing produced. */
 #include "search/query.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "format/schema.h"
 
 #include "analysis/tokenizer.h"
 #include "index/invfmt.h"
@@ -19,6 +23,10 @@ typedef struct parser {
     qr_err *e;
     int failed;
     unsigned depth; /* nesting of groups, NOT and atleast() */
+    const qr_tabdef *def;
+    uint16_t deftext;   /* the default full-text index, 0 = none */
+    uint16_t field;     /* the full-text index words go to now */
+    int keep_case;      /* that index keeps case */
 } parser;
 
 #define QR_QUERY_MAX_DEPTH 100
@@ -45,8 +53,30 @@ static qr_query *node(parser *ps, qr_qtype t)
     }
     memset(q, 0, sizeof *q);
     q->type = t;
-    q->field = SEC_BODY;
+    q->field = ps->field;
+    q->scored = ps->field != 0 && ps->field == ps->deftext;
     return q;
+}
+
+static char *copy_text(parser *ps, const char *t, size_t n)
+{
+    char *c = qr_arena_alloc(ps->a, n + 1);
+    if (!c) {
+        fail_at(ps, ps->p, "%s", "out of memory");
+        return NULL;
+    }
+    memcpy(c, t, n);
+    c[n] = 0;
+    return c;
+}
+
+/* Words need a full-text index to go to. */
+static int need_text(parser *ps, const char *at)
+{
+    if (ps->field)
+        return 0;
+    fail_at(ps, at, "%s", "this table has no full-text index: search COLUMN:value");
+    return -1;
 }
 
 static void skip_ws(parser *ps)
@@ -74,7 +104,9 @@ static qr_query *parse_or(parser *ps);
 static qr_query *text_query(parser *ps, const char *t, size_t n, const char *at)
 {
     qr_token toks[65];
-    size_t k = qr_tok_analyze(t, n, ps->a, toks, 65);
+    if (need_text(ps, at) != 0)
+        return NULL;
+    size_t k = qr_tok_analyze_case(t, n, ps->keep_case, ps->a, toks, 65);
     if (k == QR_TOK_NOMEM)
         return fail_at(ps, at, "%s", "out of memory");
     if (k == 0) {
@@ -116,6 +148,8 @@ static qr_query *parse_phrase(parser *ps)
     const char *close = memchr(ps->p, '"', (size_t)(ps->end - ps->p));
     if (!close)
         return fail_at(ps, open, "%s", "unterminated '\"'");
+    if (need_text(ps, open) != 0)
+        return NULL;
     qr_query *q = node(ps, Q_PHRASE);
     if (!q)
         return NULL;
@@ -142,7 +176,8 @@ static qr_query *parse_phrase(parser *ps)
             gaps_seen = 1;
         } else {
             qr_token toks[MAXT + 1];
-            size_t k = qr_tok_analyze(w, (size_t)(we - w), ps->a, toks, MAXT + 1);
+            size_t k =
+                qr_tok_analyze_case(w, (size_t)(we - w), ps->keep_case, ps->a, toks, MAXT + 1);
             if (k == QR_TOK_NOMEM)
                 return fail_at(ps, w, "%s", "out of memory");
             for (size_t i = 0; i < k; i++) {
@@ -202,17 +237,60 @@ static int parse_i64(const char *s, size_t n, int64_t *v)
     return 0;
 }
 
-/* Range value: "17", ">=13", "<5", "[9 TO 17]" for ints or times. */
-static qr_query *parse_range(parser *ps, int is_time, const char *v, size_t n, const char *at)
+/* A bound of a range on a column of `type`, in its stored domain. */
+static int range_value(int type, const char *s, size_t n, int64_t *v, const char **why)
 {
+    if (type == QT_TIMESTAMP)
+        return qr_time_parse(s, n, v, why);
+    if (type == QT_BOOL && n == 4 && memcmp(s, "true", 4) == 0)
+        return *v = 1, 0;
+    if (type == QT_BOOL && n == 5 && memcmp(s, "false", 5) == 0)
+        return *v = 0, 0;
+    if (type == QT_FLOAT64 || type == QT_UINT64) {
+        char tmp[64];
+        if (n == 0 || n >= sizeof tmp)
+            return -1;
+        memcpy(tmp, s, n);
+        tmp[n] = 0;
+        char *end;
+        if (type == QT_FLOAT64) {
+            double d = strtod(tmp, &end);
+            if (*end || d != d)
+                return -1;
+            *v = qr_num_from_f64(d);
+            return 0;
+        }
+        if (tmp[0] == '-')
+            return -1;
+        errno = 0;
+        unsigned long long u = strtoull(tmp, &end, 10);
+        if (*end || errno)
+            return -1;
+        *v = qr_num_from_u64(u);
+        return 0;
+    }
+    return parse_i64(s, n, v);
+}
+
+/* Range value: "17", ">=13", "<5", "[9 TO 17]" on a number or timestamp
+ * column (its index `field`, or 0 for a scan). */
+static qr_query *parse_range(parser *ps, int col, uint16_t field, const char *v, size_t n,
+                             const char *at)
+{
+    int type = ps->def->cols[col].type;
+    int is_time = type == QT_TIMESTAMP;
     qr_query *q = node(ps, is_time ? Q_TIME_RANGE : Q_INT_RANGE);
     if (!q)
+        return NULL;
+    q->field = field;
+    q->scored = 0;
+    q->coltype = (uint8_t)type;
+    if (!(q->colname = copy_text(ps, ps->def->cols[col].name, strlen(ps->def->cols[col].name))))
         return NULL;
     q->lo = INT64_MIN;
     q->hi = INT64_MAX;
     const char *why = NULL;
-#define VAL(s_, n_, out_)                                                                          \
-    (is_time ? qr_time_parse((s_), (n_), (out_), &why) : parse_i64((s_), (n_), (out_)))
+#define VAL(s_, n_, out_) range_value(type, (s_), (n_), (out_), &why)
     if (n && v[0] == '[') {
         const char *to = NULL;
         for (size_t i = 1; i + 4 <= n; i++)
@@ -239,7 +317,7 @@ static qr_query *parse_range(parser *ps, int is_time, const char *v, size_t n, c
     else if (n >= 1 && v[0] == '<')
         op = 4, skip = 1;
     if (VAL(v + skip, n - skip, &x) != 0)
-        return fail_at(ps, at, "bad %s value", is_time ? "time" : "number");
+        return fail_at(ps, at, "bad %s value", is_time ? "time" : qr_type_name(type));
 #undef VAL
     switch (op) {
     case 0:
@@ -264,6 +342,106 @@ static qr_query *parse_range(parser *ps, int is_time, const char *v, size_t n, c
             q->hi = x - 1;
         break;
     }
+    return q;
+}
+
+static qr_query *parse_word(parser *ps);
+
+/* The words of a full-text column: term, "phrase" or prefix*, analysed
+ * like that column. */
+static qr_query *fulltext_value(parser *ps, const qr_ixdef *x, const char *v, size_t vn)
+{
+    uint16_t field = ps->field;
+    int keep = ps->keep_case;
+    ps->field = x->id;
+    ps->keep_case = !x->lowercase;
+    parser sub = *ps; /* parse the value on its own */
+    sub.s = ps->s;
+    sub.p = v;
+    sub.end = v + vn;
+    qr_query *q = vn && v[0] == '"' ? parse_phrase(&sub) : parse_word(&sub);
+    if (q && sub.p != sub.end)
+        q = fail_at(&sub, sub.p, "%s", "one word, \"phrase\" or prefix* after COLUMN:");
+    ps->failed |= sub.failed;
+    ps->field = field;
+    ps->keep_case = keep;
+    return q;
+}
+
+/* NAME:VALUE for an index alias, the sort column (time), a column, or a
+ * json/map column's path (COLUMN.path). */
+static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v, size_t vn)
+{
+    const qr_tabdef *d = ps->def;
+    int ix = qr_tabdef_index_by_name(d, w, fn), col = -1;
+    const char *path = NULL;
+    size_t pn = 0;
+    if (ix >= 0) {
+        col = d->ixs[ix].col;
+    } else if (fn == 4 && memcmp(w, "time", 4) == 0 && d->sort_col >= 0 &&
+               qr_tabdef_col(d, w, fn) < 0) {
+        col = d->sort_col;
+    } else if ((col = qr_tabdef_col(d, w, fn)) < 0) {
+        /* the longest column name followed by '.' */
+        for (size_t k = fn; k-- > 1;)
+            if (w[k] == '.' && (col = qr_tabdef_col(d, w, k)) >= 0) {
+                path = w + k + 1;
+                pn = fn - k - 1;
+                break;
+            }
+        if (col < 0)
+            return fail_at(ps, w, "unknown column or index '%s'",
+                           copy_text(ps, w, fn > 64 ? 64 : fn));
+    }
+    int type = d->cols[col].type;
+    if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"' && !path &&
+        (ix < 0 || d->ixs[ix].kind != QR_IX_FULLTEXT) &&
+        qr_tabdef_index_on(d, col, QR_IX_FULLTEXT) < 0)
+        v++, vn -= 2;
+    if (path) {
+        int px = qr_tabdef_index_on(d, col, QR_IX_PATHS);
+        if (px < 0)
+            return fail_at(ps, w, "column %s has no paths index", d->cols[col].name);
+        if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"')
+            v++, vn -= 2;
+        qr_query *q = node(ps, Q_TERM);
+        char *t = q ? qr_arena_alloc(ps->a, pn + 1 + vn) : NULL;
+        if (!t)
+            return fail_at(ps, w, "%s", "out of memory");
+        memcpy(t, path, pn);
+        t[pn] = QR_PATH_SEP;
+        memcpy(t + pn + 1, v, vn);
+        q->field = d->ixs[px].id;
+        q->scored = 0;
+        q->text = t;
+        q->len = pn + 1 + vn;
+        return q;
+    }
+    if (qr_type_is_int(type)) {
+        int rx = ix >= 0 && d->ixs[ix].kind == QR_IX_RANGE ? ix : qr_tabdef_index_on(d, col, QR_IX_RANGE);
+        if (col == d->sort_col)
+            rx = -1; /* the sort column: a binary search, no index needed */
+        return parse_range(ps, col, rx >= 0 ? d->ixs[rx].id : 0, v, vn, v);
+    }
+    int kx = ix >= 0 && d->ixs[ix].kind == QR_IX_KEYWORD ? ix : -1;
+    int fx = ix >= 0 && d->ixs[ix].kind == QR_IX_FULLTEXT ? ix : -1;
+    if (kx < 0 && fx < 0) {
+        fx = qr_tabdef_index_on(d, col, QR_IX_FULLTEXT);
+        kx = fx >= 0 ? -1 : qr_tabdef_index_on(d, col, QR_IX_KEYWORD);
+    }
+    if (fx >= 0)
+        return fulltext_value(ps, &d->ixs[fx], v, vn);
+    if (kx < 0)
+        return fail_at(ps, w, "column %s has no index to search it by",
+                       d->cols[col].name);
+    qr_query *q = node(ps, Q_TERM);
+    if (!q)
+        return NULL;
+    q->field = d->ixs[kx].id;
+    q->scored = 0;
+    if (!(q->text = copy_text(ps, v, vn)))
+        return NULL;
+    q->len = vn;
     return q;
 }
 
@@ -292,7 +470,9 @@ static qr_query *parse_word(parser *ps)
         size_t fn = (size_t)(colon - w);
         const char *v = colon + 1;
         size_t vn = n - fn - 1;
-        if (fn == 4 && memcmp(w, "like", 4) == 0) {
+        if (fn == 4 && memcmp(w, "like", 4) == 0 && qr_tabdef_col(ps->def, w, fn) < 0) {
+            if (need_text(ps, w) != 0)
+                return NULL;
             qr_query *q = node(ps, Q_LIKE);
             if (!q)
                 return NULL;
@@ -300,32 +480,18 @@ static qr_query *parse_word(parser *ps)
             if (!low)
                 return fail_at(ps, w, "%s", "out of memory");
             for (size_t i = 0; i < vn; i++)
-                low[i] = (char)(v[i] >= 'A' && v[i] <= 'Z' ? v[i] + 32 : v[i]);
+                low[i] = (char)(v[i] >= 'A' && v[i] <= 'Z' && !ps->keep_case ? v[i] + 32 : v[i]);
             q->text = low;
             q->len = vn;
             return q;
         }
-        if (fn == 6 && memcmp(w, "sevnum", 6) == 0)
-            return parse_range(ps, 0, v, vn, v);
-        if (fn == 4 && memcmp(w, "time", 4) == 0)
-            return parse_range(ps, 1, v, vn, v);
-        const qr_field_def *fd = qr_field_by_name(w, fn);
-        if (!fd || fd->fulltext)
-            return fail_at(ps, w, "%s", "unknown field (use service, severity, scope, trace, "
-                                        "sevnum, time or like)");
-        if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"')
-            v++, vn -= 2;
-        qr_query *q = node(ps, Q_TERM);
-        if (q) {
-            q->field = fd->sec;
-            q->text = v;
-            q->len = vn;
-        }
-        return q;
+        return field_query(ps, w, fn, v, vn);
     }
     if (n >= 2 && w[n - 1] == '*' && !memchr(w, '*', n - 1)) {
         qr_token t[2];
-        size_t k = qr_tok_analyze(w, n - 1, ps->a, t, 2);
+        if (need_text(ps, w) != 0)
+            return NULL;
+        size_t k = qr_tok_analyze_case(w, n - 1, ps->keep_case, ps->a, t, 2);
         if (k != 1)
             return fail_at(ps, w, "%s", "a prefix must be one word (letters and digits)");
         qr_query *q = node(ps, Q_PREFIX);
@@ -345,7 +511,9 @@ static qr_query *parse_word(parser *ps)
             d = (uint32_t)(tilde[1] - '0');
         }
         qr_token t[2];
-        size_t k = qr_tok_analyze(w, tn, ps->a, t, 2);
+        if (need_text(ps, w) != 0)
+            return NULL;
+        size_t k = qr_tok_analyze_case(w, tn, ps->keep_case, ps->a, t, 2);
         if (k != 1)
             return fail_at(ps, w, "%s", "a fuzzy term must be one word");
         qr_query *q = node(ps, Q_FUZZY);
@@ -385,10 +553,13 @@ static qr_query *parse_primary(parser *ps)
         const char *close = memchr(ps->p, '/', (size_t)(ps->end - ps->p));
         if (!close)
             return fail_at(ps, open, "%s", "unterminated regexp '/'");
+        if (need_text(ps, open) != 0)
+            return NULL;
         qr_query *q = node(ps, Q_REGEXP);
         if (q) {
-            q->text = ps->p;
             q->len = (size_t)(close - ps->p);
+            if (!(q->text = copy_text(ps, ps->p, q->len)))
+                return NULL;
         }
         ps->p = close + 1;
         return q;
@@ -512,15 +683,34 @@ static qr_query *parse_or(parser *ps)
     return list_node(ps, Q_OR, kids, n);
 }
 
-qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e)
+qr_query *qr_query_parse_for(const qr_tabdef *def, const char *text, size_t n, qr_arena *a,
+                             qr_err *e)
 {
-    parser ps = {text, text, text + n, a, e, 0, 0};
+    parser ps = {text, text, text + n, a, e, 0, 0, def, 0, 0, 0};
+    for (uint32_t i = 0; i < def->nixs; i++)
+        if (def->ixs[i].kind == QR_IX_FULLTEXT) {
+            ps.deftext = ps.field = def->ixs[i].id;
+            ps.keep_case = !def->ixs[i].lowercase;
+            break;
+        }
     qr_query *q = parse_or(&ps);
     if (!q)
         return NULL;
     skip_ws(&ps);
     if (ps.p < ps.end)
         return fail_at(&ps, ps.p, "unexpected '%s'", *ps.p == ')' ? ")" : ",");
+    return q;
+}
+
+qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e)
+{
+    qr_tabdef *d = qr_tabdef_otel("otel_logs");
+    if (!d) {
+        qr_errf(e, QR_E_NOMEM, "query: out of memory");
+        return NULL;
+    }
+    qr_query *q = qr_query_parse_for(d, text, n, a, e);
+    qr_tabdef_free(d);
     return q;
 }
 
@@ -619,8 +809,7 @@ static void print_rec(const qr_query *q, char **p, char *end)
     case Q_INT_RANGE:
     case Q_TIME_RANGE: {
         int k = snprintf(tmp, sizeof tmp, "%s:[%lld TO %lld]",
-                         q->type == Q_INT_RANGE ? "sevnum" : "time", (long long)q->lo,
-                         (long long)q->hi);
+                         q->colname ? q->colname : "?", (long long)q->lo, (long long)q->hi);
         out(p, end, tmp, (size_t)k);
         return;
     }

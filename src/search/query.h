@@ -1,7 +1,9 @@
 /* query.h - the filter tree of a search and its command-line syntax.
  *
  * Syntax (quarry search; docs/SEARCH.md has examples):
- *   word            term in Body (analysed like Body; several tokens = phrase)
+ *   word            term in the table's default full-text column (its first
+ *                   full-text index; Body in the OpenTelemetry table),
+ *                   analysed like it (several tokens = phrase)
  *   a AND b, a b    both            a OR b       either
  *   NOT a, -a       exclusion (inside a conjunction; alone = all docs but a)
  *   ( ... )         grouping
@@ -16,8 +18,14 @@
  *   service:cart severity:ERROR scope:NAME trace:HEX   exact keyword match
  *                   (quote values with spaces: service:"frontend proxy")
  *   sevnum:17  sevnum:>=13  sevnum:[9 TO 17]          SeverityNumber
- *   time:[2025-09-23T00:00:00Z TO 2025-09-23T00:00:01Z]  inclusive; also
- *                   time:>=T, time:<T (RFC 3339, as in ingest)
+ *   time:[2025-09-23T00:00:00Z TO 2025-09-23T00:00:01Z]  the sort column,
+ *                   inclusive; also time:>=T, time:<T (RFC 3339, as in ingest)
+ *   COLUMN:value    any column, by name (case-insensitive) or index alias:
+ *                   a full-text column: word, "phrase" or prefix*; a keyword
+ *                   column: the exact value; a number or timestamp column:
+ *                   =N, >=N, >N, <=N, <N, [A TO B] (by its range index, or a
+ *                   scan that skips blocks by their min/max); a json or map
+ *                   column with a paths index: COLUMN.path.to.leaf:value
  * Keywords AND, OR, NOT are upper case; precedence NOT > AND > OR.
  */
 #ifndef QR_QUERY_H
@@ -40,14 +48,18 @@ typedef enum {
     Q_REGEXP,
     Q_LIKE,
     Q_FUZZY,
-    Q_INT_RANGE, /* SeverityNumber in [lo, hi] */
-    Q_TIME_RANGE /* Timestamp in [lo, hi] (ns) */
+    Q_INT_RANGE, /* a number column in [lo, hi] (stored domain, schema.h) */
+    Q_TIME_RANGE /* a timestamp column in [lo, hi] (ns) */
 } qr_qtype;
 
 typedef struct qr_query qr_query;
 struct qr_query {
     qr_qtype type;
-    uint16_t field;     /* section id of the field (Body or a keyword field) */
+    uint16_t field;     /* index (section) id; 0 for a range without an index */
+    uint8_t scored;     /* a term/phrase/multi-term of the scored (default
+                         * full-text) index: BM25 counts it */
+    uint8_t coltype;    /* ranges: the column's type */
+    const char *colname; /* ranges: the column (NUL-terminated, in the arena) */
     const char *text;   /* term / pattern (not NUL-terminated) */
     size_t len;
     uint32_t n;         /* kids, or phrase terms */
@@ -63,8 +75,13 @@ struct qr_query {
                          * freed by qr_query_release */
 };
 
-/* Parse `text` into a tree allocated in `a`. Errors name the byte:
+struct qr_tabdef;
+/* Parse `text` for table `def` into a tree allocated in `a`; the tree
+ * keeps no pointer into `text` or `def`. Errors name the byte:
  * "query: expected ')' at byte 12". */
+qr_query *qr_query_parse_for(const struct qr_tabdef *def, const char *text, size_t n,
+                             qr_arena *a, qr_err *e);
+/* The same for the OpenTelemetry table. */
 qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e);
 /* Free what evaluation attached to the tree (compiled automata). The tree
  * itself lives in its arena. */

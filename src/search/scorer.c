@@ -21,7 +21,7 @@ static int kind_of(const qr_query *q)
 {
     if (qr_bm25_is_leaf(q))
         return K_SCORED;
-    if (is_multi(q) && q->field == SEC_BODY)
+    if (is_multi(q) && q->scored)
         return K_CONST;
     if (q->type == Q_AND || q->type == Q_OR || q->type == Q_MINMATCH)
         for (uint32_t i = 0; i < q->n; i++)

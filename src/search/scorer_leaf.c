@@ -252,7 +252,7 @@ static int list_maxima(const qr_invfield *f, const qr_terminfo *ti, uint32_t *ma
     }
     if (c.corrupt)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
-                       f->seg->path, f->def->name, f->def->sec);
+                       f->seg->path, f->def.name, f->def.sec);
     return 0;
 }
 
@@ -284,7 +284,7 @@ static int list_best(term_sc *t, const qr_invfield *f, const qr_terminfo *ti, qr
     }
     if (c.corrupt)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
-                       f->seg->path, f->def->name, f->def->sec);
+                       f->seg->path, f->def.name, f->def.sec);
     if (t->list_min_norm == 255)
         t->list_min_norm = 0;
     return 0;
@@ -299,7 +299,7 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
     qr_terminfo ti;
     int r = q->len <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, q->text, q->len, &ti, e) : 0;
     if (r < 0)
-        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def->name),
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name),
                NULL;
     if (r == 0)
         return sc_const_new(qr_it_empty(a), 0, a, e);

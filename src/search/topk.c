@@ -260,7 +260,7 @@ static int row_ts(qr_par_search *p, uint32_t si, uint32_t d, uint32_t z, qr_colr
     *ts = INT64_MIN;
     if (d < z)
         return 0;
-    if (!*r && !(*r = qr_colr_open(p->ss[si].seg, COL_TIMESTAMP, e)))
+    if (!*r && !(*r = qr_colr_open(p->ss[si].seg, p->ss[si].seg->sort_col, e)))
         return -1;
     if (qr_colr_int(*r, d, ts, &isnull, e) != 0)
         return -1;
@@ -296,7 +296,7 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
 {
     qr_segsearch *ss = &p->ss[si];
     qr_segment *s = ss->seg;
-    uint32_t rows = (uint32_t)s->rows, z = (uint32_t)s->cols[COL_TIMESTAMP].null_count;
+    uint32_t rows = (uint32_t)s->rows, z = (uint32_t)s->cols[s->sort_col].null_count;
     qr_arena *a = &p->run[0];
     qr_colreader *r = NULL;
     uint32_t *docs = NULL;
@@ -379,7 +379,12 @@ static int by_time(qr_par_search *p, uint32_t k, qr_hit *out, uint32_t *nout, qr
         return qr_errf(e, QR_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < p->nsegs; i++) {
         const qr_segment *s = p->ss[i].seg;
-        int all_null = s->cols[COL_TIMESTAMP].null_count >= s->rows;
+        if (s->sort_col < 0) {
+            free(order);
+            return qr_errf(e, QR_E_FEATURE, "segment %s has no sort column: the newest rows of "
+                           "a table need one (a timestamp the rows are sorted by)", s->path);
+        }
+        int all_null = s->cols[s->sort_col].null_count >= s->rows;
         order[i] = (segkey){all_null ? INT64_MIN : s->max_ts, i};
     }
     qsort(order, p->nsegs, sizeof *order, cmp_segkey);
@@ -506,17 +511,20 @@ static void *rows_worker(void *arg)
     for (uint32_t i = k->from; i < k->to && k->rc == 0; i++) {
         const qr_hit *h = k->place[i];
         size_t hi = (size_t)(h - k->hits);
-        qr_colreader **rd = &p->readers[((size_t)k->t * p->nsegs + h->seg) * COL_COUNT];
-        for (int c = 0; c < COL_COUNT && k->rc == 0; c++) {
-            if (rd[c])
-                continue;
-            if (!(rd[c] = qr_colr_open(p->ss[h->seg].seg, c, &k->err)))
+        size_t slot = (size_t)k->t * p->nsegs + h->seg;
+        qr_colreader **rd = &p->readers[slot * p->def->ncols];
+        if (!p->readers_open[slot]) {
+            if (qr_row_readers_open(p->ss[h->seg].seg, p->def, rd, &k->err) != 0) {
                 k->rc = -1;
-            else
-                qr_colr_random(rd[c], 1);
+                break;
+            }
+            p->readers_open[slot] = 1;
+            for (uint32_t c = 0; c < p->def->ncols; c++)
+                if (rd[c])
+                    qr_colr_random(rd[c], 1);
         }
         size_t at = k->buf.len;
-        if (k->rc == 0 && qr_row_json(rd, h->doc, &k->buf, &k->err) != 0)
+        if (k->rc == 0 && qr_row_json(p->def, rd, h->doc, &k->buf, &k->err) != 0)
             k->rc = -1;
         k->off[hi] = at;
         k->len[hi] = k->buf.len - at;
@@ -542,8 +550,10 @@ int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, q
     }
     if (rc == 0)
         qsort(place, n, sizeof *place, cmp_place);
-    size_t nrd = (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * COL_COUNT;
-    if (rc == 0 && !p->readers && !(p->readers = calloc(nrd, sizeof *p->readers)))
+    size_t nsl = (size_t)p->threads * (p->nsegs ? p->nsegs : 1);
+    if (rc == 0 && !p->readers &&
+        (!(p->readers = calloc(nsl * p->def->ncols, sizeof *p->readers)) ||
+         !(p->readers_open = calloc(nsl, 1))))
         rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
     int nt = n >= 16 ? p->threads : 1;
     rows_task tasks[QR_MAX_SEARCH_THREADS];

@@ -29,6 +29,9 @@ typedef struct qr_err {
 #define QR_E_INTERNAL "XX000"        /* invariant broken */
 #define QR_E_UNDEFINED_COLUMN "42703" /* unknown column */
 #define QR_E_UNDEFINED_TABLE "42P01" /* unknown table */
+#define QR_E_NOT_NULL "23502"        /* NULL in a NOT NULL column */
+#define QR_E_UNDEFINED_OBJECT "42704" /* unknown index or other object */
+#define QR_E_FEATURE "0A000"         /* feature not supported */
 #define QR_E_ARGS "22023"            /* invalid parameter value */
 #define QR_E_LOCKED "55P03"          /* lock not available */
 

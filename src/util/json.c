@@ -805,3 +805,72 @@ void qj_write_string(qr_buf *b, const char *s, size_t n)
     }
     qr_buf_put_u8(b, '"');
 }
+
+int qj_copy(qr_json *j, qr_buf *out, qr_arena *a)
+{
+    qr_slice s;
+    int v;
+    switch (qj_peek(j)) {
+    case QJ_NULL:
+        if (qj_null(j) != 0)
+            return -1;
+        qr_buf_put(out, "null", 4);
+        return 0;
+    case QJ_FALSE:
+    case QJ_TRUE:
+        if (qj_bool(j, &v) != 0)
+            return -1;
+        qr_buf_put(out, v ? "true" : "false", v ? 4 : 5);
+        return 0;
+    case QJ_NUMBER:
+        if (qj_number(j, &s) != 0)
+            return -1;
+        qr_buf_put(out, s.p, s.n);
+        return 0;
+    case QJ_STRING:
+        if (qj_string(j, &s, a) != 0)
+            return -1;
+        qj_write_string(out, s.p, s.n);
+        return 0;
+    case QJ_OBJECT: {
+        if (qj_object_begin(j) != 0)
+            return -1;
+        qr_buf_put_u8(out, '{');
+        int first = 1, r;
+        while ((r = qj_object_next(j, &s, a)) == 1) {
+            if (!first)
+                qr_buf_put_u8(out, ',');
+            first = 0;
+            qj_write_string(out, s.p, s.n);
+            qr_buf_put_u8(out, ':');
+            if (qj_copy(j, out, a) != 0)
+                return -1;
+        }
+        if (r < 0)
+            return -1;
+        qr_buf_put_u8(out, '}');
+        return 0;
+    }
+    case QJ_ARRAY: {
+        if (qj_array_begin(j) != 0)
+            return -1;
+        qr_buf_put_u8(out, '[');
+        int first = 1, r;
+        while ((r = qj_array_next(j)) == 1) {
+            if (!first)
+                qr_buf_put_u8(out, ',');
+            first = 0;
+            if (qj_copy(j, out, a) != 0)
+                return -1;
+        }
+        if (r < 0)
+            return -1;
+        qr_buf_put_u8(out, ']');
+        return 0;
+    }
+    case QJ_END:
+        return fail(j, j->end, "unexpected end of input");
+    default:
+        return -1;
+    }
+}

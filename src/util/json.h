@@ -88,6 +88,11 @@ int qj_skip(qr_json *j);
  * "unexpected end of input" while an object/array is still open). */
 int qj_finish(qr_json *j);
 
+/* Consume any one value and append it to out as compact canonical JSON:
+ * no whitespace, strings re-escaped canonically (qj_write_string), numbers
+ * as written, key order and duplicates kept. Escaped strings are decoded
+ * into `a`. -1 on error (j->err_* set; out may hold a partial value). */
+int qj_copy(qr_json *j, qr_buf *out, qr_arena *a);
 /* Append s as a canonical JSON string (with the quotes) to b. */
 void qj_write_string(qr_buf *b, const char *s, size_t n);
 

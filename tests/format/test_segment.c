@@ -33,7 +33,7 @@ static char *write_text_segment(const char *dir, const char *text, const char *n
 {
     qr_batch b;
     qr_err e;
-    assert_int_equal(qr_batch_init(&b, 200000, &e), 0);
+    assert_int_equal(qr_batch_init(&b, tu_otel(), 200000, &e), 0);
     tu_fill_batch(&b, text);
     char *path = malloc(4096);
     snprintf(path, 4096, "%s/%s", dir, name);
@@ -102,7 +102,7 @@ static void check_row(qr_colreader **rd, uint32_t r, const qr_buf *text, qr_buf 
 {
     qr_err e;
     qr_buf_clear(row);
-    assert_int_equal(qr_row_json(rd, r, row, &e), 0);
+    assert_int_equal(qr_row_json(tu_otel(), rd, r, row, &e), 0);
     size_t n;
     const char *want = nth_line((const char *)text->p, text->len, (int)r, &n);
     assert_int_equal(row->len, n);
@@ -149,8 +149,8 @@ static void test_large_batch_encodings_and_random_access(void **st)
     assert_int_equal(s->cols[COL_TRACE_ID].encoding, ENC_HEXID);
     assert_int_equal(s->cols[COL_TIMESTAMP].ndata, 3); /* 64K-row blocks */
     /* random access to single rows gives the exact line */
-    qr_colreader *rd[COL_COUNT];
-    for (int c = 0; c < COL_COUNT; c++)
+    qr_colreader *rd[QR_OTEL_NCOLS];
+    for (int c = 0; c < QR_OTEL_NCOLS; c++)
         assert_non_null(rd[c] = qr_colr_open(s, c, &e));
     qr_buf row;
     qr_buf_init(&row);
@@ -160,7 +160,7 @@ static void test_large_batch_encodings_and_random_access(void **st)
     }
     /* the same through random-access readers (late materialisation):
      * point reads, pages and blocks re-read, in any order */
-    for (int c = 0; c < COL_COUNT; c++) {
+    for (int c = 0; c < QR_OTEL_NCOLS; c++) {
         qr_colr_close(rd[c]);
         assert_non_null(rd[c] = qr_colr_open(s, c, &e));
         qr_colr_random(rd[c], 1);
@@ -169,7 +169,7 @@ static void test_large_batch_encodings_and_random_access(void **st)
         uint32_t r = k < 200 ? (uint32_t)((k * 104729u) % N) : k < 400 ? (uint32_t)(N - k) : (uint32_t)(k * 3u);
         check_row(rd, r, &text, &row);
     }
-    for (int c = 0; c < COL_COUNT; c++)
+    for (int c = 0; c < QR_OTEL_NCOLS; c++)
         qr_colr_close(rd[c]);
     /* sequential read of everything equals the input */
     qr_buf all;

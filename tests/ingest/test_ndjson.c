@@ -9,8 +9,8 @@ static int setup(void **st)
 {
     (void)st;
     qr_err e;
-    qr_ndjson_init(&NJ);
-    return qr_batch_init(&B, 16, &e);
+    qr_ndjson_init(&NJ, tu_otel(), NULL);
+    return qr_batch_init(&B, tu_otel(), 16, &e);
 }
 
 static int teardown(void **st)
@@ -110,17 +110,20 @@ static void test_wrong_types_and_ranges(void **st)
     expect_error("{\"Body\":[\"a\"]}", QR_E_DATATYPE,
                  "byte 9: column Body: expected a string, got array");
     expect_error("{\"LogAttributes\":\"x\"}", QR_E_DATATYPE,
-                 "byte 18: column LogAttributes: expected an object of string values, got string");
-    expect_error("{\"LogAttributes\":{\"n\":1}}", QR_E_DATATYPE,
-                 "byte 23: column LogAttributes: map value of key \"n\" must be a string, got number");
-    expect_error("{\"LogAttributes\":{\"o\":{}}}", QR_E_DATATYPE,
-                 "byte 23: column LogAttributes: map value of key \"o\" must be a string, got object");
+                 "byte 18: column LogAttributes: expected an object, got string");
+    expect_error("{\"LogAttributes\":{\"n\":1.5e}}", QR_E_INVALID_TEXT, "byte 27: expected a digit in exponent");
 }
 
 static void test_bad_keys(void **st)
 {
     (void)st;
-    expect_error("{\"body\":\"x\"}", QR_E_UNDEFINED_COLUMN, "byte 2: unknown column \"body\"");
+    qr_err e;
+    expect_error("{\"Bodyy\":\"x\"}", QR_E_UNDEFINED_COLUMN, "byte 2: unknown column \"Bodyy\"");
+    /* names match case-insensitively, as unquoted SQL identifiers */
+    assert_int_equal(parse("{\"body\":\"x\",\"SERVICENAME\":\"cart\"}", &e), 0);
+    assert_int_equal(B.cols[COL_BODY].strs[B.nrows - 1].n, 1);
+    assert_int_equal(B.cols[COL_SERVICE_NAME].strs[B.nrows - 1].n, 4);
+    expect_error("{\"body\":\"x\",\"Body\":\"y\"}", QR_E_INVALID_TEXT, "byte 13: duplicate column Body");
     expect_error("{\"Body\":\"x\",\"Body\":\"y\"}", QR_E_INVALID_TEXT,
                  "byte 13: duplicate column Body");
 }
@@ -153,12 +156,18 @@ static void test_maps_keep_order_and_duplicates(void **st)
     (void)st;
     qr_err e;
     assert_int_equal(parse("{\"LogAttributes\":{\"b\":\"1\",\"a\":\"2\",\"b\":\"3\"}}", &e), 0);
-    /* map text: count 3, then (len,key,len,value) in input order */
-    const unsigned char want[] = {3, 1, 'b', 1, '1', 1, 'a', 1, '2', 1, 'b', 1, '3'};
+    /* map text: count 3, then (len, key, len << 1 | is_json, value) in input order */
+    const unsigned char want[] = {3, 1, 'b', 2, '1', 1, 'a', 2, '2', 1, 'b', 2, '3'};
     assert_int_equal(B.cols[COL_LOG_ATTRIBUTES].strs[0].n, sizeof want);
     assert_memory_equal(B.cols[COL_LOG_ATTRIBUTES].strs[0].p, want, sizeof want);
+    /* values that are not strings stay typed JSON (tag bit 1) */
+    assert_int_equal(parse("{\"LogAttributes\":{\"n\":12,\"t\":true,\"o\":{\"x\": [1, null]}}}", &e), 0);
+    const unsigned char want2[] = {3, 1, 'n', 5, '1', '2', 1, 't', 9, 't', 'r', 'u', 'e',
+                                   1, 'o', 29, '{', '"', 'x', '"', ':', '[', '1', ',', 'n', 'u', 'l', 'l', ']', '}'};
+    assert_int_equal(B.cols[COL_LOG_ATTRIBUTES].strs[B.nrows - 1].n, sizeof want2);
+    assert_memory_equal(B.cols[COL_LOG_ATTRIBUTES].strs[B.nrows - 1].p, want2, sizeof want2);
     assert_int_equal(parse("{\"LogAttributes\":{}}", &e), 0);
-    assert_int_equal(B.cols[COL_LOG_ATTRIBUTES].strs[0].n, 1);
+    assert_int_equal(B.cols[COL_LOG_ATTRIBUTES].strs[B.nrows - 1].n, 1);
 }
 
 static void test_batch_full_is_an_error(void **st)
@@ -166,7 +175,7 @@ static void test_batch_full_is_an_error(void **st)
     (void)st;
     qr_batch small;
     qr_err e;
-    assert_int_equal(qr_batch_init(&small, 1, &e), 0);
+    assert_int_equal(qr_batch_init(&small, tu_otel(), 1, &e), 0);
     assert_int_equal(qr_ndjson_parse(&NJ, &small, "{}", 2, &e), 0);
     assert_int_equal(qr_ndjson_parse(&NJ, &small, "{}", 2, &e), -1);
     assert_string_equal(e.code, QR_E_INTERNAL);

@@ -164,7 +164,7 @@ static inline void oracle_load(oracle_data *od)
         qr_buf_put_u8(&text, 0);
         qr_batch b;
         qr_err e;
-        assert_int_equal(qr_batch_init(&b, ROWS_PER_SEG + 10, &e), 0);
+        assert_int_equal(qr_batch_init(&b, tu_otel(), ROWS_PER_SEG + 10, &e), 0);
         tu_fill_batch(&b, (const char *)text.p);
         char path[4200];
         snprintf(path, sizeof path, "%s/s%d.qseg", od->dir, s);
@@ -178,8 +178,8 @@ static inline void oracle_load(oracle_data *od)
         uint32_t n = (uint32_t)od->segs[s]->rows;
         od->nrows[s] = n;
         od->rows[s] = calloc(n, sizeof **od->rows);
-        qr_colreader *rd[COL_COUNT];
-        for (int c = 0; c < COL_COUNT; c++)
+        qr_colreader *rd[QR_OTEL_NCOLS];
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             assert_non_null(rd[c] = qr_colr_open(od->segs[s], c, &e));
         for (uint32_t r = 0; r < n; r++) {
             orow *o = &od->rows[s][r];
@@ -201,7 +201,7 @@ static inline void oracle_load(oracle_data *od)
                 qr_colr_int(rd[COL_SEVERITY_NUMBER], r, &o->sevnum, &o->sevnum_null, &e), 0);
             assert_int_equal(qr_colr_int(rd[COL_TIMESTAMP], r, &o->ts, &o->ts_null, &e), 0);
         }
-        for (int c = 0; c < COL_COUNT; c++)
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             qr_colr_close(rd[c]);
     }
     gen_free(g);

@@ -180,7 +180,7 @@ static void test_parallel_count(void **st)
         for (int threads = 1; threads <= 3; threads++) {
             qr_par_search ps;
             qr_err e;
-            assert_int_equal(qr_par_init(&ps, od.segs, NSEG, qs[i], strlen(qs[i]), threads, &e), 0);
+            assert_int_equal(qr_par_init(&ps, tu_otel(), od.segs, NSEG, qs[i], strlen(qs[i]), threads, &e), 0);
             for (int rep = 0; rep < 2; rep++) {
                 uint64_t got = 0;
                 assert_int_equal(qr_par_count(&ps, &got, &e), 0);
@@ -200,8 +200,7 @@ static void test_parse_errors(void **st)
         {"failed AND", "query: AND without a right side at byte 11"},
         {"/c.che", "query: unterminated regexp '/' at byte 1"},
         {"atleast(5, a, b)", "query: atleast(K, ...) needs 1 <= K <= number of clauses at byte 1"},
-        {"foo:bar", "query: unknown field (use service, severity, scope, trace, sevnum, time or "
-                    "like) at byte 1"},
+        {"foo:bar", "query: unknown column or index 'foo' at byte 1"},
         {"cache~3", "query: fuzzy distance must be ~1 or ~2 at byte 6"},
         {"...", "query: '...' has no letters or digits to search for at byte 1"},
         {"---", "query: unexpected end of query at byte 4"},

@@ -711,7 +711,7 @@ static uint32_t check_query_opts(const char *text, int orders)
     qr_topk_stats st;
     for (int threads = 1; threads <= 2; threads++) {
         qr_par_search ps;
-        if (qr_par_init(&ps, od.segs, NSEG, text, strlen(text), threads, &e) != 0)
+        if (qr_par_init(&ps, tu_otel(), od.segs, NSEG, text, strlen(text), threads, &e) != 0)
             fail_msg("qr_par_init %s: %s", text, e.msg);
         /* the oracle's matching agrees with counting (tested elsewhere) */
         uint64_t cnt = 0;
@@ -1089,7 +1089,7 @@ static void test_largest_k(void **st)
     qr_arena_free(&a);
     assert_int_equal(nm, base[NSEG]);
     qr_par_search ps;
-    assert_int_equal(qr_par_init(&ps, od.segs, NSEG, text, strlen(text), 2, &e), 0);
+    assert_int_equal(qr_par_init(&ps, tu_otel(), od.segs, NSEG, text, strlen(text), 2, &e), 0);
     for (int by = 0; by < 3; by++) {
         run_ctx c = {text, (qr_topk_by)by, QR_TOPK_MAX, 0, 2};
         uint32_t n;
@@ -1130,7 +1130,7 @@ static void test_pruning_happens(void **st)
         for (int threads = 1; threads <= 2; threads++) {
             qr_par_search ps;
             qr_err e;
-            assert_int_equal(qr_par_init(&ps, od.segs, NSEG, qs[i], strlen(qs[i]), threads, &e), 0);
+            assert_int_equal(qr_par_init(&ps, tu_otel(), od.segs, NSEG, qs[i], strlen(qs[i]), threads, &e), 0);
             run_ctx c = {qs[i], QR_BY_SCORE, 10, 0, threads};
             uint32_t n;
             qr_topk_stats sp, sx;
@@ -1153,15 +1153,15 @@ static void test_pruning_happens(void **st)
 static void expect_rows(const qr_hit *h, uint32_t n, qr_buf *out)
 {
     qr_err e;
-    qr_colreader *rd[NSEG][COL_COUNT] = {{0}};
+    qr_colreader *rd[NSEG][QR_OTEL_NCOLS] = {{0}};
     for (uint32_t i = 0; i < n; i++) {
         if (!rd[h[i].seg][0])
-            for (int c = 0; c < COL_COUNT; c++)
+            for (int c = 0; c < QR_OTEL_NCOLS; c++)
                 assert_non_null(rd[h[i].seg][c] = qr_colr_open(od.segs[h[i].seg], c, &e));
-        assert_int_equal(qr_row_json(rd[h[i].seg], h[i].doc, out, &e), 0);
+        assert_int_equal(qr_row_json(tu_otel(), rd[h[i].seg], h[i].doc, out, &e), 0);
     }
     for (int s = 0; s < NSEG; s++)
-        for (int c = 0; c < COL_COUNT; c++)
+        for (int c = 0; c < QR_OTEL_NCOLS; c++)
             if (rd[s][c])
                 qr_colr_close(rd[s][c]);
 }
@@ -1205,7 +1205,7 @@ static void test_rows_late_materialisation(void **st)
             qr_par_search ps;
             qr_err e;
             const char *q = qs[by];
-            assert_int_equal(qr_par_init(&ps, od.segs, NSEG, q, strlen(q), threads, &e), 0);
+            assert_int_equal(qr_par_init(&ps, tu_otel(), od.segs, NSEG, q, strlen(q), threads, &e), 0);
             uint32_t n;
             qr_topk_stats sts;
             run_ctx c = {q, (qr_topk_by)by, kk[by], 0, threads};
