@@ -30,7 +30,11 @@ for src in fuzz/fuzz_*.c; do
     name=$(basename "$src" .c)
     bin=fuzz/build/$name
     log=fuzz/build/$name.log
-    if ! clang "${CFLAGS[@]}" -o "$bin" "$src" "${lib_src[@]}" "${LIBS[@]}" >"$log" 2>&1; then
+    # a target may add flags for the whole build and name another's corpus
+    # ("fuzz-cflags: ..." / "fuzz-corpus: NAME" in its header comment)
+    extra=($(sed -n 's/^ \* fuzz-cflags: //p' "$src"))
+    corpus=$(sed -n 's/^ \* fuzz-corpus: //p' "$src")
+    if ! clang "${CFLAGS[@]}" "${extra[@]}" -Ifuzz -o "$bin" "$src" "${lib_src[@]}" "${LIBS[@]}" >"$log" 2>&1; then
         tail -20 "$log"
         echo "FAIL $name: does not build (see $log)"
         fail=$((fail + 1))
@@ -40,7 +44,7 @@ for src in fuzz/fuzz_*.c; do
     rm -rf "$work" fuzz/build/"$name"-crash-* fuzz/build/"$name"-leak-* \
         fuzz/build/"$name"-timeout-* fuzz/build/"$name"-oom-*
     mkdir -p "$work"
-    seeds=fuzz/corpus/${name#fuzz_}
+    seeds=fuzz/corpus/${corpus:-${name#fuzz_}}
     [ -d "$seeds" ] && cp -R "$seeds"/. "$work"/
     nseeds=$(find "$work" -type f | wc -l)
     "$bin" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \

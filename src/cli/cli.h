@@ -11,6 +11,7 @@ int cli_ingest(int argc, char **argv);
 int cli_cat(int argc, char **argv);
 int cli_stats(int argc, char **argv);
 int cli_verify(int argc, char **argv);
+int cli_describe(int argc, char **argv);
 int cli_search(int argc, char **argv);
 
 /* Parse a non-negative integer option value ("1000000", "1_000_000",

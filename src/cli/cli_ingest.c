@@ -3,15 +3,22 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "index/catalog.h"
+#include "ingest/infer.h"
 #include "ingest/ingest.h"
+#include "util/fsutil.h"
 
 static const char *usage_text =
     "usage: quarry ingest --data DIR --table T [options] [FILE|-]\n"
-    "Loads NDJSON (one OpenTelemetry log record per line) into table T, creating it.\n"
+    "Loads NDJSON (one JSON object per line) into table T. A table that does not exist\n"
+    "is created: from --schema FILE, else inferred from the first lines (rows with the\n"
+    "15 OpenTelemetry keys get the OpenTelemetry table; docs/INFERENCE.md).\n"
+    "  --schema FILE        the table's definition (JSON, as `quarry describe` prints)\n"
     "  --strict             abort on the first bad line; nothing is committed\n"
     "  --segment-rows N     lines per segment (default 1000000)\n"
     "  --segment-mb N       input MiB per segment (default 128)\n"
@@ -20,6 +27,106 @@ static const char *usage_text =
     "  --zstd-level L       compression level 1..19 (default 3)\n"
     "  --quiet              no progress line and no summary\n"
     "Exit status: 0 all lines loaded, 3 loaded but bad lines were skipped, 1 error.\n";
+
+/* The first lines of the input, to infer a table from: up to SAMPLE_BYTES
+ * or SAMPLE_LINES lines. They are ingested first (qr_ingest_opts.prefix). */
+#define SAMPLE_BYTES (4u << 20)
+#define SAMPLE_LINES 10000u
+
+static int read_sample(int fd, const char *name, char **out, size_t *len, qr_err *e)
+{
+    char *b = malloc(SAMPLE_BYTES);
+    size_t n = 0, lines = 0;
+    if (!b)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    while (n < SAMPLE_BYTES && lines < SAMPLE_LINES) {
+        ssize_t r = read(fd, b + n, SAMPLE_BYTES - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(b);
+            return qr_errf(e, QR_E_IO, "read %s: %s", name, strerror(errno));
+        }
+        if (r == 0)
+            break;
+        for (ssize_t i = 0; i < r; i++)
+            lines += b[n + (size_t)i] == '\n';
+        n += (size_t)r;
+    }
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+/* The table to load into: opened if the catalog has it (a --schema must
+ * then be its definition), else created from the schema file or from what
+ * the first lines look like. */
+static qr_table *open_or_create(const char *data, const char *table, const char *schema, int fd,
+                                const char *name, int quiet, char **sample, qr_ingest_opts *o,
+                                qr_err *e)
+{
+    qr_tabdef *def = NULL;
+    if (schema) {
+        unsigned char *buf;
+        size_t n;
+        if (qr_read_file(schema, &buf, &n, e) != 0)
+            return NULL;
+        def = qr_tabdef_from_json((const char *)buf, n, schema, e);
+        free(buf);
+        if (!def)
+            return NULL;
+        if (def->name && strcmp(def->name, table) != 0) {
+            qr_errf(e, QR_E_ARGS, "%s defines table %s, not %s", schema, def->name, table);
+            qr_tabdef_free(def);
+            return NULL;
+        }
+        free(def->name);
+        if (!(def->name = strdup(table))) {
+            qr_tabdef_free(def);
+            qr_errf(e, QR_E_NOMEM, "out of memory");
+            return NULL;
+        }
+    }
+    qr_table *t = qr_table_open(data, table, QR_TABLE_WRITE, e);
+    if (t) {
+        if (def && !qr_tabdef_equal(def, t->def)) {
+            qr_errf(e, QR_E_DUPLICATE_TABLE,
+                    "table %s exists with another definition than %s (see quarry describe)",
+                    table, schema);
+            qr_table_close(t);
+            t = NULL;
+        }
+        qr_tabdef_free(def);
+        return t;
+    }
+    if (strcmp(e->code, QR_E_UNDEFINED_TABLE) != 0) {
+        qr_tabdef_free(def);
+        return NULL;
+    }
+    const char *how = "from ";
+    if (!def) {
+        size_t n;
+        if (read_sample(fd, name, sample, &n, e) != 0)
+            return NULL;
+        o->prefix = *sample;
+        o->prefix_len = n;
+        if (!(def = qr_infer_schema(table, *sample, n, name, e)))
+            return NULL;
+        how = "inferred from the first lines of ";
+    }
+    int created;
+    if (qr_catalog_create_table(data, def, &created, e) != 0) {
+        qr_tabdef_free(def);
+        return NULL;
+    }
+    if (!quiet && created)
+        fprintf(stderr, "created table %s (%u columns, %u indexes) %s%s\n", table, def->ncols,
+                def->nixs, how, def->ncols == QR_OTEL_NCOLS && !schema && def->extra_col < 0
+                                     ? name
+                                     : schema ? schema : name);
+    qr_tabdef_free(def);
+    return qr_table_open(data, table, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
+}
 
 int cli_ingest(int argc, char **argv)
 {
@@ -32,9 +139,10 @@ int cli_ingest(int argc, char **argv)
                                          {"threads", required_argument, 0, 'j'},
                                          {"zstd-level", required_argument, 0, 'z'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"schema", required_argument, 0, 'S'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
-    const char *data = NULL, *table = NULL;
+    const char *data = NULL, *table = NULL, *schema = NULL;
     qr_ingest_opts o;
     qr_ingest_opts_default(&o);
     int quiet = 0, c;
@@ -79,6 +187,9 @@ int cli_ingest(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
+        case 'S':
+            schema = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -105,17 +216,20 @@ int cli_ingest(int argc, char **argv)
     o.progress = !quiet && isatty(STDERR_FILENO);
     qr_err e;
     qr_err_clear(&e);
-    qr_table *t = qr_table_open(data, table, QR_TABLE_WRITE | QR_TABLE_CREATE, &e);
+    char *sample = NULL;
+    qr_table *t = open_or_create(data, table, schema, fd, name, quiet, &sample, &o, &e);
     if (!t) {
         cli_fail(e.code, e.msg);
         if (fd != STDIN_FILENO)
             close(fd);
+        free(sample);
         return 1;
     }
     qr_ingest_stats st;
     int rc = qr_ingest(t, fd, name, &o, &st, &e);
     if (fd != STDIN_FILENO)
         close(fd);
+    free(sample);
     qr_table_close(t);
     if (rc != 0) {
         cli_fail(e.code, e.msg);

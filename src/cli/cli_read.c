@@ -299,3 +299,31 @@ int cli_verify(int argc, char **argv)
     qr_table_close(t);
     return bad ? 1 : 0;
 }
+
+int cli_describe(int argc, char **argv)
+{
+    read_args a;
+    int pr = parse_read_args(argc, argv, "describe", 0, &a);
+    if (pr)
+        return pr > 0 ? 0 : 2;
+    qr_err e;
+    qr_err_clear(&e);
+    qr_table *t = qr_table_open(a.data, a.table, QR_TABLE_READ, &e);
+    if (!t) {
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
+    qr_buf out;
+    qr_buf_init(&out);
+    qr_tabdef_to_json(t->def, &out);
+    qr_buf_put_u8(&out, '\n');
+    int rc = out.oom ? qr_errf(&e, QR_E_NOMEM, "out of memory")
+                     : qr_write_all(STDOUT_FILENO, out.p, out.len, "stdout", &e);
+    qr_buf_free(&out);
+    qr_table_close(t);
+    if (rc != 0) {
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
+    return 0;
+}

@@ -10,8 +10,9 @@ static void usage(FILE *f)
     fputs("usage: quarry <command> [options]\n"
           "\n"
           "commands:\n"
-          "  gen     --rows N [--seed S] [--threads T]   generate OpenTelemetry logs as NDJSON\n"
-          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table\n"
+          "  gen     --rows N [--dataset D] [--seed S]   generate a corpus as NDJSON\n"
+          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table (creating it)\n"
+          "  describe --data DIR --table T               the table's definition as JSON\n"
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
         return cli_stats(argc - 1, argv + 1);
     if (!strcmp(cmd, "verify"))
         return cli_verify(argc - 1, argv + 1);
+    if (!strcmp(cmd, "describe"))
+        return cli_describe(argc - 1, argv + 1);
     if (!strcmp(cmd, "search"))
         return cli_search(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -120,6 +120,10 @@ typedef struct qr_segment {
  * structure). Block checksums are verified when a block is first decoded. */
 qr_segment *qr_seg_open(const char *path, qr_err *e);
 void qr_seg_close(qr_segment *s);
+/* A definition of the segment's own columns (names, types, sort column; no
+ * indexes): for reading a segment without its table. Free with
+ * qr_tabdef_free; NULL with e set when out of memory. */
+qr_tabdef *qr_seg_tabdef(const qr_segment *s, qr_err *e);
 /* The column named `name` (case-insensitive), or -1. */
 int qr_seg_col(const qr_segment *s, const char *name);
 /* The bytes of block `bi` of column `col`, checksum verified. */

@@ -7,6 +7,8 @@
  */
 #include "index/table.h"
 
+#include "index/catalog.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -151,10 +153,18 @@ qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err
     }
     t->lock_fd = -1;
     t->name = strdup(name);
-    /* TODO(catalog): the definition comes from DATA/CATALOG */
-    if (!(t->def = qr_tabdef_otel(name))) {
-        qr_errf(e, QR_E_NOMEM, "out of memory");
-        goto fail;
+    {
+        qr_catalog cat;
+        if (qr_catalog_load(datadir, &cat, e) != 0)
+            goto fail;
+        const qr_tabdef *d = qr_catalog_find(&cat, name);
+        if (d && !(t->def = qr_tabdef_clone(d)))
+            qr_errf(e, QR_E_NOMEM, "out of memory");
+        else if (!d)
+            qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s does not exist in %s", name, datadir);
+        qr_catalog_free(&cat);
+        if (!t->def)
+            goto fail;
     }
     if (snprintf(path, sizeof path, "%s/%s", datadir, name) >= (int)sizeof path) {
         qr_errf(e, QR_E_ARGS, "data directory path too long");

@@ -54,6 +54,7 @@ typedef struct pipeline {
     unit **q;
     unsigned qcap, qhead, qlen;
     atomic_int abort;
+    size_t prefix_at; /* bytes of o->prefix already handed out */
     /* input buffers of finished units, reused so their pages stay mapped */
     char *pool[8];
     size_t pool_cap[8];
@@ -337,6 +338,20 @@ static int cut_unit(pipeline *pl, reader_state *rs, unit **pu, size_t keep, uint
 }
 
 /* The reader loop: fills units with whole lines and hands them out. */
+/* read(2), served first from the bytes the caller already took from fd
+ * (qr_ingest_opts.prefix: a sample it inferred the table from). */
+static ssize_t read_some(pipeline *pl, int fd, char *buf, size_t n)
+{
+    if (pl->prefix_at < pl->o->prefix_len) {
+        size_t k = pl->o->prefix_len - pl->prefix_at;
+        k = k < n ? k : n;
+        memcpy(buf, pl->o->prefix + pl->prefix_at, k);
+        pl->prefix_at += k;
+        return (ssize_t)k;
+    }
+    return read(fd, buf, n);
+}
+
 static int read_input(pipeline *pl, reader_state *rs, int fd, qr_err *e)
 {
     const qr_ingest_opts *o = pl->o;
@@ -361,7 +376,7 @@ static int read_input(pipeline *pl, reader_state *rs, int fd, qr_err *e)
             u->buf = nb;
             u->cap = nc;
         }
-        ssize_t r = read(fd, u->buf + u->len, READ_CHUNK);
+        ssize_t r = read_some(pl, fd, u->buf + u->len, READ_CHUNK);
         if (r < 0) {
             if (errno == EINTR)
                 continue;

@@ -29,6 +29,8 @@ typedef struct qr_ingest_opts {
     int progress;           /* progress line on `report` about once a second */
     unsigned max_reported;  /* bad lines printed in full (default 20) */
     FILE *report;           /* where bad lines and progress go (NULL = none) */
+    const char *prefix;     /* bytes already read from the input, ingested first */
+    size_t prefix_len;      /* (e.g. the sample a schema was inferred from) */
     qr_seg_opts seg;
 } qr_ingest_opts;
 
