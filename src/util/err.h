@@ -29,6 +29,8 @@ typedef struct qr_err {
 #define QR_E_INTERNAL "XX000"        /* invariant broken */
 #define QR_E_UNDEFINED_COLUMN "42703" /* unknown column */
 #define QR_E_UNDEFINED_TABLE "42P01" /* unknown table */
+#define QR_E_DUPLICATE_TABLE "42P07" /* table exists (with another definition) */
+#define QR_E_SYNTAX "42601"          /* a definition's structure: unknown/duplicate key */
 #define QR_E_ARGS "22023"            /* invalid parameter value */
 #define QR_E_LOCKED "55P03"          /* lock not available */
 
