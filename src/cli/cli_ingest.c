@@ -105,7 +105,7 @@ static qr_table *open_or_create(const char *data, const char *table, const char 
     }
     const char *how = "from ";
     if (!def) {
-        size_t n;
+        size_t n = 0;
         if (read_sample(fd, name, sample, &n, e) != 0)
             return NULL;
         o->prefix = *sample;

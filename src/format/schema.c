@@ -303,13 +303,14 @@ int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char
                        qr_ixkind_name(kind));
     if (d->nixs >= QR_MAX_INDEXES)
         return qr_errf(e, QR_E_TOO_LONG, "more than %d indexes", QR_MAX_INDEXES);
-    if (id == 0) {
-        id = 1;
+    if (id == 0) { /* one above the largest id in use */
+        uint32_t next = 1;
         for (uint32_t i = 0; i < d->nixs; i++)
-            if (d->ixs[i].id >= id)
-                id = (uint16_t)(d->ixs[i].id + 1);
-        if (id == 0)
+            if (d->ixs[i].id >= next)
+                next = (uint32_t)d->ixs[i].id + 1;
+        if (next > UINT16_MAX)
             return qr_errf(e, QR_E_TOO_LONG, "index ids exhausted");
+        id = (uint16_t)next;
     } else if (qr_tabdef_index_by_id(d, id)) {
         return qr_errf(e, QR_E_ARGS, "index id %u used twice", id);
     }
@@ -373,6 +374,9 @@ int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e)
                            what, c->name, qr_type_name(c->type), qr_ixkind_name(x->kind));
         if (x->id == 0)
             return qr_errf(e, QR_E_ARGS, "%s: index id 0 is reserved", what);
+        if (x->name && !qr_col_name_ok(x->name, strlen(x->name)))
+            return qr_errf(e, QR_E_ARGS, "%s: index name \"%.64s\" is not 1-%d printable bytes",
+                           what, x->name, QR_MAX_NAME);
         if (x->kind != QR_IX_FULLTEXT && (x->positions || !x->lowercase))
             return qr_errf(e, QR_E_ARGS, "%s: column %s: analyzer options on a %s index", what,
                            c->name, qr_ixkind_name(x->kind));

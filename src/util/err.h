@@ -32,6 +32,8 @@ typedef struct qr_err {
 #define QR_E_NOT_NULL "23502"        /* NULL in a NOT NULL column */
 #define QR_E_UNDEFINED_OBJECT "42704" /* unknown index or other object */
 #define QR_E_FEATURE "0A000"         /* feature not supported */
+#define QR_E_DUPLICATE_TABLE "42P07" /* table exists (with another definition) */
+#define QR_E_SYNTAX "42601"          /* a definition's structure: unknown/duplicate key */
 #define QR_E_ARGS "22023"            /* invalid parameter value */
 #define QR_E_LOCKED "55P03"          /* lock not available */
 
