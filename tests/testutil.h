@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "format/segment.h"
+#include "index/catalog.h"
 #include "index/invindex.h"
 #include "ingest/ndjson.h"
 #include "util/buf.h"
@@ -58,6 +59,17 @@ static inline const qr_tabdef *tu_otel(void)
     if (!d && !(d = qr_tabdef_otel("logs")))
         fail_msg("out of memory");
     return d;
+}
+
+/* Register an OpenTelemetry table `name` in dir's catalog. */
+static inline void tu_create_otel_table(const char *dir, const char *name)
+{
+    qr_tabdef *d = qr_tabdef_otel(name);
+    qr_err e;
+    int created;
+    if (!d || qr_catalog_create_table(dir, d, &created, &e) != 0)
+        fail_msg("create table %s: %s", name, d ? e.msg : "out of memory");
+    qr_tabdef_free(d);
 }
 
 /* Parse each line of `text` (NDJSON) into b; every line must be good. */

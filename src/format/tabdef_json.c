@@ -25,6 +25,18 @@
 
 /* ---- writing ---- */
 
+/* A NUL-terminated copy of a slice (not strndup: the slice is not a C
+ * string, and ASan's strict string checks would read past it). */
+static char *dup_slice(qr_slice s)
+{
+    char *d = malloc(s.n + 1);
+    if (d) {
+        memcpy(d, s.p, s.n);
+        d[s.n] = 0;
+    }
+    return d;
+}
+
 static void put_str(qr_buf *b, const char *s) { qr_buf_put(b, s, strlen(s)); }
 
 static void put_key(qr_buf *b, const char *key)
@@ -534,7 +546,7 @@ static int parse_def(pctx *c, qr_tabdef *d, pend_ix **pxp, uint32_t *npx)
             if (s.p && (s.n == 0 || memchr(s.p, 0, s.n)))
                 return perr(c, off, QR_E_ARGS, "table name \"%.*s\" is empty or holds a NUL",
                             (int)s.n, s.p);
-            if (s.p && !(d->name = strndup(s.p, s.n)))
+            if (s.p && !(d->name = dup_slice(s)))
                 return perr(c, off, QR_E_NOMEM, "out of memory");
             break;
         case 1:

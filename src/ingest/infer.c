@@ -172,10 +172,13 @@ static int is_datetime(const char *p, size_t n)
 static int epoch_unit(int64_t v)
 {
     int64_t lo = 631152000, hi = 4102444800; /* 1990-01-01, 2100-01-01 in seconds */
-    for (int f = QR_TS_EPOCH_S; f <= QR_TS_EPOCH_NS; f++, lo *= 1000, hi *= 1000)
+    for (int f = QR_TS_EPOCH_S;; f++) {
         if (v >= lo && v < hi)
             return f;
-    return -1;
+        if (f == QR_TS_EPOCH_NS)
+            return -1;
+        lo *= 1000, hi *= 1000; /* 4.1e18 at most: no overflow */
+    }
 }
 
 /* A JSON number as written: K_INT with *v set (or *big = 1 when above

@@ -40,6 +40,7 @@ static void test_create_commit_reopen(void **st)
     qr_err e;
     assert_null(qr_table_open(dir, "t", QR_TABLE_READ, &e));
     assert_string_equal(e.code, QR_E_UNDEFINED_TABLE);
+    tu_create_otel_table(dir, "t");
     qr_table *t = qr_table_open(dir, "t", QR_TABLE_WRITE | QR_TABLE_CREATE, &e);
     assert_non_null(t);
     assert_int_equal(t->man.nsegs, 0);

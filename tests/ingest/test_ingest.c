@@ -82,6 +82,7 @@ static void run_case(int N, uint32_t seg_rows, uint64_t seg_bytes, int threads, 
     make_input(&in, &want, N, max_line, &bad);
     char *dir = tu_tmpdir();
     qr_err e;
+    tu_create_otel_table(dir, "t");
     qr_table *t = qr_table_open(dir, "t", QR_TABLE_WRITE | QR_TABLE_CREATE, &e);
     assert_non_null(t);
     int fds[2];
@@ -152,6 +153,7 @@ static void test_strict_leaves_nothing(void **st)
     (void)st;
     char *dir = tu_tmpdir();
     qr_err e;
+    tu_create_otel_table(dir, "t");
     qr_table *t = qr_table_open(dir, "t", QR_TABLE_WRITE | QR_TABLE_CREATE, &e);
     char path[4200];
     snprintf(path, sizeof path, "%s/in.ndjson", dir);
