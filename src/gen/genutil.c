@@ -22,7 +22,7 @@ void gu_rng_seed_chunk(gu_rng *r, uint64_t seed, uint64_t chunk)
     }
 }
 
-int gu_alias_build(const uint64_t *w, uint32_t n, uint32_t *thr, uint32_t *to)
+int gu_alias_build(const uint64_t *w, uint32_t n, gu_alias *tab)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -47,8 +47,8 @@ int gu_alias_build(const uint64_t *w, uint32_t n, uint32_t *thr, uint32_t *to)
     }
     while (ns && nl) {
         uint32_t s = small[--ns], l = large[nl - 1];
-        thr[s] = (uint32_t)(((unsigned __int128)p[s] << 32) / total);
-        to[s] = l;
+        tab[s].thr = (uint32_t)(((unsigned __int128)p[s] << 32) / total);
+        tab[s].to = l;
         p[l] -= total - p[s];
         if (p[l] < total) {
             nl--;
@@ -57,13 +57,13 @@ int gu_alias_build(const uint64_t *w, uint32_t n, uint32_t *thr, uint32_t *to)
     }
     while (nl) {
         uint32_t l = large[--nl];
-        thr[l] = UINT32_MAX;
-        to[l] = l;
+        tab[l].thr = UINT32_MAX;
+        tab[l].to = l;
     }
     while (ns) { /* rounding leftovers */
         uint32_t s = small[--ns];
-        thr[s] = UINT32_MAX;
-        to[s] = s;
+        tab[s].thr = UINT32_MAX;
+        tab[s].to = s;
     }
     free(p);
     free(small);

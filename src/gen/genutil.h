@@ -57,25 +57,27 @@ static inline uint32_t gu_below(gu_rng *r, uint32_t n)
     return (uint32_t)(((gu_next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
-/* 1 with probability per_mille / 1000. */
-static inline int gu_chance(gu_rng *r, uint32_t per_mille) { return gu_below(r, 1000) < per_mille; }
-
 /* Seed r for chunk `chunk` of the stream with this seed. */
 void gu_rng_seed_chunk(gu_rng *r, uint64_t seed, uint64_t chunk);
 
 /* ---------- alias sampler: Vose's method in integers ---------- */
 
-/* thr[i] and to[i] for i < n (caller's arrays). Sample: pick i uniformly,
- * keep it when the low 32 bits of the draw are below thr[i], else to[i].
- * Weights are integers with n * sum(w) < 2^63. Returns -1 when n == 0, the
- * total weight is 0 or scratch memory is short. */
-int gu_alias_build(const uint64_t *w, uint32_t n, uint32_t *thr, uint32_t *to);
+/* One entry per outcome, threshold and alias side by side (one cache line
+ * per draw). Sample: pick i uniformly, keep it when the low 32 bits of the
+ * draw are below thr, else take `to`. */
+typedef struct gu_alias {
+    uint32_t thr, to;
+} gu_alias;
 
-static inline uint32_t gu_alias_pick(gu_rng *r, const uint32_t *thr, const uint32_t *to, uint32_t n)
+/* Fill tab[0..n) for integer weights w with n * sum(w) < 2^63. Returns -1
+ * when n == 0, the total weight is 0 or scratch memory is short. */
+int gu_alias_build(const uint64_t *w, uint32_t n, gu_alias *tab);
+
+static inline uint32_t gu_alias_pick(gu_rng *r, const gu_alias *tab, uint32_t n)
 {
     uint64_t v = gu_next(r);
     uint32_t i = (uint32_t)(((v >> 32) * n) >> 32);
-    return (uint32_t)v < thr[i] ? i : to[i];
+    return (uint32_t)v < tab[i].thr ? i : tab[i].to;
 }
 
 /* ---------- hot-path text emitters: write at p, return the new end ---------- */

@@ -177,8 +177,7 @@ typedef struct ctables {
     unsigned trace_pct[32];
     const char *svc_name[32];
     /* alias sampler over templates */
-    uint32_t alias_thr[MAX_TMPL];
-    uint32_t alias_to[MAX_TMPL];
+    gu_alias alias[MAX_TMPL];
     op ops[MAX_OPS];
     unsigned nops;
     char pool[POOL_SIZE];
@@ -363,7 +362,7 @@ static void build_alias(void)
     uint64_t w[MAX_TMPL];
     for (unsigned i = 0; i < T.ntmpl; i++)
         w[i] = gen_templates[i].weight;
-    if (gu_alias_build(w, T.ntmpl, T.alias_thr, T.alias_to) != 0)
+    if (gu_alias_build(w, T.ntmpl, T.alias) != 0)
         tables_die("zero total weight");
 }
 
@@ -600,8 +599,8 @@ static char *render_row(gen_ctx *g, char *p)
 {
     uint64_t r = rnd(g);
     uint32_t ti = (uint32_t)(((r >> 32) * T.ntmpl) >> 32);
-    if ((uint32_t)r >= T.alias_thr[ti])
-        ti = T.alias_to[ti];
+    if ((uint32_t)r >= T.alias[ti].thr)
+        ti = T.alias[ti].to;
     const ctmpl *ct = &T.tmpl[ti];
     unsigned svc = ct->svc;
     g->have = 0;
