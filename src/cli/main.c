@@ -10,9 +10,14 @@ static void usage(FILE *f)
     fputs("usage: quarry <command> [options]\n"
           "\n"
           "commands:\n"
-          "  gen     --rows N [--dataset D] [--seed S]   generate a corpus as NDJSON\n"
-          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table (creating it)\n"
-          "  describe --data DIR --table T               the table's definition as JSON\n"
+          "  gen     [--dataset D] --rows N [--seed S]   generate NDJSON: otel (OpenTelemetry logs),
+"
+          "                                              http_logs, github_events
+"
+          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table (creating it)
+"
+          "  describe --data DIR --table T               the table's definition as JSON
+"
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"

@@ -10,19 +10,21 @@
  * from a pool of GEN_TRACE_SLOTS open traces, then memcpy precomputed pieces
  * and format ids/numbers with table lookups straight into the output buffer.
  * A chunk (GEN_CHUNK_ROWS rows) resets the PRNG from (seed, chunk) and empties
- * the trace pool, so rows depend only on (seed, row).
+ * the trace pool, so rows depend only on (seed, row). The PRNG, the alias
+ * sampler, the emitters and the parallel writer are genutil.h's.
  */
 #include "gen/otelgen.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gen/bodies.h"
+#include "gen/genutil.h"
 #include "util/timefmt.h"
+
+_Static_assert(GEN_CHUNK_ROWS == GU_CHUNK_ROWS, "one chunk size for every dataset");
 
 #define GEN_TRACE_SLOTS 16
 #define GEN_USERS 50000 /* distinct user ids per seed */
@@ -175,8 +177,7 @@ typedef struct ctables {
     unsigned trace_pct[32];
     const char *svc_name[32];
     /* alias sampler over templates */
-    uint32_t alias_thr[MAX_TMPL];
-    uint8_t alias_to[MAX_TMPL];
+    gu_alias alias[MAX_TMPL];
     op ops[MAX_OPS];
     unsigned nops;
     char pool[POOL_SIZE];
@@ -208,38 +209,6 @@ static const char *pool_str(const char *s, size_t n)
     memcpy(p, s, n);
     p[n] = 0;
     return p;
-}
-
-/* Canonical JSON string escaping (without the quotes) into out (>= 6n bytes). */
-static size_t json_escape(const char *s, size_t n, char *out)
-{
-    static const char hexd[] = "0123456789abcdef";
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c >= 0x20) {
-            out[o++] = (char)c;
-        } else {
-            out[o++] = '\\';
-            switch (c) {
-            case '\b': out[o++] = 'b'; break;
-            case '\f': out[o++] = 'f'; break;
-            case '\n': out[o++] = 'n'; break;
-            case '\r': out[o++] = 'r'; break;
-            case '\t': out[o++] = 't'; break;
-            default:
-                out[o++] = 'u';
-                out[o++] = '0';
-                out[o++] = '0';
-                out[o++] = hexd[c >> 4];
-                out[o++] = hexd[c & 15];
-            }
-        }
-    }
-    return o;
 }
 
 static int var_lookup(const char *name, size_t n)
@@ -287,7 +256,7 @@ static const op *compile(const char *text, int escape, unsigned *nops, size_t *m
                 char *tmp = malloc(6 * n);
                 if (!tmp)
                     tables_die("out of memory");
-                size_t m = json_escape(run, n, tmp);
+                size_t m = gu_json_escape(run, n, tmp);
                 add_op(pool_str(tmp, m), m, 0);
                 free(tmp);
                 bound += m;
@@ -311,35 +280,27 @@ static const op *compile(const char *text, int escape, unsigned *nops, size_t *m
     return T.ops + first;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Fill a resource-attribute template for one pod (start-up only). */
 static str build_tail(const gen_svc_def *sd, unsigned svc, unsigned pod)
 {
     static const char k8s[] = "bcdfghjklmnpqrstvwxz2456789";
-    uint64_t h = mix64(0x51ab5eedULL ^ ((uint64_t)svc << 8) ^ pod);
+    uint64_t h = gu_mix64(0x51ab5eedULL ^ ((uint64_t)svc << 8) ^ pod);
     char podname[96], node[64], cid[17], poduid[37], ppid[16];
     int n = snprintf(podname, sizeof podname, "%s-", sd->name);
     for (int i = 0; i < 10; i++, h /= 27)
         podname[n++] = k8s[h % 27];
     podname[n++] = '-';
-    h = mix64(h ^ 1);
+    h = gu_mix64(h ^ 1);
     for (int i = 0; i < 5; i++, h /= 27)
         podname[n++] = k8s[h % 27];
     podname[n] = 0;
-    h = mix64(h ^ 2);
+    h = gu_mix64(h ^ 2);
     snprintf(node, sizeof node, "aks-nodepool1-%08u-vmss%06u", (unsigned)(h % 100000000u),
              (unsigned)(h >> 40) % 6);
-    h = mix64(h ^ 4);
+    h = gu_mix64(h ^ 4);
     snprintf(cid, sizeof cid, "%012llx", (unsigned long long)(h >> 16)); /* short docker id */
-    h = mix64(h ^ 3);
-    uint64_t h2 = mix64(h);
+    h = gu_mix64(h ^ 3);
+    uint64_t h2 = gu_mix64(h);
     snprintf(poduid, sizeof poduid, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)h,
              (unsigned)(h >> 32) & 0xffff, (unsigned)(h >> 48) & 0xfff,
              (unsigned)(h2 & 0x3fff) | 0x8000, (unsigned long long)(h2 >> 16));
@@ -381,10 +342,10 @@ static str build_tail(const gen_svc_def *sd, unsigned svc, unsigned pod)
 
     char tail[4096];
     char e1[512], e2[512], e3[512], e4[512];
-    e1[json_escape(sd->res_schema_url, strlen(sd->res_schema_url), e1)] = 0;
-    e2[json_escape(sd->scope_schema_url, strlen(sd->scope_schema_url), e2)] = 0;
-    e3[json_escape(sd->scope_name, strlen(sd->scope_name), e3)] = 0;
-    e4[json_escape(sd->scope_version, strlen(sd->scope_version), e4)] = 0;
+    e1[gu_json_escape(sd->res_schema_url, strlen(sd->res_schema_url), e1)] = 0;
+    e2[gu_json_escape(sd->scope_schema_url, strlen(sd->scope_schema_url), e2)] = 0;
+    e3[gu_json_escape(sd->scope_name, strlen(sd->scope_name), e3)] = 0;
+    e4[gu_json_escape(sd->scope_version, strlen(sd->scope_version), e4)] = 0;
     int tn = snprintf(tail, sizeof tail,
                       "\",\"ResourceSchemaUrl\":\"%s\",\"ResourceAttributes\":%s,"
                       "\"ScopeSchemaUrl\":\"%s\",\"ScopeName\":\"%s\",\"ScopeVersion\":\"%s\","
@@ -398,41 +359,11 @@ static str build_tail(const gen_svc_def *sd, unsigned svc, unsigned pod)
 /* Vose's alias method in integers: exact and platform-independent. */
 static void build_alias(void)
 {
-    unsigned n = T.ntmpl;
-    uint64_t total = 0;
-    for (unsigned i = 0; i < n; i++)
-        total += gen_templates[i].weight;
-    if (!total)
+    uint64_t w[MAX_TMPL];
+    for (unsigned i = 0; i < T.ntmpl; i++)
+        w[i] = gen_templates[i].weight;
+    if (gu_alias_build(w, T.ntmpl, T.alias) != 0)
         tables_die("zero total weight");
-    uint64_t p[MAX_TMPL]; /* weight * n, compared against total */
-    unsigned small[MAX_TMPL] = {0}, large[MAX_TMPL] = {0}, ns = 0, nl = 0;
-    for (unsigned i = 0; i < n; i++) {
-        p[i] = (uint64_t)gen_templates[i].weight * n;
-        if (p[i] < total)
-            small[ns++] = i;
-        else
-            large[nl++] = i;
-    }
-    while (ns && nl) {
-        unsigned s = small[--ns], l = large[nl - 1];
-        T.alias_thr[s] = (uint32_t)((p[s] << 32) / total);
-        T.alias_to[s] = (uint8_t)l;
-        p[l] -= total - p[s];
-        if (p[l] < total) {
-            nl--;
-            small[ns++] = l;
-        }
-    }
-    while (nl) {
-        unsigned l = large[--nl];
-        T.alias_thr[l] = UINT32_MAX;
-        T.alias_to[l] = (uint8_t)l;
-    }
-    while (ns) { /* rounding leftovers */
-        unsigned s = small[--ns];
-        T.alias_thr[s] = UINT32_MAX;
-        T.alias_to[s] = (uint8_t)s;
-    }
 }
 
 static void build_tables(void)
@@ -498,7 +429,7 @@ struct gen_ctx {
     uint64_t seed;
     uint64_t row;       /* next row */
     uint64_t chunk_end; /* first row of the next chunk */
-    uint64_t s[4];      /* xoshiro256** */
+    gu_rng rng;         /* xoshiro256** */
     uint64_t user_key, id_key;
     int64_t ts;
     trace_slot slots[GEN_TRACE_SLOTS];
@@ -508,34 +439,13 @@ struct gen_ctx {
     char line[GEN_ROW_MAX]; /* used only when the output buffer cannot grow */
 };
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rnd(gen_ctx *g) { return gu_next(&g->rng); }
 
-static inline uint64_t rnd(gen_ctx *g)
-{
-    uint64_t *s = g->s;
-    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-}
-
-/* uniform in [0, n) (Lemire's multiply; the bias is negligible here) */
-static inline uint32_t below(gen_ctx *g, uint32_t n)
-{
-    return (uint32_t)(((rnd(g) >> 32) * (uint64_t)n) >> 32);
-}
+static inline uint32_t below(gen_ctx *g, uint32_t n) { return gu_below(&g->rng, n); }
 
 static void chunk_reset(gen_ctx *g, uint64_t chunk)
 {
-    uint64_t x = mix64(g->seed ^ mix64(chunk + 0x6a09e667f3bcc909ULL));
-    for (int i = 0; i < 4; i++) {
-        x += 0x9e3779b97f4a7c15ULL;
-        g->s[i] = mix64(x);
-    }
+    gu_rng_seed_chunk(&g->rng, g->seed, chunk);
     for (int i = 0; i < GEN_TRACE_SLOTS; i++) {
         g->slots[i].left = 0;
         g->slots[i].span_svc = 0xff;
@@ -544,60 +454,29 @@ static void chunk_reset(gen_ctx *g, uint64_t chunk)
     g->chunk_end = g->row + GEN_CHUNK_ROWS;
 }
 
-static const char hex_digits[] = "0123456789abcdef";
-
-static inline char *put_hex(char *p, uint64_t v, int ndigits)
-{
-    for (int i = ndigits - 1; i >= 0; i--) {
-        p[i] = hex_digits[v & 15];
-        v >>= 4;
-    }
-    return p + ndigits;
-}
-
-static inline char *put_uint(char *p, uint64_t v)
-{
-    char tmp[20];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
 static inline char *put_str(char *p, str s)
 {
     memcpy(p, s.s, s.n);
     return p + s.n;
 }
 
-static inline char *put_lit(char *p, const char *s, size_t n)
-{
-    memcpy(p, s, n);
-    return p + n;
-}
-#define PUT(p, lit) put_lit(p, lit, sizeof(lit) - 1)
-
 static char *put_uuid(char *p, uint64_t a, uint64_t b)
 {
-    p = put_hex(p, a >> 32, 8);
+    p = gu_put_hex(p, a >> 32, 8);
     *p++ = '-';
-    p = put_hex(p, a >> 16, 4);
+    p = gu_put_hex(p, a >> 16, 4);
     *p++ = '-';
-    p = put_hex(p, a, 4);
+    p = gu_put_hex(p, a, 4);
     *p++ = '-';
-    p = put_hex(p, b >> 48, 4);
+    p = gu_put_hex(p, b >> 48, 4);
     *p++ = '-';
-    return put_hex(p, b, 12);
+    return gu_put_hex(p, b, 12);
 }
 
 static char *put_amount(gen_ctx *g, char *p)
 {
     uint32_t cents = below(g, 250000) + 99;
-    p = put_uint(p, cents / 100);
+    p = gu_put_uint(p, cents / 100);
     *p++ = '.';
     *p++ = (char)('0' + cents / 10 % 10);
     *p++ = (char)('0' + cents % 10);
@@ -608,14 +487,14 @@ static char *put_status(gen_ctx *g, char *p)
 {
     uint32_t r = below(g, 100);
     if (r < 92)
-        return PUT(p, "200");
+        return GU_PUT(p, "200");
     if (r < 95)
-        return PUT(p, "304");
+        return GU_PUT(p, "304");
     if (r < 97)
-        return PUT(p, "404");
+        return GU_PUT(p, "404");
     if (r < 99)
-        return PUT(p, "500");
-    return PUT(p, "503");
+        return GU_PUT(p, "500");
+    return GU_PUT(p, "503");
 }
 
 /* Write a fresh value of variable v at p. */
@@ -624,16 +503,16 @@ static char *gen_value(gen_ctx *g, int v, char *p)
     switch (v) {
     case V_UID: {
         uint64_t u = below(g, GEN_USERS);
-        uint64_t a = mix64(g->user_key ^ u), b = mix64(a ^ g->user_key);
+        uint64_t a = gu_mix64(g->user_key ^ u), b = gu_mix64(a ^ g->user_key);
         return put_uuid(p, a, b);
     }
     case V_PID:
     case V_PIDR: return put_str(p, products[below(g, COUNT(products))]);
-    case V_QTY: return put_uint(p, 1 + below(g, 10));
+    case V_QTY: return gu_put_uint(p, 1 + below(g, 10));
     case V_OID:
     case V_UUID: {
-        uint64_t a = mix64(g->id_key ^ below(g, GEN_IDS));
-        return put_uuid(p, a, mix64(a ^ g->id_key));
+        uint64_t a = gu_mix64(g->id_key ^ below(g, GEN_IDS));
+        return put_uuid(p, a, gu_mix64(a ^ g->id_key));
     }
     case V_AMT:
     case V_AMT2: return put_amount(g, p);
@@ -644,25 +523,25 @@ static char *gen_value(gen_ctx *g, int v, char *p)
         p = put_str(p, first_names[r % COUNT(first_names)]);
         *p++ = '.';
         p = put_str(p, last_names[(r >> 8) % COUNT(last_names)]);
-        p = put_uint(p, (r >> 16) % 1000);
-        return PUT(p, "@example.com");
+        p = gu_put_uint(p, (r >> 16) % 1000);
+        return GU_PUT(p, "@example.com");
     }
-    case V_CARD4: return put_uint(p, 1000 + below(g, 9000));
+    case V_CARD4: return gu_put_uint(p, 1000 + below(g, 9000));
     case V_CAT: return put_str(p, categories[below(g, COUNT(categories))]);
     case V_CITY: return put_str(p, cities[below(g, COUNT(cities))]);
-    case V_ZIP: return put_uint(p, 10000 + below(g, 90000));
-    case V_H8: return put_hex(p, rnd(g), 8);
-    case V_H16: return put_hex(p, rnd(g), 16);
-    case V_N: return put_uint(p, below(g, 100000));
-    case V_MS: return put_uint(p, 1 + below(g, 2999));
+    case V_ZIP: return gu_put_uint(p, 10000 + below(g, 90000));
+    case V_H8: return gu_put_hex(p, rnd(g), 8);
+    case V_H16: return gu_put_hex(p, rnd(g), 16);
+    case V_N: return gu_put_uint(p, below(g, 100000));
+    case V_MS: return gu_put_uint(p, 1 + below(g, 2999));
     case V_IP: {
         uint64_t r = rnd(g);
-        p = PUT(p, "10.");
-        p = put_uint(p, (r >> 8) & 3);
+        p = GU_PUT(p, "10.");
+        p = gu_put_uint(p, (r >> 8) & 3);
         *p++ = '.';
-        p = put_uint(p, (r >> 16) & 255);
+        p = gu_put_uint(p, (r >> 16) & 255);
         *p++ = '.';
-        return put_uint(p, 1 + ((r >> 24) & 255) % 254);
+        return gu_put_uint(p, 1 + ((r >> 24) & 255) % 254);
     }
     case V_D: *p++ = (char)('0' + below(g, 10)); return p;
     case V_STATUS: return put_status(g, p);
@@ -676,11 +555,11 @@ static char *gen_value(gen_ctx *g, int v, char *p)
         *p++ = (char)('0' + m % 10);
         return p;
     }
-    case V_YY: return put_uint(p, 26 + below(g, 6));
+    case V_YY: return gu_put_uint(p, 26 + below(g, 6));
     case V_ISOTS: { /* the row time in milliseconds, as Envoy prints it */
         char t[QR_TIME_TEXT_LEN];
         qr_time_format(g->ts, t);
-        p = put_lit(p, t, 23);
+        p = gu_put_lit(p, t, 23);
         *p++ = 'Z';
         return p;
     }
@@ -697,20 +576,20 @@ static inline char *put_var(gen_ctx *g, int v, char *p)
         g->vlen[v] = (uint8_t)(e - g->vbuf[v]);
         g->have |= 1u << v;
     }
-    return put_lit(p, g->vbuf[v], g->vlen[v]);
+    return gu_put_lit(p, g->vbuf[v], g->vlen[v]);
 }
 
 static inline char *put_ops(gen_ctx *g, const op *o, unsigned n, char *p)
 {
     for (unsigned i = 0; i < n; i++)
-        p = o[i].lit ? put_lit(p, o[i].lit, o[i].len) : put_var(g, o[i].var, p);
+        p = o[i].lit ? gu_put_lit(p, o[i].lit, o[i].len) : put_var(g, o[i].var, p);
     return p;
 }
 
 static void new_trace(gen_ctx *g, trace_slot *t)
 {
-    put_hex(t->tid, rnd(g), 16);
-    put_hex(t->tid + 16, rnd(g), 16);
+    gu_put_hex(t->tid, rnd(g), 16);
+    gu_put_hex(t->tid + 16, rnd(g), 16);
     t->left = 1 + below(g, 15); /* 8 rows on average */
     t->span_svc = 0xff;
 }
@@ -720,17 +599,17 @@ static char *render_row(gen_ctx *g, char *p)
 {
     uint64_t r = rnd(g);
     uint32_t ti = (uint32_t)(((r >> 32) * T.ntmpl) >> 32);
-    if ((uint32_t)r >= T.alias_thr[ti])
-        ti = T.alias_to[ti];
+    if ((uint32_t)r >= T.alias[ti].thr)
+        ti = T.alias[ti].to;
     const ctmpl *ct = &T.tmpl[ti];
     unsigned svc = ct->svc;
     g->have = 0;
     g->ts = GEN_BASE_NS + (int64_t)g->row * GEN_NS_PER_ROW + below(g, GEN_NS_PER_ROW);
 
-    p = PUT(p, "{\"Timestamp\":\"");
+    p = GU_PUT(p, "{\"Timestamp\":\"");
     qr_time_format(g->ts, p);
     p += QR_TIME_TEXT_LEN;
-    p = PUT(p, "\",\"TraceId\":\"");
+    p = GU_PUT(p, "\",\"TraceId\":\"");
     int traced = below(g, 100) < T.trace_pct[svc];
     if (traced) {
         trace_slot *t = &g->slots[below(g, GEN_TRACE_SLOTS)];
@@ -738,24 +617,24 @@ static char *render_row(gen_ctx *g, char *p)
             new_trace(g, t);
         t->left--;
         if (t->span_svc != svc || !t->span_left) {
-            put_hex(t->sid, rnd(g), 16);
+            gu_put_hex(t->sid, rnd(g), 16);
             t->span_svc = (uint8_t)svc;
             t->span_left = (uint8_t)below(g, 3);
         } else {
             t->span_left--;
         }
-        p = put_lit(p, t->tid, 32);
-        p = PUT(p, "\",\"SpanId\":\"");
-        p = put_lit(p, t->sid, 16);
-        p = PUT(p, "\",\"TraceFlags\":1");
+        p = gu_put_lit(p, t->tid, 32);
+        p = GU_PUT(p, "\",\"SpanId\":\"");
+        p = gu_put_lit(p, t->sid, 16);
+        p = GU_PUT(p, "\",\"TraceFlags\":1");
     } else {
-        p = PUT(p, "\",\"SpanId\":\"\",\"TraceFlags\":0");
+        p = GU_PUT(p, "\",\"SpanId\":\"\",\"TraceFlags\":0");
     }
-    p = put_lit(p, ct->prefix, ct->prefix_len);
+    p = gu_put_lit(p, ct->prefix, ct->prefix_len);
     p = put_ops(g, ct->body, ct->nbody, p);
     p = put_str(p, T.tail[svc][T.pods[svc] > 1 ? below(g, T.pods[svc]) : 0]);
     p = put_ops(g, ct->attrs, ct->nattrs, p);
-    p = PUT(p, "}\n");
+    p = GU_PUT(p, "}\n");
     return p;
 }
 
@@ -789,8 +668,8 @@ gen_ctx *gen_new(uint64_t seed, uint64_t first_row)
     if (!g)
         return NULL;
     g->seed = seed;
-    g->user_key = mix64(seed ^ 0x75736572ULL);
-    g->id_key = mix64(seed ^ 0x6f72646572ULL);
+    g->user_key = gu_mix64(seed ^ 0x75736572ULL);
+    g->id_key = gu_mix64(seed ^ 0x6f72646572ULL);
     gen_seek(g, first_row);
     return g;
 }
@@ -799,130 +678,21 @@ void gen_free(gen_ctx *g) { free(g); }
 
 /* ---------- streaming to a file descriptor ---------- */
 
-typedef struct writer {
-    int fd;
-    uint64_t rows, seed, nchunks;
-    unsigned nthreads;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t turn; /* the chunk whose bytes go out next */
-    int failed;
-    qr_err err;
-} writer;
+static void *otel_open(uint64_t seed) { return gen_new(seed, 0); }
 
-typedef struct worker_arg {
-    writer *w;
-    unsigned id;
-} worker_arg;
-
-static int write_all(int fd, const unsigned char *p, size_t n, qr_err *e)
+static void otel_chunk(void *gen, uint64_t first, uint64_t last, qr_buf *b)
 {
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return qr_errf(e, QR_E_IO, "gen: write to fd %d failed: %s", fd, strerror(errno));
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    gen_ctx *g = gen;
+    gen_seek(g, first);
+    for (uint64_t r = first; r < last; r++)
+        gen_row(g, b);
 }
 
-static void *worker_main(void *arg)
-{
-    worker_arg *a = arg;
-    writer *w = a->w;
-    qr_buf b;
-    qr_buf_init(&b);
-    qr_err e;
-    qr_err_clear(&e);
-    int bad = 0;
-    gen_ctx *g = gen_new(w->seed, 0);
-    if (!g)
-        bad = qr_errf(&e, QR_E_NOMEM, "gen: out of memory for a generator");
-    for (uint64_t c = a->id; c < w->nchunks; c += w->nthreads) {
-        if (!bad) {
-            uint64_t first = c * GEN_CHUNK_ROWS;
-            uint64_t last = first + GEN_CHUNK_ROWS < w->rows ? first + GEN_CHUNK_ROWS : w->rows;
-            gen_seek(g, first);
-            qr_buf_clear(&b);
-            for (uint64_t r = first; r < last; r++)
-                gen_row(g, &b);
-            if (b.oom)
-                bad = qr_errf(&e, QR_E_NOMEM, "gen: out of memory buffering chunk %llu",
-                              (unsigned long long)c);
-        }
-        pthread_mutex_lock(&w->mu);
-        while (w->turn != c && !w->failed)
-            pthread_cond_wait(&w->cv, &w->mu);
-        int stop = w->failed;
-        pthread_mutex_unlock(&w->mu);
-        if (stop)
-            break;
-        if (!bad)
-            bad = write_all(w->fd, b.p, b.len, &e);
-        pthread_mutex_lock(&w->mu);
-        if (bad) {
-            w->failed = 1;
-            w->err = e;
-        }
-        w->turn = c + 1;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
-        if (bad)
-            break;
-    }
-    gen_free(g);
-    qr_buf_free(&b);
-    return NULL;
-}
+static void otel_close(void *gen) { gen_free(gen); }
+
+static const gu_dataset otel_dataset = {"otel", GEN_CHUNK_ROWS, otel_open, otel_chunk, otel_close};
 
 int gen_write_ndjson(int fd, uint64_t rows, uint64_t seed, int threads, qr_err *e)
 {
-    if (threads < 1 || threads > 64)
-        return qr_errf(e, QR_E_ARGS, "gen: threads must be 1..64, got %d", threads);
-    writer w = {.fd = fd, .rows = rows, .seed = seed};
-    w.nchunks = (rows + GEN_CHUNK_ROWS - 1) / GEN_CHUNK_ROWS;
-    w.nthreads = (unsigned)threads;
-    if ((uint64_t)threads > w.nchunks)
-        w.nthreads = w.nchunks ? (unsigned)w.nchunks : 1;
-    qr_err_clear(&w.err);
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    worker_arg args[64];
-    pthread_t tids[64] = {0};
-    unsigned started = 0;
-    for (unsigned i = 1; i < w.nthreads; i++) {
-        args[i] = (worker_arg){&w, i};
-        if (pthread_create(&tids[i], NULL, worker_main, &args[i]) != 0)
-            break;
-        started = i;
-    }
-    if (started + 1 < w.nthreads) {
-        /* Could not start them all. Nothing is written yet (chunk 0 belongs to this
-         * thread), so stop the started workers and report. */
-        pthread_mutex_lock(&w.mu);
-        w.failed = 1;
-        pthread_cond_broadcast(&w.cv);
-        pthread_mutex_unlock(&w.mu);
-        for (unsigned i = 1; i <= started; i++)
-            pthread_join(tids[i], NULL);
-        pthread_mutex_destroy(&w.mu);
-        pthread_cond_destroy(&w.cv);
-        return qr_errf(e, QR_E_NOMEM, "gen: could not start %u threads", w.nthreads);
-    }
-    args[0] = (worker_arg){&w, 0};
-    worker_main(&args[0]);
-    for (unsigned i = 1; i < w.nthreads; i++)
-        pthread_join(tids[i], NULL);
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
-    if (w.failed) {
-        if (e)
-            *e = w.err;
-        return -1;
-    }
-    return 0;
+    return gu_write_ndjson(fd, rows, seed, threads, &otel_dataset, e);
 }
