@@ -10,14 +10,10 @@ static void usage(FILE *f)
     fputs("usage: quarry <command> [options]\n"
           "\n"
           "commands:\n"
-          "  gen     [--dataset D] --rows N [--seed S]   generate NDJSON: otel (OpenTelemetry logs),
-"
-          "                                              http_logs, github_events
-"
-          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table (creating it)
-"
-          "  describe --data DIR --table T               the table's definition as JSON
-"
+          "  gen     [--dataset D] --rows N [--seed S]   generate NDJSON: otel (OpenTelemetry logs),\n"
+          "                                              http_logs, github_events\n"
+          "  ingest  --data DIR --table T [FILE|-]       load NDJSON into a table (creating it)\n"
+          "  describe --data DIR --table T               the table's definition as JSON\n"
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"
