@@ -416,15 +416,24 @@ void qr_value_int_json(int type, int fmt, int64_t v, qr_buf *out)
     switch (type) {
     case QT_TIMESTAMP: {
         int64_t unit = qr_tsfmt_unit_ns(fmt);
-        if (fmt != QR_TS_RFC3339 && v % unit == 0) {
+        if (fmt >= QR_TS_EPOCH_S && fmt <= QR_TS_EPOCH_NS && v % unit == 0) {
             put_i64(out, v / unit);
             return;
         }
         char t[QR_TIME_TEXT_LEN + 2];
         t[0] = '"';
-        qr_time_format(v, t + 1);
-        t[QR_TIME_TEXT_LEN + 1] = '"';
-        qr_buf_put(out, t, sizeof t);
+        qr_time_format(v, t + 1); /* "YYYY-MM-DDTHH:MM:SS.fffffffffZ" */
+        size_t n = QR_TIME_TEXT_LEN + 1;
+        if (fmt == QR_TS_RFC3339_SHORT) { /* drop zero groups of the fraction */
+            char *f = t + 1 + 20;
+            int keep = 9;
+            while (keep > 0 && !memcmp(f + keep - 3, "000", 3))
+                keep -= 3;
+            n = 1 + 19 + (keep ? (size_t)keep + 1 : 0); /* '"', seconds, '.' digits */
+            t[n++] = 'Z';
+        }
+        t[n] = '"';
+        qr_buf_put(out, t, n + 1);
         return;
     }
     case QT_BOOL:

@@ -93,17 +93,17 @@ double qr_num_to_f64(int64_t s)
     return d;
 }
 
-static const char *const tsfmt_names[] = {"rfc3339", "epoch_s", "epoch_ms", "epoch_us",
-                                          "epoch_ns"};
+static const char *const tsfmt_names[] = {"rfc3339",  "epoch_s",  "epoch_ms",
+                                          "epoch_us", "epoch_ns", "rfc3339_short"};
 
 const char *qr_tsfmt_name(int f)
 {
-    return f >= 0 && f <= QR_TS_EPOCH_NS ? tsfmt_names[f] : "?";
+    return f >= 0 && f <= QR_TS_LAST ? tsfmt_names[f] : "?";
 }
 
 int qr_tsfmt_by_name(const char *s, size_t n)
 {
-    for (int f = 0; f <= QR_TS_EPOCH_NS; f++)
+    for (int f = 0; f <= QR_TS_LAST; f++)
         if (name_eq(s, n, tsfmt_names[f]))
             return f;
     return -1;
@@ -346,7 +346,7 @@ int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e)
         if (!qr_type_valid(c->type))
             return qr_errf(e, QR_E_ARGS, "%s: column %s: unknown type %u", what, c->name,
                            c->type);
-        if (c->tsfmt > QR_TS_EPOCH_NS || (c->type != QT_TIMESTAMP && c->tsfmt))
+        if (c->tsfmt > QR_TS_LAST || (c->type != QT_TIMESTAMP && c->tsfmt))
             return qr_errf(e, QR_E_ARGS, "%s: column %s: a time format on a %s column", what,
                            c->name, qr_type_name(c->type));
         for (uint32_t k = 0; k < i; k++)

@@ -66,7 +66,8 @@ int64_t qr_num_from_f64(double d);
 double qr_num_to_f64(int64_t s);
 
 /* How a timestamp column prints (and which integers it reads). RFC3339
- * prints "YYYY-MM-DDTHH:MM:SS.fffffffffZ"; the epoch forms print an integer
+ * prints "YYYY-MM-DDTHH:MM:SS.fffffffffZ", RFC3339_SHORT the same with
+ * the fraction cut to what is not zero (":00Z", ":00.250Z"); the epoch forms print an integer
  * in their unit when the value is a whole number of units, else the RFC
  * 3339 text (so nothing is ever lost). Integers in input are read in the
  * column's unit (nanoseconds for RFC3339 columns). */
@@ -76,7 +77,10 @@ typedef enum {
     QR_TS_EPOCH_MS = 2,
     QR_TS_EPOCH_US = 3,
     QR_TS_EPOCH_NS = 4,
+    QR_TS_RFC3339_SHORT = 5, /* RFC 3339 with as few fraction digits as are
+                              * exact: none, 3, 6 or 9 */
 } qr_tsfmt;
+#define QR_TS_LAST 5
 const char *qr_tsfmt_name(int f);     /* "rfc3339", "epoch_s", ... */
 int qr_tsfmt_by_name(const char *s, size_t n); /* -1 unknown */
 int64_t qr_tsfmt_unit_ns(int f);      /* 1e9, 1e6, 1e3, 1 (and 1 for RFC3339) */

@@ -485,6 +485,7 @@ static int column_type(const colstat *c, uint8_t *tsfmt)
     if (k == K_STRING) {
         if (c->not_ts)
             return QT_TEXT;
+        *tsfmt = QR_TS_RFC3339_SHORT; /* prints "...:00Z" back as it came */
         return QT_TIMESTAMP;
     }
     if (k & ~(unsigned)(K_INT | K_FLOAT))
