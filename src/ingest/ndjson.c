@@ -11,6 +11,8 @@ void qr_ndjson_free(qr_ndjson *p) { qr_buf_free(&p->scratch); }
 
 static int json_fail(qr_json *j, qr_err *e)
 {
+    if (j->oom) /* not the line's fault: the ingest must stop, not skip it */
+        return qr_errf(e, QR_E_NOMEM, "byte %zu: out of memory decoding a string", j->err_off + 1);
     return qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: %s", j->err_off + 1,
                    j->err_why ? j->err_why : "invalid JSON");
 }
