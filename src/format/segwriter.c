@@ -44,6 +44,7 @@ typedef struct colout {
 
 typedef struct segw {
     const char *path;
+    const char *tmp_path; /* the file being written (path.tmp), named by write errors */
     int fd;
     uint64_t off;   /* file offset of out.p[0] */
     qr_buf out;     /* pending bytes */
@@ -62,7 +63,7 @@ static int flush_out(segw *w)
 {
     if (w->out.oom)
         return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
-    if (qr_write_all(w->fd, w->out.p, w->out.len, w->path, w->e) != 0)
+    if (qr_write_all(w->fd, w->out.p, w->out.len, w->tmp_path, w->e) != 0)
         return -1;
     w->off += w->out.len;
     qr_buf_clear(&w->out);
@@ -95,7 +96,7 @@ static int put_raw_block(segw *w, colout *c, const char *what, uint8_t kind, con
     b->min = mn;
     b->max = mx;
     if (n >= (1u << 20)) { /* large: write through */
-        if (flush_out(w) != 0 || qr_write_all(w->fd, p, n, w->path, w->e) != 0)
+        if (flush_out(w) != 0 || qr_write_all(w->fd, p, n, w->tmp_path, w->e) != 0)
             return -1;
         w->off += n;
         return 0;
@@ -589,6 +590,7 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     segw w;
     memset(&w, 0, sizeof w);
     w.path = path;
+    w.tmp_path = tmp;
     w.o = opts;
     w.e = e;
     w.fd = -1;
@@ -609,11 +611,9 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
         qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
         goto done;
     }
-    w.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (w.fd < 0) {
-        qr_errf(e, QR_E_IO, "create %s: %s", tmp, strerror(errno));
+    w.fd = qr_create_file(tmp, e);
+    if (w.fd < 0)
         goto done;
-    }
     qr_buf_put(&w.out, QR_SEG_MAGIC, 8);
     qr_buf_put_u32(&w.out, QR_SEG_VERSION);
     qr_buf_put_u32(&w.out, 0);
@@ -673,20 +673,16 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     qr_buf_put(&w.out, QR_SEG_TRAILER_MAGIC, 8);
     if (flush_out(&w) != 0)
         goto done;
-    if (fsync(w.fd) != 0) {
-        qr_errf(e, QR_E_IO, "fsync %s: %s", tmp, strerror(errno));
+    if (qr_fsync_file(w.fd, tmp, e) != 0)
         goto done;
-    }
     if (close(w.fd) != 0) {
         w.fd = -1;
         qr_errf(e, QR_E_IO, "close %s: %s", tmp, strerror(errno));
         goto done;
     }
     w.fd = -1;
-    if (rename(tmp, path) != 0) {
-        qr_errf(e, QR_E_IO, "rename %s: %s", tmp, strerror(errno));
+    if (qr_rename(tmp, path, e) != 0)
         goto done;
-    }
     s.file_bytes = file_len;
     if (out)
         *out = s;

@@ -252,8 +252,13 @@ int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err 
     qr_manifest_encode(&m, &b);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/MANIFEST", t->dir);
-    int rc = b.oom ? qr_errf(e, QR_E_NOMEM, "out of memory")
-                   : qr_write_file_atomic(path, b.p, b.len, e);
+    int rc;
+    if (b.oom)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+    else if (qr_fsync_dir(t->dir, e) != 0) /* the new segments' names are durable first */
+        rc = -1;
+    else
+        rc = qr_write_file_atomic(path, b.p, b.len, e);
     qr_buf_free(&b);
     if (rc != 0) {
         free(m.segs);

@@ -61,7 +61,9 @@ void qr_table_close(qr_table *t);
 void qr_table_seg_path(const qr_table *t, uint64_t id, char *buf, size_t n);
 /* Reserve `n` consecutive segment ids (writer only); returns the first. */
 uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n);
-/* Publish segments: one atomic manifest replace (writer only). */
+/* Publish segments: fsync of the directory, then one atomic manifest replace
+ * (writer only). On failure (-1, e names the file and the cause) the
+ * manifest, on disk and in t->man, is unchanged. */
 int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err *e);
 /* Table names: 1-63 chars of [A-Za-z0-9_], not starting with a digit. */
 int qr_table_name_ok(const char *name);

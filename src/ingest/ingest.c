@@ -8,9 +8,6 @@
 #include "ingest/ingest.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,8 +34,8 @@ typedef struct unit {
     uint64_t rows, bad, blank, oversize;
     line_err *errs; /* first max_reported bad lines */
     unsigned nerrs;
-    int failed;      /* strict: bad line, or a segment write error */
-    int io_failed;   /* segment write failed (always fatal) */
+    int failed; /* this unit stops the ingest: err says why (a bad line in
+                 * strict mode, or any failure that is not the input's) */
     qr_err err;
     qr_seg_summary seg;
     int written;
@@ -53,7 +50,7 @@ typedef struct pipeline {
     pthread_cond_t cv_put, cv_get, cv_done;
     unit **q;
     unsigned qcap, qhead, qlen;
-    atomic_int abort;
+    atomic_int abort; /* a unit failed: the ingest will not commit */
     size_t prefix_at; /* bytes of o->prefix already handed out */
     /* input buffers of finished units, reused so their pages stay mapped */
     char *pool[8];
@@ -105,50 +102,68 @@ static void pool_put(pipeline *pl, unit *u)
     u->buf = NULL;
 }
 
+/* Mark the unit as the one that stops the ingest, with `err` at `line` (0:
+ * not about a line). */
+static void fail_unit(pipeline *pl, unit *u, uint64_t line, const qr_err *err)
+{
+    u->failed = 1;
+    if (line)
+        qr_errf(&u->err, err->code, "%s:%llu: %s", pl->name, (unsigned long long)line, err->msg);
+    else
+        u->err = *err;
+    atomic_store(&pl->abort, 1);
+}
+
 static void process_unit(pipeline *pl, unit *u, qr_batch *b, qr_ndjson *nj)
 {
     qr_batch_clear(b);
     const char *p = u->buf, *end = u->buf + u->len;
     uint64_t line = u->first_line;
     for (; p < end; line++) {
-        if (pl->o->strict && atomic_load(&pl->abort))
-            break;
+        if (atomic_load(&pl->abort))
+            break; /* another unit failed: nothing will be committed */
         const char *nl = memchr(p, '\n', (size_t)(end - p));
+        qr_err err;
+        qr_err_clear(&err);
+        if (!nl) { /* read_input hands out whole lines only */
+            qr_errf(&err, QR_E_INTERNAL, "input unit ends inside a line");
+            fail_unit(pl, u, line, &err);
+            break;
+        }
         size_t n = (size_t)(nl - p);
         if (n && p[n - 1] == '\r')
             n--; /* CRLF input */
-        qr_err err;
-        qr_err_clear(&err);
-        int rc = n > pl->o->max_line
-                     ? qr_errf(&err, QR_E_TOO_LONG,
-                               "line longer than the %llu-byte limit (--max-line)",
-                               (unsigned long long)pl->o->max_line)
-                     : qr_ndjson_parse(nj, b, p, n, &err);
+        int rc = n > pl->o->max_line ? qr_errf(&err, QR_E_LINE_TOO_LONG,
+                                               "line longer than the %llu-byte limit (--max-line)",
+                                               (unsigned long long)pl->o->max_line)
+                                     : qr_ndjson_parse(nj, b, p, n, &err);
         p = nl + 1;
         if (rc == 1) {
             u->blank++;
+        } else if (rc < 0 && !qr_err_is_input_fault(&err)) {
+            /* out of memory, a limit, a bug: not the line's fault, so it
+             * must not be skipped as a bad line */
+            fail_unit(pl, u, line, &err);
+            break;
         } else if (rc < 0) {
             u->bad++;
             add_err(pl, u, line, &err);
             if (pl->o->strict) {
-                u->failed = 1;
-                qr_errf(&u->err, err.code, "%s:%llu: %s", pl->name, (unsigned long long)line,
-                        err.msg);
-                atomic_store(&pl->abort, 1);
+                fail_unit(pl, u, line, &err);
                 break;
             }
         }
     }
     u->rows = b->nrows;
-    if (!u->failed && b->nrows > 0 && !(pl->o->strict && atomic_load(&pl->abort))) {
+    if (!u->failed && b->nrows > 0 && !atomic_load(&pl->abort)) {
         char path[PATH_MAX];
         qr_table_seg_path(pl->t, u->seg_id, path, sizeof path);
-        if (qr_segment_build(path, b, &pl->o->seg, &u->seg, &u->err) != 0) {
-            u->failed = u->io_failed = 1;
-            atomic_store(&pl->abort, 1);
-        } else {
+        qr_err err;
+        qr_err_clear(&err);
+        if (qr_segment_build(path, b, &pl->o->seg, &u->seg, &err) != 0)
+            fail_unit(pl, u, 0, &err); /* it removed its temp file */
+        else
             u->written = 1;
-        }
     }
     pool_put(pl, u);
 }
@@ -163,6 +178,8 @@ static void *worker(void *arg)
         qr_ndjson_free(&nj);
         ok = 0;
     }
+    if (ok)
+        b.arena.limit = pl->o->arena_limit;
     for (;;) {
         pthread_mutex_lock(&pl->mu);
         while (pl->qlen == 0)
@@ -177,10 +194,9 @@ static void *worker(void *arg)
         if (ok) {
             process_unit(pl, u, &b, &nj);
         } else {
-            qr_errf(&u->err, QR_E_NOMEM, "out of memory for a batch of %u rows",
-                    pl->o->segment_rows);
-            u->failed = u->io_failed = 1;
-            atomic_store(&pl->abort, 1);
+            qr_err err;
+            qr_errf(&err, QR_E_NOMEM, "out of memory for a batch of %u rows", pl->o->segment_rows);
+            fail_unit(pl, u, 0, &err);
             free(u->buf);
             u->buf = NULL;
         }
@@ -362,8 +378,8 @@ static int read_input(pipeline *pl, reader_state *rs, int fd, qr_err *e)
     unit *u = new_unit(pl, 0, line_no);
     if (!u)
         return qr_errf(e, QR_E_NOMEM, "out of memory for an input buffer");
-    size_t scan = 0;   /* bytes of u->buf already scanned for newlines */
-    int skipping = 0;  /* discarding the rest of an oversize line */
+    size_t scan = 0;  /* bytes of u->buf already scanned for newlines */
+    int skipping = 0; /* discarding the rest of an oversize line */
     int rc = 0, eof = 0;
     while (!eof && !atomic_load(&pl->abort)) {
         if (u->cap - u->len < READ_CHUNK + 1) {
@@ -414,30 +430,31 @@ static int read_input(pipeline *pl, reader_state *rs, int fd, qr_err *e)
         if (u->len - scan > o->max_line) {
             /* oversize line: report it, keep an empty placeholder line */
             qr_err err;
-            qr_errf(&err, QR_E_TOO_LONG, "line longer than the %llu-byte limit (--max-line)",
+            qr_errf(&err, QR_E_LINE_TOO_LONG, "line longer than the %llu-byte limit (--max-line)",
                     (unsigned long long)o->max_line);
             u->bad++;
             u->oversize++; /* its placeholder parses as blank: report_done subtracts */
             add_err(pl, u, line_no, &err);
-            if (o->strict) {
-                u->failed = 1;
-                qr_errf(&u->err, QR_E_TOO_LONG, "%s:%llu: %s", pl->name,
-                        (unsigned long long)line_no, err.msg);
-                atomic_store(&pl->abort, 1);
-            }
+            if (o->strict)
+                fail_unit(pl, u, line_no, &err);
             u->len = scan;
             u->buf[u->len++] = '\n';
             scan = u->len;
             u->nlines++;
             line_no++;
             skipping = 1;
-            if (u->nlines == o->segment_rows &&
-                (rc = cut_unit(pl, rs, &u, scan, line_no, e)) != 0)
+            if (u->nlines == o->segment_rows && (rc = cut_unit(pl, rs, &u, scan, line_no, e)) != 0)
                 goto out;
             if (u->nlines == 0)
                 scan = 0;
         }
     }
+    /* A unit holds whole lines only. At the end of the input scan == len (a
+     * last line without a newline got one); when a failure ended the loop
+     * early, the partial line after `scan` is dropped, and the unit is still
+     * handed over as it may hold this reader's error (a strict oversize
+     * line): the workers skip its lines, as the ingest is aborted. */
+    u->len = scan;
     if (rc == 0 && u->nlines > 0) {
         rc = push_unit(pl, rs, u, e);
         if (rc == 0)
@@ -451,22 +468,14 @@ out:
     return rc;
 }
 
-int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o,
-              qr_ingest_stats *st, qr_err *e)
+int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o, qr_ingest_stats *st,
+              qr_err *e)
 {
     memset(st, 0, sizeof *st);
     if (o->segment_rows == 0 || o->segment_bytes == 0 || o->max_line == 0)
         return qr_errf(e, QR_E_ARGS, "segment rows, segment bytes and max line must be > 0");
     if (t->lock_fd < 0)
         return qr_errf(e, QR_E_INTERNAL, "table %s is not open for writing", t->name);
-#ifdef __GLIBC__
-    /* Segment builds allocate and free the same large arrays for every
-     * segment; keeping them in the heap (not mmap/munmap each time) saves
-     * the page faults of touching fresh memory again (~30% of ingest CPU
-     * was the kernel). The footprint is unchanged: freed memory is reused. */
-    mallopt(M_MMAP_THRESHOLD, 512 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
     int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1)
         threads = 1;
@@ -507,7 +516,7 @@ int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o,
     progress(&pl, &rs, 1);
     /* first fatal problem, in input order */
     for (size_t i = 0; i < rs.nunits && rc == 0; i++)
-        if (rs.units[i]->failed && (o->strict || rs.units[i]->io_failed)) {
+        if (rs.units[i]->failed) {
             *e = rs.units[i]->err;
             rc = -1;
         }

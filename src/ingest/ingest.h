@@ -7,9 +7,13 @@
  * longer than max_line is never buffered whole: it is skipped as an error.
  * New segments become visible in one atomic manifest commit at the end.
  *
- * Bad lines (malformed JSON, wrong types, unknown columns, too long) are
- * reported as "NAME:LINE: reason"; by default they are skipped and counted,
- * with `strict` the first one aborts the ingest and no segment is left.
+ * Bad lines (malformed JSON, wrong types, unknown columns, too long: the
+ * errors for which qr_err_is_input_fault is true) are reported as
+ * "NAME:LINE: reason"; by default they are skipped and counted, with
+ * `strict` the first one aborts the ingest. Any other failure (out of
+ * memory, a limit, a failed read, write, fsync, rename or manifest commit)
+ * always aborts it. An aborted ingest commits nothing and leaves no file of
+ * its own behind (temp files and this run's segments are removed).
  */
 #ifndef QR_INGEST_H
 #define QR_INGEST_H
@@ -31,6 +35,10 @@ typedef struct qr_ingest_opts {
     FILE *report;           /* where bad lines and progress go (NULL = none) */
     const char *prefix;     /* bytes already read from the input, ingested first */
     size_t prefix_len;      /* (e.g. the sample a schema was inferred from) */
+    size_t arena_limit;     /* bytes of decoded strings (escaped strings, map
+                             * texts) one segment's batch may hold; past it
+                             * the ingest stops with QR_E_NOMEM. 0 = none (the
+                             * batch is bounded by its unit's input anyway) */
     qr_seg_opts seg;
 } qr_ingest_opts;
 
@@ -43,8 +51,10 @@ void qr_ingest_opts_default(qr_ingest_opts *o);
 
 /* Ingest NDJSON from fd (named `name` in messages) into t, which must be
  * open for writing. Returns 0 when the ingest committed (bad lines may have
- * been skipped: see st->bad_lines), -1 with e set when it did not. */
-int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o,
-              qr_ingest_stats *st, qr_err *e);
+ * been skipped: see st->bad_lines), -1 with e set when it did not: then the
+ * table, on disk and in t->man, holds what it held before. Changes no
+ * process-wide setting (malloc tuning is the caller's choice). */
+int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o, qr_ingest_stats *st,
+              qr_err *e);
 
 #endif

@@ -60,6 +60,8 @@ void qr_ndjson_free(qr_ndjson *p)
 
 static int json_fail(qr_json *j, qr_err *e)
 {
+    if (j->oom) /* not the line's fault: the ingest must stop, not skip it */
+        return qr_errf(e, QR_E_NOMEM, "byte %zu: out of memory decoding a string", j->err_off + 1);
     return qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: %s", j->err_off + 1,
                    j->err_why ? j->err_why : "invalid JSON");
 }
@@ -419,10 +421,7 @@ int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_er
     b->payload_bytes += bytes + 32;
     return 0;
 json_bad:
-    if (j.err_why && strcmp(j.err_why, "out of memory") == 0)
-        nomem(e);
-    else
-        json_fail(&j, e);
+    json_fail(&j, e);
 bad:
     qr_batch_drop_last(b);
     return -1;

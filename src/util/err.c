@@ -37,3 +37,10 @@ int qr_err_prefix(qr_err *e, const char *fmt, ...)
     e->msg[np + no] = 0;
     return -1;
 }
+
+int qr_err_is_input_fault(const qr_err *e)
+{
+    if (!e)
+        return 0;
+    return (e->code[0] == '2' && e->code[1] == '2') || (e->code[0] == '4' && e->code[1] == '2');
+}

@@ -21,7 +21,8 @@ typedef struct qr_err {
 #define QR_E_INVALID_TEXT "22P02"    /* malformed input text (JSON, timestamps) */
 #define QR_E_DATATYPE "42804"        /* a value of the wrong type */
 #define QR_E_OUT_OF_RANGE "22003"    /* numeric value out of range */
-#define QR_E_TOO_LONG "54000"        /* program limit exceeded (line too long) */
+#define QR_E_LINE_TOO_LONG "22001"   /* an input line longer than --max-line */
+#define QR_E_TOO_LONG "54000"        /* program limit exceeded (pattern, block size) */
 #define QR_E_IO "58030"              /* I/O error */
 #define QR_E_CORRUPT "XX001"         /* data corrupted (checksum, structure) */
 #define QR_E_VERSION "XX002"         /* unsupported on-disk format version */
@@ -44,6 +45,14 @@ int qr_errf(qr_err *e, const char *code, const char *fmt, ...)
 
 /* Prefix the existing message with more context ("file x: " + old message). */
 int qr_err_prefix(qr_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1 when the error is a fault of the input (SQLSTATE class 22, data
+ * exception, or 42, syntax error or access rule violation: bad JSON, a wrong
+ * type, a value out of range, an unknown column, an oversize line, a bad
+ * query or argument), 0 for a failure of the system or of Quarry itself (I/O,
+ * out of memory, a limit, corruption, a lock, a broken invariant). Ingest
+ * skips a line only for input faults; anything else stops it. */
+int qr_err_is_input_fault(const qr_err *e);
 
 static inline void qr_err_clear(qr_err *e)
 {

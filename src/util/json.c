@@ -371,8 +371,11 @@ static inline int read_string(qr_json *j, const char *q, qr_slice *out, qr_arena
         out->n = raw;
     } else {
         char *o = a ? qr_arena_alloc(a, raw) : NULL;
-        if (!o)
+        if (!o) {
+            if (a && !j->err_why)
+                j->oom = 1; /* the arena is full: not a fault of the input */
             return fail(j, q, "out of memory");
+        }
         out->p = o;
         out->n = decode_string(q + 1, e - 1, o);
     }

@@ -48,6 +48,7 @@ typedef struct qr_json {
     const char *s, *p, *end;
     size_t err_off;      /* byte offset of the error in the input */
     const char *err_why; /* static reason string */
+    int oom;             /* the error is that the arena could not grow */
     int depth;           /* internal: open objects/arrays */
     int first;           /* internal: next member/element is the first */
 } qr_json;

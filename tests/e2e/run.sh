@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests through the real quarry binary ($QUARRY): generate,
-# ingest, read back, bad input, corruption, locking. QUARRY_SMALL=1 uses
+# ingest, read back, bad input, failed writes and a full disk, corruption,
+# locking. QUARRY_SMALL=1 uses
 # fewer rows (for the sanitizer build). Prints "e2e: N passed, M failed".
 set -uo pipefail
 Q=${QUARRY:?set QUARRY to the quarry binary}
@@ -9,7 +10,7 @@ ROWS=100000
 [ "${QUARRY_SMALL:-0}" = 1 ] && ROWS=30000
 SEGROWS=$((ROWS / 5))
 T=$(mktemp -d "${TMPDIR:-/tmp}/quarry-e2e-XXXXXX")
-trap 'rm -rf "$T"' EXIT
+trap 'mountpoint -q "$T/full" 2>/dev/null && umount "$T/full"; rm -rf "$T"' EXIT
 pass=0; fail=0; tag=$(basename "$(dirname "$Q")")
 
 ok()   { pass=$((pass + 1)); echo "ok   e2e[$tag] $1"; }
@@ -116,6 +117,73 @@ check "strict: exit status 1" test $rc -eq 1
 check "strict: names the first bad line" grep -q "mixed.ndjson:4: byte 10: unterminated string" "$T/strict.err"
 check "strict: table unchanged" test "$(ls "$T/d/logs" | sort | md5sum)" = "$before"
 check "strict: row count unchanged" test "$("$Q" cat --data "$T/d" --table logs | wc -l)" -eq $((ROWS + 1000))
+
+# --- failed writes: the Nth file operation fails, for every N ----------------
+# QUARRY_FAULT=KIND:N:ERRNO (util/fsutil.h) fails the Nth create, write, fsync,
+# link or rename of the ingest: each must exit 1 naming the file and the
+# cause, commit nothing and leave no file; the first N that the whole ingest
+# does not reach lets it succeed.
+head -n 300 "$T/gen.ndjson" > "$T/f1.ndjson"
+sed -n '301,1300p' "$T/gen.ndjson" > "$T/f2.ndjson"
+"$Q" ingest --data "$T/d" --table faults --quiet "$T/f1.ndjson"
+ls "$T/d/faults" > "$T/faults.ls"
+n=0; fault_bad=0; : > "$T/fault.ops"
+while [ $n -lt 200 ]; do
+    n=$((n + 1)); err=ENOSPC; cause="No space left on device"
+    [ $((n % 3)) -eq 0 ] && { err=EIO; cause="Input/output error"; }
+    QUARRY_FAULT=any:$n:$err "$Q" ingest --data "$T/d" --table faults --quiet --segment-rows 200 \
+        "$T/f2.ndjson" 2>"$T/fault.err"
+    rc=$?
+    [ $rc -eq 0 ] && break
+    line=$(head -n 1 "$T/fault.err")
+    case "$line" in
+    "quarry: error 58030: "*" $T/d/faults"*": $cause") ;;
+    *) fault_bad=$((fault_bad + 1)); echo "     fault $n: unexpected message: $line" ;;
+    esac
+    echo "$line" | sed 's/^quarry: error 58030: \(fsync directory\|[a-z]*\) .*/\1/' >> "$T/fault.ops"
+    if [ $rc -ne 1 ] || ! cmp -s <(ls "$T/d/faults") "$T/faults.ls" ||
+       ! cmp -s <("$Q" cat --data "$T/d" --table faults) "$T/f1.ndjson"; then
+        fault_bad=$((fault_bad + 1)); echo "     fault $n: exit $rc, files: $(ls "$T/d/faults" | tr '\n' ' ')"
+    fi
+done
+check "failed writes: every fault exits 1, names file and cause, leaves the table as it was" \
+    test $fault_bad -eq 0
+check "failed writes: create, write, fsync, link, rename and directory fsync were each hit" \
+    test "$(LC_ALL=C sort -u "$T/fault.ops" | tr '\n' ' ')" = "create fsync fsync directory link rename write "
+check "failed writes: the ingest succeeds once N is past its last operation" test $rc -eq 0 -a $n -gt 20
+check "failed writes: then cat = earlier rows + new rows" \
+    cmp <("$Q" cat --data "$T/d" --table faults) <(cat "$T/f1.ndjson" "$T/f2.ndjson")
+QUARRY_FAULT=write:x "$Q" ingest --data "$T/d" --table faults /dev/null 2>"$T/fault.err"; rc=$?
+check "QUARRY_FAULT malformed: usage error" test $rc -eq 2
+
+# --- a real full disk: a small tmpfs (root only) -------------------------------
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skip e2e[$tag] full disk: needs root to mount a tmpfs"
+elif ! mkdir -p "$T/full" || ! mount -t tmpfs -o size=$(( $(du -sk "$T/d/logs" | cut -f1) / 2 ))k \
+        tmpfs "$T/full" 2>"$T/mount.err"; then
+    echo "skip e2e[$tag] full disk: mount -t tmpfs failed: $(cat "$T/mount.err")"
+else
+    # half the size the generated rows took in the round trip above
+    "$Q" ingest --data "$T/full" --table logs --quiet "$T/f1.ndjson"
+    ls "$T/full/logs" > "$T/full.ls"
+    "$Q" ingest --data "$T/full" --table logs --quiet --segment-rows $SEGROWS "$T/gen.ndjson" \
+        2>"$T/full.err"
+    rc=$?
+    check "full disk: exit 1" test $rc -eq 1
+    check "full disk: names the file and the cause" \
+        grep -q "^quarry: error 58030: [a-z ]* $T/full/logs/.*: No space left on device\$" "$T/full.err"
+    check "full disk: nothing committed" grep -q "ingest aborted; nothing was committed" "$T/full.err"
+    check "full disk: no file left behind" cmp <(ls "$T/full/logs") "$T/full.ls"
+    check "full disk: cat shows the earlier rows" cmp <("$Q" cat --data "$T/full" --table logs) "$T/f1.ndjson"
+    "$Q" ingest --data "$T/full" --table logs --quiet "$T/f2.ndjson"; rc=$?
+    check "full disk: the space is back, a small ingest succeeds" test $rc -eq 0
+    mount -o remount,size=$(( $(du -sk "$T/d/logs" | cut -f1) * 2 ))k "$T/full"
+    "$Q" ingest --data "$T/full" --table logs --quiet --segment-rows $SEGROWS "$T/gen.ndjson"; rc=$?
+    check "full disk: after freeing space the big ingest succeeds" test $rc -eq 0
+    check "full disk: cat = every committed ingest, in order" \
+        cmp <("$Q" cat --data "$T/full" --table logs) <(cat "$T/f1.ndjson" "$T/f2.ndjson" "$T/gen.ndjson")
+    umount "$T/full"
+fi
 
 # CRLF line endings
 head -n 50 "$T/gen.ndjson" | sed 's/$/\r/' > "$T/crlf.ndjson"

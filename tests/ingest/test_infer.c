@@ -146,7 +146,7 @@ static void test_github_events(void **st)
         "true,\"created_at\":\"2015-01-01T15:00:03Z\"}\n",
         "id text keyword#1=id | type text keyword#2=type | actor json paths#3=actor | repo json "
         "paths#4=repo | payload json paths#5=payload fulltext#6 | public bool range#7=public | "
-        "created_at timestamp/rfc3339 sort | org json paths#8=org | _extra json extra "
+        "created_at timestamp/rfc3339_short sort | org json paths#8=org | _extra json extra "
         "paths#9=_extra");
 }
 
@@ -260,7 +260,7 @@ static void test_rfc3339_strings(void **st)
            "\"lower\":\"2024-01-01t00:00:00Z\"}\n"
            "{\"when\":\"2024-01-01 10:00:00.5+02:00\",\"d\":\"2024-01-02\",\"x\":\"soon\","
            "\"lower\":\"2024-01-01t00:00:00Z\"}\n",
-           "when timestamp/rfc3339 sort | d text keyword#1=d | x text keyword#2=x | lower text "
+           "when timestamp/rfc3339_short sort | d text keyword#1=d | x text keyword#2=x | lower text "
            "keyword#3=lower | _extra json extra paths#4=_extra");
 }
 
@@ -271,17 +271,17 @@ static void test_sort_column_choice(void **st)
     char buf[1024];
     snprintf(buf, sizeof buf, "{\"updated_at\":%s,\"created_at\":%s,\"time\":%s,\"other\":%s}\n", t,
              t, t, t);
-    expect(buf, "updated_at timestamp/rfc3339 | created_at timestamp/rfc3339 | time "
-                "timestamp/rfc3339 sort | other timestamp/rfc3339 | _extra json extra "
+    expect(buf, "updated_at timestamp/rfc3339_short | created_at timestamp/rfc3339_short | time "
+                "timestamp/rfc3339_short sort | other timestamp/rfc3339_short | _extra json extra "
                 "paths#1=_extra");
     snprintf(buf, sizeof buf, "{\"ts\":%s,\"TIMESTAMP\":%s,\"@timestamp\":%s}\n{\"ts\":%s}\n", t, t,
              t, t);
-    expect(buf, "ts timestamp/rfc3339 range#1=ts | TIMESTAMP timestamp/rfc3339 | @timestamp "
-                "timestamp/rfc3339 sort | _extra json extra paths#2=_extra");
+    expect(buf, "ts timestamp/rfc3339_short range#1=ts | TIMESTAMP timestamp/rfc3339_short | @timestamp "
+                "timestamp/rfc3339_short sort | _extra json extra paths#2=_extra");
     /* no time-like name: the first timestamp column */
     snprintf(buf, sizeof buf, "{\"a\":%s,\"b\":%s}\n{\"a\":\"2024-01-02T00:00:00Z\",\"b\":%s}\n", t,
              t, t);
-    expect(buf, "a timestamp/rfc3339 sort | b timestamp/rfc3339 range#1=b | _extra json extra "
+    expect(buf, "a timestamp/rfc3339_short sort | b timestamp/rfc3339_short range#1=b | _extra json extra "
                 "paths#2=_extra");
     /* no timestamp: insertion order */
     qr_tabdef *d = infer_text("{\"a\":1}\n", 8);
