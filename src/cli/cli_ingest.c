@@ -27,7 +27,8 @@ static const char *usage_text =
     "Loads NDJSON (one JSON object per line) into table T. A table that does not exist\n"
     "is created: from --schema FILE, else inferred from the first lines (rows with the\n"
     "15 OpenTelemetry keys get the OpenTelemetry table; docs/INFERENCE.md).\n"
-    "  --schema FILE        the table's definition (JSON, as `quarry describe` prints)\n"
+    "  --schema FILE        the table's definition (JSON, as `quarry describe` prints;\n"
+    "                       a name in it is ignored): creates T, or must equal T's\n"
     "  --strict             abort on the first bad line; nothing is committed\n"
     "  --segment-rows N     lines per segment (default 1000000)\n"
     "  --segment-mb N       input MiB per segment (default 128)\n"
@@ -98,12 +99,8 @@ static qr_table *open_or_create(const char *data, const char *table, const char 
         free(buf);
         if (!def)
             return NULL;
-        if (def->name && strcmp(def->name, table) != 0) {
-            qr_errf(e, QR_E_ARGS, "%s defines table %s, not %s", schema, def->name, table);
-            qr_tabdef_free(def);
-            return NULL;
-        }
-        free(def->name);
+        free(def->name); /* the table is the one --table names (a file may
+                          * come from `quarry describe` of another) */
         if (!(def->name = strdup(table))) {
             qr_tabdef_free(def);
             qr_errf(e, QR_E_NOMEM, "out of memory");

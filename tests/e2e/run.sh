@@ -190,16 +190,90 @@ head -n 50 "$T/gen.ndjson" | sed 's/$/\r/' > "$T/crlf.ndjson"
 "$Q" ingest --data "$T/d" --table crlf --quiet "$T/crlf.ndjson"
 check "CRLF input reads back as LF" cmp <("$Q" cat --data "$T/d" --table crlf) <(head -n 50 "$T/gen.ndjson")
 
-# empty input
+# --- tables of any shape --------------------------------------------------------
+SROWS=$((ROWS / 5))
+for ds in http_logs github_events; do
+    "$Q" gen --dataset $ds --rows $SROWS --seed 11 > "$T/$ds.ndjson"
+    "$Q" ingest --data "$T/d" --table $ds --segment-rows $((SROWS / 4)) "$T/$ds.ndjson" 2>"$T/$ds.err"
+    rc=$?
+    check "$ds: inferred and ingested, exit 0" test $rc -eq 0
+    check "$ds: the table was created by inference" grep -q "created table $ds .* inferred from" "$T/$ds.err"
+    check "$ds: four segments" test "$(ls "$T/d/$ds/"*.qseg | wc -l)" -eq 4
+    check "$ds: cat equals the input byte for byte" cmp <("$Q" cat --data "$T/d" --table $ds) "$T/$ds.ndjson"
+    check "$ds: verify reads every block" "$Q" verify --data "$T/d" --table $ds
+    "$Q" describe --data "$T/d" --table $ds > "$T/$ds.schema"
+    "$Q" ingest --data "$T/d" --table ${ds}_2 --schema "$T/$ds.schema" --quiet "$T/$ds.ndjson"
+    check "$ds: with an explicit schema, cat equals the input" cmp <("$Q" cat --data "$T/d" --table ${ds}_2) "$T/$ds.ndjson"
+    check "$ds: the explicit table has the same definition" cmp <("$Q" describe --data "$T/d" --table ${ds}_2 | sed 1,2d) <(sed 1,2d "$T/$ds.schema")
+done
+"$Q" describe --data "$T/d" --table logs > "$T/otel.schema"
+"$Q" ingest --data "$T/d" --table logs_2 --schema "$T/otel.schema" --quiet --segment-rows $SEGROWS "$T/gen.ndjson"
+check "otel with an explicit schema: cat equals the input" cmp <("$Q" cat --data "$T/d" --table logs_2) "$T/gen.ndjson"
+hcnt() { "$Q" search --data "$T/d" --table http_logs --count "$1"; }
+# independent counts with awk over the same lines
+check "http_logs: status:404 = the lines with status 404" \
+    test "$(hcnt status:404)" -eq "$(grep -cE '"status":404[,}]' "$T/http_logs.ndjson")"
+check "http_logs: size missing = rows not matching any size" \
+    test $(( SROWS - $(hcnt 'size:>=0') )) -eq "$(grep -vc '"size":' "$T/http_logs.ndjson")"
+check "http_logs: status:>=400 by a range" \
+    test "$(hcnt 'status:>=400')" -eq "$(grep -cE '"status":(4|5)[0-9][0-9][,}]' "$T/http_logs.ndjson")"
+check "http_logs: words in the request line" \
+    test "$(hcnt 'request:gif')" -eq "$(grep -ciE '"request":"[^"]*[^a-z0-9]gif[^a-z0-9]' "$T/http_logs.ndjson")"
+ip=$(sed -n 's/.*"clientip":"\([^"]*\)".*/\1/p' "$T/http_logs.ndjson" | sort | uniq -c | sort -rn | head -1 | awk '{print $2}')
+check "http_logs: keyword equality on clientip" \
+    test "$(hcnt "clientip:$ip")" -eq "$(grep -cF "\"clientip\":\"$ip\"" "$T/http_logs.ndjson")"
+"$Q" search --data "$T/d" --table http_logs --top 5 --by time 'status:200' > "$T/h.newest"
+check "http_logs: newest 5 by @timestamp are the last 200s" \
+    cmp "$T/h.newest" <(grep -E '"status":200[,}]' "$T/http_logs.ndjson" | tail -n 5 | tac)
+gcnt() { "$Q" search --data "$T/d" --table github_events --count "$1"; }
+check "github_events: type:PushEvent" \
+    test "$(gcnt type:PushEvent)" -eq "$(grep -c '"type":"PushEvent"' "$T/github_events.ndjson")"
+check "github_events: a JSON path (payload.action:opened)" \
+    test "$(gcnt payload.action:opened)" -eq "$(grep -c '"payload":{"action":"opened"' "$T/github_events.ndjson")"
+check "github_events: rows with an org" \
+    test "$(gcnt 'org.login:acme-project')" -eq "$(grep -c '"org":{"id":[0-9]*,"login":"acme-project"' "$T/github_events.ndjson")"
+check "github_events: org.login matches something" test "$(gcnt 'org.login:acme-project')" -gt 0
+
+# schema errors: a clear message naming file, line and column; nothing created
+printf '{\n  "columns": [\n    {"name": "a", "type": "strng"}\n  ]\n}\n' > "$T/bad1.schema"
+printf '{"columns": [{"name": "a", "type": "text"}, {"name": "A", "type": "int32"}]}\n' > "$T/bad2.schema"
+printf '{"columns": [{"name": "a", "type": "text"}\n' > "$T/bad3.schema"
+"$Q" ingest --data "$T/d" --table bad1 --schema "$T/bad1.schema" /dev/null 2>"$T/bad1.err"; rc=$?
+check "schema: unknown type is an error" test $rc -eq 1
+check "schema: unknown type names file:line:col" grep -q "bad1.schema:3:[0-9]*: .*strng" "$T/bad1.err"
+"$Q" ingest --data "$T/d" --table bad2 --schema "$T/bad2.schema" /dev/null 2>"$T/bad2.err"
+check "schema: a duplicate column names file:line:col" grep -qE "bad2.schema:1:[0-9]+: .*(twice|duplicate)" "$T/bad2.err"
+"$Q" ingest --data "$T/d" --table bad3 --schema "$T/bad3.schema" /dev/null 2>"$T/bad3.err"
+check "schema: invalid JSON names file:line:col" grep -qE "bad3.schema:[0-9]+:[0-9]+: " "$T/bad3.err"
+check "schema: nothing committed for bad definitions" \
+    test ! -e "$T/d/bad1" -a ! -e "$T/d/bad2" -a ! -e "$T/d/bad3"
+check "schema: the catalog has none of them" sh -c "! grep -q bad '$T/d/CATALOG'"
+# a value of the wrong type is a bad line naming file, line, byte and column
+printf '{"@timestamp":893964617,"clientip":"1.2.3.4","request":"GET / HTTP/1.0","status":"ok","size":1}\n' > "$T/wrong.ndjson"
+"$Q" ingest --data "$T/d" --table http_logs "$T/wrong.ndjson" 2>"$T/wrong.err"; rc=$?
+check "wrong type: exit 3" test $rc -eq 3
+check "wrong type: FILE:LINE: byte N: column X: reason" grep -q 'wrong.ndjson:1: byte 82: column status: expected an integer, got string' "$T/wrong.err"
+# an existing table and another definition
+"$Q" ingest --data "$T/d" --table http_logs --schema "$T/otel.schema" /dev/null 2>"$T/other.err"; rc=$?
+check "another definition for an existing table is refused" grep -q "exists with another definition" "$T/other.err"
+
+# empty input: a new table cannot be inferred from nothing; an existing one
+# (or one given by --schema) takes it
+"$Q" describe --data "$T/d" --table logs > "$T/otel.schema"
 "$Q" ingest --data "$T/d" --table empty /dev/null 2>"$T/empty.err"
 rc=$?
-check "empty input: exit 0" test $rc -eq 0
+check "empty input, new table: exit 1" test $rc -eq 1
+check "empty input, new table: says to give --schema" grep -q "no JSON object to infer a schema from; give --schema" "$T/empty.err"
+check "empty input, new table: nothing created" test ! -e "$T/d/empty"
+"$Q" ingest --data "$T/d" --table empty --schema "$T/otel.schema" /dev/null 2>"$T/empty.err"
+rc=$?
+check "empty input with --schema: exit 0" test $rc -eq 0
 check "empty input: 0 rows" grep -q "ingested 0 rows from 0 lines" "$T/empty.err"
 check "empty input: cat prints nothing" test -z "$("$Q" cat --data "$T/d" --table empty)"
 
 # binary garbage
 head -c 300000 /dev/urandom > "$T/garbage"
-"$Q" ingest --data "$T/d" --table garbage "$T/garbage" 2>"$T/garbage.err"
+"$Q" ingest --data "$T/d" --table garbage --schema "$T/otel.schema" "$T/garbage" 2>"$T/garbage.err"
 rc=$?
 check "binary garbage: exit 3, no crash" test $rc -eq 3
 check "binary garbage: no rows" test -z "$("$Q" cat --data "$T/d" --table garbage)"
@@ -220,7 +294,8 @@ if [ "$tag" = rel ]; then
 fi
 
 # --- corruption --------------------------------------------------------------
-cp -r "$T/d/logs" "$T/d/broken"
+"$Q" ingest --data "$T/d" --table broken --schema "$T/otel.schema" --quiet /dev/null
+cp "$T/d/logs/"* "$T/d/broken/"
 seg=$(ls "$T/d/broken/"*.qseg | head -n 1)
 size=$(stat -c %s "$seg")
 printf "\xff" | dd of="$seg" bs=1 seek=64 conv=notrunc status=none  # inside the first column block
