@@ -399,11 +399,17 @@ static void put_i64(qr_buf *out, int64_t v)
     qr_buf_put(out, num + k, (size_t)(23 - k));
 }
 
-/* The shortest text that reads back as the same double. */
+/* A whole number below 2^53 as an integer ("1000", "-0"); anything else as
+ * the shortest %g text that reads back as the same double. */
 static void put_f64(qr_buf *out, double d)
 {
     char t[40];
-    for (int prec = 15; prec <= 17; prec++) {
+    if (d == (double)(int64_t)d && d > -9007199254740992.0 && d < 9007199254740992.0) {
+        snprintf(t, sizeof t, "%.0f", d);
+        qr_buf_put(out, t, strlen(t));
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
         snprintf(t, sizeof t, "%.*g", prec, d);
         if (strtod(t, NULL) == d)
             break;

@@ -42,5 +42,8 @@ int qr_err_is_input_fault(const qr_err *e)
 {
     if (!e)
         return 0;
-    return (e->code[0] == '2' && e->code[1] == '2') || (e->code[0] == '4' && e->code[1] == '2');
+    /* 22 data exception, 23 integrity constraint (NOT NULL), 42 syntax or
+     * access rule (wrong type, unknown column) */
+    return (e->code[0] == '2' && (e->code[1] == '2' || e->code[1] == '3')) ||
+           (e->code[0] == '4' && e->code[1] == '2');
 }

@@ -48,7 +48,8 @@ int qr_err_prefix(qr_err *e, const char *fmt, ...) __attribute__((format(printf,
 
 /* 1 when the error is a fault of the input (SQLSTATE class 22, data
  * exception, or 42, syntax error or access rule violation: bad JSON, a wrong
- * type, a value out of range, an unknown column, an oversize line, a bad
+ * type, a value out of range, a NULL in a NOT NULL column, an unknown
+ * column, an oversize line, a bad
  * query or argument), 0 for a failure of the system or of Quarry itself (I/O,
  * out of memory, a limit, corruption, a lock, a broken invariant). Ingest
  * skips a line only for input faults; anything else stops it. */
