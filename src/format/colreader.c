@@ -385,6 +385,28 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
 
 int qr_colr_col(const qr_colreader *r) { return r->col; }
 
+int64_t qr_colr_dict_code(const qr_colreader *r, const char *p, size_t n)
+{
+    if (r->cm->encoding != ENC_DICT)
+        return -1;
+    uint32_t lo = 0, hi = r->ndict; /* the dictionary is sorted bytewise */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const qr_slice *v = &r->dict[mid];
+        size_t m = v->n < n ? v->n : n;
+        int c = m ? memcmp(v->p, p, m) : 0;
+        if (c == 0)
+            c = v->n < n ? -1 : v->n > n;
+        if (c == 0)
+            return (int64_t)mid + 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
 static void put_i64(qr_buf *out, int64_t v)
 {
     char num[24];

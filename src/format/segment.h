@@ -158,6 +158,11 @@ int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uin
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e);
 /* Append a map value (from qr_colr_bytes) as a canonical JSON object. */
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
+/* A dictionary-coded column's code for a value (the block min/max of DATA
+ * blocks are codes: a block whose range misses it cannot hold the value):
+ * > 0 the code, 0 when no row has the value, -1 when the column is not
+ * dictionary-coded in this segment. */
+int64_t qr_colr_dict_code(const qr_colreader *r, const char *p, size_t n);
 /* The segment column a reader reads. */
 int qr_colr_col(const qr_colreader *r);
 

@@ -396,6 +396,52 @@ static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_are
     return it ? it : nomem(e);
 }
 
+/* Rows whose text column equals q->text, without an index: by reading the
+ * column; a dictionary-coded one skips the blocks whose code range misses
+ * the value's code (and the whole segment when no row has it). */
+static qr_it *scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_segment *s = ss->seg;
+    int c = q->colname ? qr_seg_col(s, q->colname) : -1;
+    if (c < 0)
+        return empty(a, e);
+    if (s->cols[c].type != QT_TEXT)
+        return (void)qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, not text", s->path,
+                             q->colname, qr_type_name(s->cols[c].type)),
+               NULL;
+    const qr_colmeta *cm = &s->cols[c];
+    uint32_t rows = (uint32_t)s->rows;
+    size_t nw = ((size_t)rows + 63) / 64;
+    uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+    if (!bits)
+        return nomem(e);
+    memset(bits, 0, nw * 8 + 8);
+    qr_colreader *r = qr_colr_open(s, c, e);
+    if (!r)
+        return NULL;
+    int64_t code = qr_colr_dict_code(r, q->text, q->len);
+    uint64_t count = 0;
+    for (uint32_t di = 0; code != 0 && di < cm->ndata; di++) {
+        const qr_blockref *b = &cm->blocks[cm->first_data + di];
+        if (code > 0 && (b->max < code || b->min > code))
+            continue;
+        for (uint32_t row = b->first_row; row < b->first_row + b->rows; row++) {
+            qr_slice v;
+            if (qr_colr_bytes(r, row, &v, e) != 0) {
+                qr_colr_close(r);
+                return NULL;
+            }
+            if (v.p && v.n == q->len && (v.n == 0 || memcmp(v.p, q->text, v.n) == 0)) {
+                bits[row >> 6] |= 1ull << (row & 63);
+                count++;
+            }
+        }
+    }
+    qr_colr_close(r);
+    qr_it *it = qr_it_bitmap(a, bits, rows, count);
+    return it ? it : nomem(e);
+}
+
 /* The segment column a range names; -1 (with no error) when the segment
  * has no such column (added later: NULL in every row, so nothing matches). */
 static int range_col(qr_segsearch *ss, const qr_query *q, qr_err *e)
@@ -647,6 +693,8 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
         return it ? it : nomem(e);
     }
     case Q_TERM:
+        if (!q->field)
+            return scan_text(ss, q, a, e);
         return term_it(ss, q->field, q->text, q->len, a, e);
     case Q_PHRASE: {
         qr_invfield *f;

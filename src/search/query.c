@@ -431,14 +431,20 @@ static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v
     }
     if (fx >= 0)
         return fulltext_value(ps, &d->ixs[fx], v, vn);
-    if (kx < 0)
-        return fail_at(ps, w, "column %s has no index to search it by",
+    if (kx < 0 && type != QT_TEXT)
+        return fail_at(ps, w, "column %s has no index to search it by (a paths index finds "
+                              "COLUMN.path:value)",
                        d->cols[col].name);
     qr_query *q = node(ps, Q_TERM);
     if (!q)
         return NULL;
-    q->field = d->ixs[kx].id;
+    q->field = kx >= 0 ? d->ixs[kx].id : 0; /* 0: a scan of the column (exec.c) */
     q->scored = 0;
+    if (kx < 0) {
+        q->coltype = QT_TEXT;
+        if (!(q->colname = copy_text(ps, d->cols[col].name, strlen(d->cols[col].name))))
+            return NULL;
+    }
     if (!(q->text = copy_text(ps, v, vn)))
         return NULL;
     q->len = vn;
