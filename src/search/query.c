@@ -316,6 +316,8 @@ static qr_query *parse_range(parser *ps, int col, uint16_t field, const char *v,
         op = 3, skip = 2;
     else if (n >= 1 && v[0] == '<')
         op = 4, skip = 1;
+    else if (n >= 1 && v[0] == '=')
+        skip = 1; /* =N, as documented: the same as N */
     if (VAL(v + skip, n - skip, &x) != 0)
         return fail_at(ps, at, "bad %s value", is_time ? "time" : qr_type_name(type));
 #undef VAL
