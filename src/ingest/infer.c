@@ -128,6 +128,15 @@ static int free_text(const textstat *t)
     return t->bytes >= (uint64_t)FREE_TEXT_AVG * t->n && t->max > TOKEN_MAX;
 }
 
+/* A json column's string leaves hold prose when one in ten has whitespace:
+ * commit messages and titles do; ids, names, URLs and hashes (however long)
+ * do not, and a full-text index over them would only compete with the
+ * real text for the default column. */
+static int prose_leaves(const textstat *t)
+{
+    return t->n && t->spaced * 10 >= t->n && t->bytes >= (uint64_t)FREE_TEXT_AVG * t->n / 2;
+}
+
 static int name_is(qr_slice s, const char *lit)
 {
     size_t k = strlen(lit);
@@ -553,7 +562,7 @@ static int add_indexes(qr_tabdef *d, const infer *in, qr_err *e)
             textstat all = c->str;
             text_merge(&all, &c->leaf);
             cs[nc++] = (cand){(int)i, QR_IX_PATHS, TIER_PATHS, 0};
-            if (free_text(&all))
+            if (prose_leaves(&all))
                 cs[nc++] = (cand){(int)i, QR_IX_FULLTEXT, TIER_JSON_TEXT, 0};
         } else if ((int32_t)i != d->sort_col && c->distinct.count > 0 &&
                    c->distinct.count <= DISTINCT_MAX &&

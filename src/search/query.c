@@ -425,6 +425,9 @@ static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v
             rx = -1; /* the sort column: a binary search, no index needed */
         return parse_range(ps, col, rx >= 0 ? d->ixs[rx].id : 0, v, vn, v);
     }
+    if (vn && (v[0] == '>' || v[0] == '<' || (v[0] == '[' && v[vn - 1] == ']' && memmem(v, vn, " TO ", 4))))
+        return fail_at(ps, v, "column %s is not a number or timestamp column: no range on it",
+                       d->cols[col].name);
     int kx = ix >= 0 && d->ixs[ix].kind == QR_IX_KEYWORD ? ix : -1;
     int fx = ix >= 0 && d->ixs[ix].kind == QR_IX_FULLTEXT ? ix : -1;
     if (kx < 0 && fx < 0) {
