@@ -2,9 +2,10 @@
 # fuzz/run.sh - builds and runs every libFuzzer target fuzz/fuzz_X.c.
 # Usage: bash fuzz/run.sh SECONDS
 #
-# Each target is compiled with every library source (src/*/*.c but src/cli) into
-# fuzz/build/, then fuzzed for SECONDS on a scratch copy of fuzz/corpus/X/
-# (the committed corpus never grows). Prints one line per target, appends
+# The library sources (src/*/*.c but src/cli) are compiled once per set of
+# flags into fuzz/build/lib-*.a (both cores); each target links against it,
+# then is fuzzed for SECONDS on a scratch copy of fuzz/corpus/X/ (the
+# committed corpus never grows). Prints one line per target, appends
 # "passed failed" to build/results/fuzz, and exits non-zero when a target
 # failed to build or found a crash (input saved as fuzz/build/fuzz_X-crash-*).
 set -uo pipefail
@@ -24,8 +25,26 @@ lib_src=($(ls src/*/*.c | grep -v "^src/cli/"))
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
 
 mkdir -p fuzz/build build/results
+rm -rf fuzz/build/lib-* fuzz/build/obj-* # sources may have changed since the last run
 pass=0
 fail=0
+
+# The library for a set of extra flags, built once (objects in parallel).
+lib_for() {
+    local key lib objdir
+    key=$(echo "${CFLAGS[*]} $*" | md5sum | cut -c1-12)
+    lib=fuzz/build/lib-$key.a
+    if [ ! -f "$lib" ]; then
+        objdir=fuzz/build/obj-$key
+        rm -rf "$objdir"
+        mkdir -p "$objdir"
+        printf '%s\n' "${lib_src[@]}" | xargs -P 2 -I{} sh -c \
+            'clang "$@" -c "$0" -o "'"$objdir"'/$(echo "$0" | tr / _).o"' {} "${CFLAGS[@]}" "$@" ||
+            return 1
+        ar rcs "$lib" "$objdir"/*.o || return 1
+    fi
+    echo "$lib"
+}
 for src in fuzz/fuzz_*.c; do
     name=$(basename "$src" .c)
     bin=fuzz/build/$name
@@ -34,7 +53,8 @@ for src in fuzz/fuzz_*.c; do
     # ("fuzz-cflags: ..." / "fuzz-corpus: NAME" in its header comment)
     extra=($(sed -n 's/^ \* fuzz-cflags: //p' "$src"))
     corpus=$(sed -n 's/^ \* fuzz-corpus: //p' "$src")
-    if ! clang "${CFLAGS[@]}" "${extra[@]}" -Ifuzz -o "$bin" "$src" "${lib_src[@]}" "${LIBS[@]}" >"$log" 2>&1; then
+    if ! lib=$(lib_for "${extra[@]}" 2>"$log") ||
+        ! clang "${CFLAGS[@]}" "${extra[@]}" -Ifuzz -o "$bin" "$src" "$lib" "${LIBS[@]}" >>"$log" 2>&1; then
         tail -20 "$log"
         echo "FAIL $name: does not build (see $log)"
         fail=$((fail + 1))

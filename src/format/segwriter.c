@@ -85,6 +85,11 @@ static int put_raw_block(segw *w, colout *c, const char *what, uint8_t kind, con
         c->blocks = nb;
         c->cap = nc;
     }
+    if (kind >= QR_BLK_SECTION_MIN) { /* index blocks start on a cache line */
+        static const unsigned char zeros[QR_SEC_ALIGN];
+        size_t pad = (size_t)((QR_SEC_ALIGN - (w->off + w->out.len) % QR_SEC_ALIGN) % QR_SEC_ALIGN);
+        qr_buf_put(&w->out, zeros, pad);
+    }
     qr_blockref *b = &c->blocks[c->nblocks++];
     b->offset = w->off + w->out.len;
     b->length = (uint32_t)n;

@@ -8,6 +8,8 @@
  */
 #include "gen/genutil.h"
 
+#include "util/timefmt.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -73,36 +75,10 @@ int gu_alias_build(const uint64_t *w, uint32_t n, gu_alias *tab)
 
 char *gu_put_rfc3339(char *p, int64_t secs)
 {
-    /* civil-from-days (H. Hinnant), for days since 1970-01-01 >= 0 */
-    int64_t days = secs / 86400, sod = secs % 86400;
-    int64_t z = days + 719468, era = z / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    unsigned d = doy - (153 * mp + 2) / 5 + 1;
-    unsigned m = mp < 10 ? mp + 3 : mp - 9;
-    unsigned y = (unsigned)(yoe + era * 400) + (m <= 2);
-    unsigned hh = (unsigned)(sod / 3600), mm = (unsigned)(sod / 60 % 60), ss = (unsigned)(sod % 60);
-    p[0] = (char)('0' + y / 1000 % 10);
-    p[1] = (char)('0' + y / 100 % 10);
-    p[2] = (char)('0' + y / 10 % 10);
-    p[3] = (char)('0' + y % 10);
-    p[4] = '-';
-    p[5] = (char)('0' + m / 10);
-    p[6] = (char)('0' + m % 10);
-    p[7] = '-';
-    p[8] = (char)('0' + d / 10);
-    p[9] = (char)('0' + d % 10);
-    p[10] = 'T';
-    p[11] = (char)('0' + hh / 10);
-    p[12] = (char)('0' + hh % 10);
-    p[13] = ':';
-    p[14] = (char)('0' + mm / 10);
-    p[15] = (char)('0' + mm % 10);
-    p[16] = ':';
-    p[17] = (char)('0' + ss / 10);
-    p[18] = (char)('0' + ss % 10);
+    /* the canonical form to the second ("YYYY-MM-DDTHH:MM:SS") and a Z */
+    char t[QR_TIME_TEXT_LEN];
+    qr_time_format(secs * 1000000000, t);
+    memcpy(p, t, 19);
     p[19] = 'Z';
     return p + GU_RFC3339_LEN;
 }

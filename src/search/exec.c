@@ -364,11 +364,9 @@ static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_are
     qr_segment *s = ss->seg;
     const qr_colmeta *cm = &s->cols[c];
     uint32_t rows = (uint32_t)s->rows;
-    size_t nw = ((size_t)rows + 63) / 64;
-    uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+    uint64_t *bits = bm_new(a, rows);
     if (!bits)
         return nomem(e);
-    memset(bits, 0, nw * 8 + 8);
     uint64_t count = 0;
     qr_colreader *r = NULL;
     for (uint32_t di = 0; di < cm->ndata; di++) {
@@ -411,11 +409,9 @@ static qr_it *scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err
                NULL;
     const qr_colmeta *cm = &s->cols[c];
     uint32_t rows = (uint32_t)s->rows;
-    size_t nw = ((size_t)rows + 63) / 64;
-    uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+    uint64_t *bits = bm_new(a, rows);
     if (!bits)
         return nomem(e);
-    memset(bits, 0, nw * 8 + 8);
     qr_colreader *r = qr_colr_open(s, c, e);
     if (!r)
         return NULL;
