@@ -139,11 +139,16 @@ static qr_table *open_or_create(const char *data, const char *table, const char 
         qr_tabdef_free(def);
         return NULL;
     }
-    if (!quiet && created)
-        fprintf(stderr, "created table %s (%u columns, %u indexes) %s%s\n", table, def->ncols,
-                def->nixs, how, def->ncols == QR_OTEL_NCOLS && !schema && def->extra_col < 0
-                                     ? name
-                                     : schema ? schema : name);
+    if (!quiet && created) {
+        qr_tabdef *otel = schema ? NULL : qr_tabdef_otel(table);
+        if (otel && qr_tabdef_equal(def, otel))
+            fprintf(stderr, "created table %s: the OpenTelemetry table (%s has its 15 keys)\n",
+                    table, name);
+        else
+            fprintf(stderr, "created table %s (%u columns, %u indexes) %s%s\n", table, def->ncols,
+                    def->nixs, how, schema ? schema : name);
+        qr_tabdef_free(otel);
+    }
     qr_tabdef_free(def);
     return qr_table_open(data, table, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
 }
