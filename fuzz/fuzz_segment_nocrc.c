@@ -2,5 +2,6 @@
  * that takes every checksum as right (QR_FUZZ_NO_CHECKSUMS, segreader.c), so
  * mutations reach the block decoders behind the checksums.
  * fuzz-cflags: -DQR_FUZZ_NO_CHECKSUMS
- * fuzz-corpus: segment */
+ * fuzz-corpus: segment
+ */
 #include "fuzz_segment.c"
