@@ -100,6 +100,15 @@ static int at_keyword(parser *ps, const char *kw)
 
 static qr_query *parse_or(parser *ps);
 
+/* The position in def->ixs of the index with section id `id`. */
+static int ix_pos(const qr_tabdef *d, uint16_t id)
+{
+    for (uint32_t i = 0; i < d->nixs; i++)
+        if (d->ixs[i].id == id)
+            return (int)i;
+    return -1;
+}
+
 /* Analyse free text into a term (1 token) or a phrase (several). */
 static qr_query *text_query(parser *ps, const char *t, size_t n, const char *at)
 {
@@ -116,28 +125,18 @@ static qr_query *text_query(parser *ps, const char *t, size_t n, const char *at)
     }
     if (k > 64)
         return fail_at(ps, at, "%s has more than 64 words", "text");
-    if (k == 1) {
-        qr_query *q = node(ps, Q_TERM);
-        if (q) {
-            q->text = toks[0].p;
-            q->len = toks[0].n;
-        }
-        return q;
-    }
-    qr_query *q = node(ps, Q_PHRASE);
-    if (!q)
-        return NULL;
-    q->n = (uint32_t)k;
-    q->terms = qr_arena_alloc(ps->a, sizeof *q->terms * k);
-    q->term_lens = qr_arena_alloc(ps->a, sizeof *q->term_lens * k);
-    q->offs = qr_arena_alloc(ps->a, sizeof *q->offs * k);
-    if (!q->terms || !q->term_lens || !q->offs)
-        return fail_at(ps, at, "%s", "out of memory");
+    const char *w[64];
+    size_t l[64];
+    uint32_t o[64];
     for (size_t i = 0; i < k; i++) {
-        q->terms[i] = toks[i].p;
-        q->term_lens[i] = toks[i].n;
-        q->offs[i] = (uint32_t)i;
+        w[i] = toks[i].p;
+        l[i] = toks[i].n;
+        o[i] = (uint32_t)i;
     }
+    qr_query *q = qr_q_phrase(ps->def, ix_pos(ps->def, ps->field), w, l, o, (uint32_t)k, 0, ps->a,
+                              ps->e);
+    if (!q)
+        ps->failed = 1;
     return q;
 }
 
@@ -273,20 +272,17 @@ static int range_value(int type, const char *s, size_t n, int64_t *v, const char
 }
 
 /* Range value: "17", ">=13", "<5", "[9 TO 17]" on a number or timestamp
- * column (its index `field`, or 0 for a scan). */
-static qr_query *parse_range(parser *ps, int col, uint16_t field, const char *v, size_t n,
-                             const char *at)
+ * column (qr_q_range picks its range index, the sort column's binary search
+ * or a scan). */
+static qr_query *parse_range(parser *ps, int col, const char *v, size_t n, const char *at)
 {
     int type = ps->def->cols[col].type;
     int is_time = type == QT_TIMESTAMP;
-    qr_query *q = node(ps, is_time ? Q_TIME_RANGE : Q_INT_RANGE);
-    if (!q)
+    qr_query *q = qr_q_range(ps->def, col, INT64_MIN, INT64_MAX, ps->a, ps->e);
+    if (!q) {
+        ps->failed = 1;
         return NULL;
-    q->field = field;
-    q->scored = 0;
-    q->coltype = (uint8_t)type;
-    if (!(q->colname = copy_text(ps, ps->def->cols[col].name, strlen(ps->def->cols[col].name))))
-        return NULL;
+    }
     q->lo = INT64_MIN;
     q->hi = INT64_MAX;
     const char *why = NULL;
@@ -401,30 +397,17 @@ static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v
         qr_tabdef_index_on(d, col, QR_IX_FULLTEXT) < 0)
         v++, vn -= 2;
     if (path) {
-        int px = qr_tabdef_index_on(d, col, QR_IX_PATHS);
-        if (px < 0)
-            return fail_at(ps, w, "column %s has no paths index", d->cols[col].name);
         if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"')
             v++, vn -= 2;
-        qr_query *q = node(ps, Q_TERM);
-        char *t = q ? qr_arena_alloc(ps->a, pn + 1 + vn) : NULL;
-        if (!t)
-            return fail_at(ps, w, "%s", "out of memory");
-        memcpy(t, path, pn);
-        t[pn] = QR_PATH_SEP;
-        memcpy(t + pn + 1, v, vn);
-        q->field = d->ixs[px].id;
-        q->scored = 0;
-        q->text = t;
-        q->len = pn + 1 + vn;
+        if (qr_tabdef_index_on(d, col, QR_IX_PATHS) < 0)
+            return fail_at(ps, w, "column %s has no paths index", d->cols[col].name);
+        qr_query *q = qr_q_path(d, col, path, pn, v, vn, ps->a, ps->e);
+        if (!q)
+            ps->failed = 1;
         return q;
     }
-    if (qr_type_is_int(type)) {
-        int rx = ix >= 0 && d->ixs[ix].kind == QR_IX_RANGE ? ix : qr_tabdef_index_on(d, col, QR_IX_RANGE);
-        if (col == d->sort_col)
-            rx = -1; /* the sort column: a binary search, no index needed */
-        return parse_range(ps, col, rx >= 0 ? d->ixs[rx].id : 0, v, vn, v);
-    }
+    if (qr_type_is_int(type))
+        return parse_range(ps, col, v, vn, v);
     if (vn && (v[0] == '>' || v[0] == '<' || (v[0] == '[' && v[vn - 1] == ']' && memmem(v, vn, " TO ", 4))))
         return fail_at(ps, v, "column %s is not a number or timestamp column: no range on it",
                        d->cols[col].name);
@@ -440,19 +423,9 @@ static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v
         return fail_at(ps, w, "column %s has no index to search it by (a paths index finds "
                               "COLUMN.path:value)",
                        d->cols[col].name);
-    qr_query *q = node(ps, Q_TERM);
+    qr_query *q = qr_q_equals(d, col, v, vn, ps->a, ps->e); /* keyword index, or a scan */
     if (!q)
-        return NULL;
-    q->field = kx >= 0 ? d->ixs[kx].id : 0; /* 0: a scan of the column (exec.c) */
-    q->scored = 0;
-    if (kx < 0) {
-        q->coltype = QT_TEXT;
-        if (!(q->colname = copy_text(ps, d->cols[col].name, strlen(d->cols[col].name))))
-            return NULL;
-    }
-    if (!(q->text = copy_text(ps, v, vn)))
-        return NULL;
-    q->len = vn;
+        ps->failed = 1;
     return q;
 }
 

@@ -76,6 +76,52 @@ struct qr_query {
 };
 
 struct qr_tabdef;
+
+/* ---- building trees (qtree.c): what a planner calls; the parser is one
+ * client. Every node and string lives in the arena `a` (strings are
+ * copied: a tree never points into its caller's memory). Each returns NULL
+ * with e set (QR_E_NOMEM, or QR_E_ARGS / QR_E_DATATYPE for a column that
+ * cannot take the node, naming it). `def` is only read. ---- */
+/* Every row. */
+qr_query *qr_q_all(qr_arena *a, qr_err *e);
+/* Text searched on full-text index `ix` (a position in def->ixs) analysed
+ * as that index analyses its column: one word gives a term, several a
+ * phrase of consecutive words. Scored when ix is the table's first
+ * full-text index (the default column). */
+qr_query *qr_q_text(const struct qr_tabdef *def, int ix, const char *text, size_t n, qr_arena *a,
+                    qr_err *e);
+/* A phrase of already-analysed words: word i at position offs[i] (offs[0]
+ * = 0, increasing: gaps allowed); within > 0 makes it "b within `within`
+ * words after a" (two words). */
+qr_query *qr_q_phrase(const struct qr_tabdef *def, int ix, const char *const *words,
+                      const size_t *lens, const uint32_t *offs, uint32_t n, uint32_t within,
+                      qr_arena *a, qr_err *e);
+/* A multi-term node on full-text index ix: Q_PREFIX, Q_REGEXP, Q_LIKE (the
+ * pattern as given: the caller lowercases what should match folded terms)
+ * or Q_FUZZY (k = 1 or 2 edits). */
+qr_query *qr_q_multi(const struct qr_tabdef *def, int ix, qr_qtype type, const char *pattern,
+                     size_t n, uint32_t k, qr_arena *a, qr_err *e);
+/* Column `col` (a position in def->cols) equals `value`: by its keyword
+ * index, or a scan of the column when it has none (text columns). */
+qr_query *qr_q_equals(const struct qr_tabdef *def, int col, const char *value, size_t n,
+                      qr_arena *a, qr_err *e);
+/* A json/map column's leaf at `path` ("a.b", keys joined by '.') equals
+ * `value` (a string's bytes, or another leaf's JSON text), by its paths
+ * index. */
+qr_query *qr_q_path(const struct qr_tabdef *def, int col, const char *path, size_t pn,
+                    const char *value, size_t vn, qr_arena *a, qr_err *e);
+/* An integer-stored column (numbers, bool, timestamps) in [lo, hi]
+ * (inclusive, stored domain: qr_num_*): by its range index, a binary search
+ * on the sort column, or a scan that skips blocks by min/max. */
+qr_query *qr_q_range(const struct qr_tabdef *def, int col, int64_t lo, int64_t hi, qr_arena *a,
+                     qr_err *e);
+/* AND / OR of n >= 1 children (one child is returned as it is). */
+qr_query *qr_q_list(qr_qtype type, qr_query *const *kids, uint32_t n, qr_arena *a, qr_err *e);
+/* At least k of n children. */
+qr_query *qr_q_minmatch(uint32_t k, qr_query *const *kids, uint32_t n, qr_arena *a, qr_err *e);
+/* Rows kid does not match. */
+qr_query *qr_q_not(qr_query *kid, qr_arena *a, qr_err *e);
+
 /* Parse `text` for table `def` into a tree allocated in `a`; the tree
  * keeps no pointer into `text` or `def`. Errors name the byte:
  * "query: expected ')' at byte 12". */
