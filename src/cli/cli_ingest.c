@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -82,13 +83,28 @@ static int read_sample(int fd, const char *name, char **out, size_t *len, qr_err
     return 0;
 }
 
+/* Undo a table this run created when the run commits nothing: its catalog
+ * entry and its (empty) directory. */
+static void forget_table(const char *data, const char *table)
+{
+    qr_err e;
+    char path[PATH_MAX];
+    if (qr_catalog_drop_table(data, table, &e) != 0)
+        fprintf(stderr, "quarry: could not remove the new table %s: %s\n", table, e.msg);
+    snprintf(path, sizeof path, "%s/%s/LOCK", data, table);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/%s", data, table);
+    rmdir(path);
+}
+
 /* The table to load into: opened if the catalog has it (a --schema must
  * then be its definition), else created from the schema file or from what
  * the first lines look like. */
 static qr_table *open_or_create(const char *data, const char *table, const char *schema, int fd,
                                 const char *name, int quiet, char **sample, qr_ingest_opts *o,
-                                qr_err *e)
+                                int *made, qr_err *e)
 {
+    *made = 0;
     qr_tabdef *def = NULL;
     if (schema) {
         unsigned char *buf;
@@ -139,6 +155,7 @@ static qr_table *open_or_create(const char *data, const char *table, const char 
         qr_tabdef_free(def);
         return NULL;
     }
+    *made = created;
     if (!quiet && created) {
         qr_tabdef *otel = schema ? NULL : qr_tabdef_otel(table);
         if (otel && qr_tabdef_equal(def, otel))
@@ -248,12 +265,15 @@ int cli_ingest(int argc, char **argv)
     o.progress = !quiet && isatty(STDERR_FILENO);
     tune_malloc();
     char *sample = NULL;
-    qr_table *t = open_or_create(data, table, schema, fd, name, quiet, &sample, &o, &e);
+    int made;
+    qr_table *t = open_or_create(data, table, schema, fd, name, quiet, &sample, &o, &made, &e);
     if (!t) {
         cli_fail(e.code, e.msg);
         if (fd != STDIN_FILENO)
             close(fd);
         free(sample);
+        if (made)
+            forget_table(data, table);
         return 1;
     }
     qr_ingest_stats st;
@@ -262,6 +282,8 @@ int cli_ingest(int argc, char **argv)
         close(fd);
     free(sample);
     qr_table_close(t);
+    if (rc != 0 && made)
+        forget_table(data, table); /* nothing was committed: no table either */
     if (rc != 0) {
         cli_fail(e.code, e.msg);
         fprintf(stderr, "quarry: ingest aborted; nothing was committed\n");

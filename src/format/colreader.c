@@ -6,6 +6,7 @@
  * keys) are loaded when the reader opens. Also: map values to JSON, whole
  * rows to canonical NDJSON, and full-segment verification.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,7 +427,11 @@ static void put_i64(qr_buf *out, int64_t v)
 static void put_f64(qr_buf *out, double d)
 {
     char t[40];
-    if (d == (double)(int64_t)d && d > -9007199254740992.0 && d < 9007199254740992.0) {
+    if (!isfinite(d)) { /* never from valid input: a damaged block */
+        qr_buf_put(out, "null", 4);
+        return;
+    }
+    if (d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d) {
         snprintf(t, sizeof t, "%.0f", d);
         qr_buf_put(out, t, strlen(t));
         return;

@@ -251,7 +251,7 @@ int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nu
 int qr_tabdef_index_by_name(const qr_tabdef *d, const char *name, size_t n)
 {
     for (uint32_t i = 0; i < d->nixs; i++)
-        if (d->ixs[i].name && strlen(d->ixs[i].name) == n && memcmp(d->ixs[i].name, name, n) == 0)
+        if (d->ixs[i].name && strlen(d->ixs[i].name) == n && strncasecmp(d->ixs[i].name, name, n) == 0)
             return (int)i;
     return -1;
 }
@@ -316,6 +316,12 @@ int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char
     }
     if (name && qr_tabdef_index_by_name(d, name, strlen(name)) >= 0)
         return qr_errf(e, QR_E_ARGS, "index name \"%s\" used twice", name);
+    if (name) { /* a query's NAME: would find the index, not that column */
+        int other = qr_tabdef_col(d, name, strlen(name));
+        if (other >= 0 && other != col)
+            return qr_errf(e, QR_E_ARGS, "index name \"%s\" is the name of another column",
+                           name);
+    }
     if (name && !qr_col_name_ok(name, strlen(name)))
         return qr_errf(e, QR_E_ARGS, "index name \"%.64s\" is not 1-%d printable bytes", name,
                        QR_MAX_NAME);
@@ -377,6 +383,12 @@ int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e)
         if (x->name && !qr_col_name_ok(x->name, strlen(x->name)))
             return qr_errf(e, QR_E_ARGS, "%s: index name \"%.64s\" is not 1-%d printable bytes",
                            what, x->name, QR_MAX_NAME);
+        if (x->name) {
+            int other = qr_tabdef_col(d, x->name, strlen(x->name));
+            if (other >= 0 && other != x->col)
+                return qr_errf(e, QR_E_ARGS, "%s: index name \"%s\" is the name of another column",
+                               what, x->name);
+        }
         if (x->kind != QR_IX_FULLTEXT && (x->positions || !x->lowercase))
             return qr_errf(e, QR_E_ARGS, "%s: column %s: analyzer options on a %s index", what,
                            c->name, qr_ixkind_name(x->kind));
@@ -387,7 +399,7 @@ int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e)
             if (y->col == x->col && y->kind == x->kind)
                 return qr_errf(e, QR_E_ARGS, "%s: column %s has two %s indexes", what, c->name,
                                qr_ixkind_name(x->kind));
-            if (x->name && y->name && strcmp(x->name, y->name) == 0)
+            if (x->name && y->name && strcasecmp(x->name, y->name) == 0)
                 return qr_errf(e, QR_E_ARGS, "%s: index name \"%s\" used twice", what, x->name);
         }
     }

@@ -145,7 +145,8 @@ int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char
                         qr_err *e);
 /* Column by name (case-insensitive), or -1. */
 int qr_tabdef_col(const qr_tabdef *d, const char *name, size_t n);
-/* Index by alias (exact), or -1. */
+/* Index by alias (case-insensitive, like column names), or -1. An alias
+ * is never the name of another column (add_index and validate refuse it). */
 int qr_tabdef_index_by_name(const qr_tabdef *d, const char *name, size_t n);
 /* The index of `kind` on column `col`, or -1. */
 int qr_tabdef_index_on(const qr_tabdef *d, int col, int kind);

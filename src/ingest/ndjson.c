@@ -66,6 +66,16 @@ static int json_fail(qr_json *j, qr_err *e)
                    j->err_why ? j->err_why : "invalid JSON");
 }
 
+/* A value the parser refused (a number that is not an integer, too large):
+ * the message names the column as well as the byte. */
+static int value_fail(qr_json *j, const qr_coldef *cd, qr_err *e)
+{
+    if (j->oom)
+        return json_fail(j, e);
+    return qr_errf(e, QR_E_INVALID_TEXT, "byte %zu: column %s: %s", j->err_off + 1, cd->name,
+                   j->err_why ? j->err_why : "invalid JSON");
+}
+
 static const char *type_name(qj_type t)
 {
     switch (t) {
@@ -224,7 +234,7 @@ static int parse_int_value(qr_json *j, qr_batch *b, const qr_coldef *cd, qj_type
         size_t at = at_of(j);
         int64_t x;
         if (qj_int64(j, &x) != 0)
-            return json_fail(j, e);
+            return value_fail(j, cd, e);
         int64_t unit = qr_tsfmt_unit_ns(cd->tsfmt);
         if (x > INT64_MAX / unit || x < INT64_MIN / unit)
             return qr_errf(e, QR_E_OUT_OF_RANGE, "byte %zu: column %s: %lld %s is out of range",
@@ -265,7 +275,7 @@ static int parse_int_value(qr_json *j, qr_batch *b, const qr_coldef *cd, qj_type
         size_t at = at_of(j);
         int64_t x, lo, hi;
         if (qj_int64(j, &x) != 0)
-            return json_fail(j, e);
+            return value_fail(j, cd, e);
         qr_type_range(cd->type, &lo, &hi);
         if (x < lo || x > hi) {
             if (cd->type == QT_INT32)
@@ -413,7 +423,7 @@ int qr_ndjson_parse(qr_ndjson *p, qr_batch *b, const char *line, size_t n, qr_er
         uint32_t c = p->notnull[i];
         const qr_colvec *v = &b->cols[c];
         if (v->ints ? v->isnull[row] : v->strs[row].p == NULL) {
-            qr_errf(e, QR_E_NOT_NULL, "column %s: NULL (or missing) in a NOT NULL column",
+            qr_errf(e, QR_E_NOT_NULL, "byte 1: column %s: NULL (or missing) in a NOT NULL column",
                     def->cols[c].name);
             goto bad;
         }

@@ -14,7 +14,8 @@
  *   map              an object; string values as strings, other values kept
  *                    as typed JSON
  * A key that is not a column goes into the table's catch-all json column
- * (when it has one: the key and value become a member of that object), else
+ * (when it has one: the key and value become a member of that object, and
+ * a key repeated there is kept twice, as JSON allows and as it came), else
  * rejects the line. Anything else (duplicate key, wrong type, bad JSON,
  * trailing text) rejects the whole line with a reason naming the column and
  * byte.

@@ -176,11 +176,8 @@ qr_query *qr_q_equals(const qr_tabdef *d, int col, const char *value, size_t n, 
     if (!(q->text = dup_text(value, n, a)))
         return nomem(e);
     q->len = n;
-    if (kx >= 0) {
-        q->field = d->ixs[kx].id;
-        return q;
-    }
-    q->coltype = QT_TEXT; /* field 0: a scan of the column */
+    q->field = kx >= 0 ? d->ixs[kx].id : 0; /* 0: a scan of the column */
+    q->coltype = QT_TEXT;
     if (!(q->colname = dup_text(d->cols[col].name, strlen(d->cols[col].name), a)))
         return nomem(e);
     return q;
@@ -208,6 +205,8 @@ qr_query *qr_q_path(const qr_tabdef *d, int col, const char *path, size_t pn, co
     q->field = d->ixs[px].id;
     q->text = t;
     q->len = pn + 1 + vn;
+    if (!(q->colname = dup_text(d->cols[col].name, strlen(d->cols[col].name), a)))
+        return nomem(e);
     return q;
 }
 

@@ -226,21 +226,35 @@ static int parse_i64(const char *s, size_t n, int64_t *v)
         neg = s[i++] == '-';
     if (i == n)
         return -1;
-    int64_t x = 0;
+    uint64_t x = 0, max = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9' || x > (INT64_MAX - 9) / 10)
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9 || x > (max - d) / 10)
             return -1;
-        x = x * 10 + (s[i] - '0');
+        x = x * 10 + d;
     }
-    *v = neg ? -x : x;
+    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
     return 0;
 }
 
-/* A bound of a range on a column of `type`, in its stored domain. */
-static int range_value(int type, const char *s, size_t n, int64_t *v, const char **why)
+/* Stored values of +0.0 and -0.0 (qr_num_from_f64: adjacent). */
+#define F_POS0 ((int64_t)0)
+#define F_NEG0 ((int64_t)-1)
+
+/* A bound of a range on a column, in its stored domain. */
+static int range_value(const qr_coldef *cd, const char *s, size_t n, int64_t *v, const char **why)
 {
-    if (type == QT_TIMESTAMP)
+    int type = cd->type;
+    if (type == QT_TIMESTAMP) { /* RFC 3339, or an integer in the column's unit */
+        int64_t x, unit = qr_tsfmt_unit_ns(cd->tsfmt);
+        if (n && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')) && parse_i64(s, n, &x) == 0) {
+            if (x > INT64_MAX / unit || x < INT64_MIN / unit)
+                return *why = "out of range", -1;
+            *v = x * unit;
+            return 0;
+        }
         return qr_time_parse(s, n, v, why);
+    }
     if (type == QT_BOOL && n == 4 && memcmp(s, "true", 4) == 0)
         return *v = 1, 0;
     if (type == QT_BOOL && n == 5 && memcmp(s, "false", 5) == 0)
@@ -286,7 +300,7 @@ static qr_query *parse_range(parser *ps, int col, const char *v, size_t n, const
     q->lo = INT64_MIN;
     q->hi = INT64_MAX;
     const char *why = NULL;
-#define VAL(s_, n_, out_) range_value(type, (s_), (n_), (out_), &why)
+#define VAL(s_, n_, out_) range_value(&ps->def->cols[col], (s_), (n_), (out_), &why)
     if (n && v[0] == '[') {
         const char *to = NULL;
         for (size_t i = 1; i + 4 <= n; i++)
@@ -299,6 +313,12 @@ static qr_query *parse_range(parser *ps, int col, const char *v, size_t n, const
         if (VAL(v + 1, (size_t)(to - v - 1), &q->lo) != 0 ||
             VAL(to + 4, (size_t)(v + n - 1 - to - 4), &q->hi) != 0)
             return fail_at(ps, at, "bad range bound%s", why ? " (timestamp)" : "");
+        if (type == QT_FLOAT64) { /* 0 as a bound takes both zeros */
+            if (q->lo == F_POS0 || q->lo == F_NEG0)
+                q->lo = F_NEG0;
+            if (q->hi == F_POS0 || q->hi == F_NEG0)
+                q->hi = F_POS0;
+        }
         return q;
     }
     int64_t x;
@@ -317,6 +337,16 @@ static qr_query *parse_range(parser *ps, int col, const char *v, size_t n, const
     if (VAL(v + skip, n - skip, &x) != 0)
         return fail_at(ps, at, "bad %s value", is_time ? "time" : qr_type_name(type));
 #undef VAL
+    if (type == QT_FLOAT64 && (x == F_POS0 || x == F_NEG0)) {
+        /* -0 and +0 are the adjacent stored values -1 and 0; a bound of 0
+         * means both: >= and = start at -0, > after +0, <= and = end at
+         * +0, < before -0 */
+        x = op == 0 || op == 1 || op == 4 ? F_NEG0 : F_POS0;
+        if (op == 0) {
+            q->lo = F_NEG0, q->hi = F_POS0;
+            return q;
+        }
+    }
     switch (op) {
     case 0:
         q->lo = q->hi = x;
@@ -725,16 +755,28 @@ static void out(char **p, char *end, const char *s, size_t n)
 static void print_rec(const qr_query *q, char **p, char *end)
 {
     char tmp[96];
-    static const char *fname[] = {"", "", "service:", "severity:", "scope:", "trace:"};
     switch (q->type) {
     case Q_ALL:
         out(p, end, "ALL", 3);
         return;
-    case Q_TERM:
-        if (q->field < 6)
-            out(p, end, fname[q->field], strlen(fname[q->field]));
-        out(p, end, q->text, q->len);
+    case Q_TERM: {
+        const char *sep = q->colname ? memchr(q->text, QR_PATH_SEP, q->len) : NULL;
+        if (q->colname) { /* a keyword, a path or a scan: its column */
+            out(p, end, q->colname, strlen(q->colname));
+            out(p, end, sep ? "." : ":", 1);
+        } else if (!q->scored) { /* words of another full-text column */
+            int k = snprintf(tmp, sizeof tmp, "index#%u:", q->field);
+            out(p, end, tmp, (size_t)k);
+        }
+        if (sep) { /* path NUL value */
+            out(p, end, q->text, (size_t)(sep - q->text));
+            out(p, end, ":", 1);
+            out(p, end, sep + 1, q->len - (size_t)(sep - q->text) - 1);
+        } else {
+            out(p, end, q->text, q->len);
+        }
         return;
+    }
     case Q_PHRASE:
         out(p, end, "\"", 1);
         for (uint32_t i = 0; i < q->n; i++) {
@@ -792,9 +834,10 @@ static void print_rec(const qr_query *q, char **p, char *end)
         return;
     case Q_INT_RANGE:
     case Q_TIME_RANGE: {
-        int k = snprintf(tmp, sizeof tmp, "%s:[%lld TO %lld]",
-                         q->colname ? q->colname : "?", (long long)q->lo, (long long)q->hi);
-        out(p, end, tmp, (size_t)k);
+        const char *c = q->colname ? q->colname : "?";
+        out(p, end, c, strlen(c));
+        int k = snprintf(tmp, sizeof tmp, ":[%lld TO %lld]", (long long)q->lo, (long long)q->hi);
+        out(p, end, tmp, k < (int)sizeof tmp ? (size_t)k : sizeof tmp - 1);
         return;
     }
     }

@@ -257,6 +257,27 @@ check "wrong type: FILE:LINE: byte N: column X: reason" grep -q 'wrong.ndjson:1:
 "$Q" ingest --data "$T/d" --table http_logs --schema "$T/otel.schema" /dev/null 2>"$T/other.err"; rc=$?
 check "another definition for an existing table is refused" grep -q "exists with another definition" "$T/other.err"
 
+# float ranges take both zeros; epoch columns take integer bounds in their unit
+printf '{"columns":[{"name":"ts","type":"timestamp","format":"epoch_s"},{"name":"f","type":"float64"},{"name":"%s","type":"int64"}],"sort":"ts"}\n' \
+    "$(printf 'c%.0s' $(seq 200))" > "$T/f.schema"
+printf '{"ts":1,"f":-0.0}\n{"ts":2,"f":0}\n{"ts":3,"f":5e-324}\n{"ts":4,"f":-5e-324}\n' > "$T/f.ndjson"
+"$Q" ingest --data "$T/d" --table floats --schema "$T/f.schema" --quiet "$T/f.ndjson"
+fcnt() { "$Q" search --data "$T/d" --table floats --count "$1"; }
+check "float: f:0 is both zeros" test "$(fcnt f:0)" -eq 2
+check "float: f:>=0, f:<=0, f:>0, f:<0" test "$(fcnt 'f:>=0') $(fcnt 'f:<=0') $(fcnt 'f:>0') $(fcnt 'f:<0')" = "3 3 1 1"
+check "epoch bounds in the column's unit" test "$(fcnt 'ts:[2 TO 3]') $(fcnt 'time:>=4')" = "2 1"
+long=$(printf 'c%.0s' $(seq 200))
+check "explain prints a range on a 200-byte column name" "$Q" search --data "$T/d" --table floats --explain --count "$long:>=1"
+check "int64 bounds take INT64_MIN and INT64_MAX" test "$(fcnt "$long:[-9223372036854775808 TO 9223372036854775807]")" -eq 0
+# an index name that is another column's name is refused
+printf '{"columns":[{"name":"a","type":"int64"},{"name":"b","type":"int64"}],"indexes":[{"column":"b","kind":"range","name":"a"}]}\n' > "$T/shadow.schema"
+"$Q" ingest --data "$T/d" --table shadow --schema "$T/shadow.schema" /dev/null 2>"$T/shadow.err"
+check "an index may not take another column's name" grep -q 'index name "a" is the name of another column' "$T/shadow.err"
+# a first ingest that commits nothing leaves no table behind
+printf '{"a":1}\n{"a":\n' > "$T/strictbad.ndjson"
+"$Q" ingest --data "$T/d" --table strictbad --strict "$T/strictbad.ndjson" 2>/dev/null
+check "a failed first ingest creates no table" sh -c "! '$Q' describe --data '$T/d' --table strictbad 2>/dev/null && test ! -e '$T/d/strictbad'"
+
 # empty input: a new table cannot be inferred from nothing; an existing one
 # (or one given by --schema) takes it
 "$Q" describe --data "$T/d" --table logs > "$T/otel.schema"

@@ -266,8 +266,8 @@ static void test_type_errors_name_column_and_byte(void **st)
         {"{\"s\":\"x\",\"e\":9223372036855}", "byte 14: column e: 9223372036855 epoch_ms is out of range"},
         {"{\"s\":\"x\",\"m\":[]}", "byte 14: column m: expected an object, got array"},
         {"{\"s\":\"x\",\"s\":\"y\"}", "byte 10: duplicate column s"},
-        {"{\"b\":true}", "column s: NULL (or missing) in a NOT NULL column"},
-        {"{\"s\":null}", "column s: NULL (or missing) in a NOT NULL column"},
+        {"{\"b\":true}", "byte 1: column s: NULL (or missing) in a NOT NULL column"},
+        {"{\"s\":null}", "byte 1: column s: NULL (or missing) in a NOT NULL column"},
     };
     qr_batch b;
     qr_err e;
