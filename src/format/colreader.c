@@ -324,6 +324,40 @@ int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uin
     return 0;
 }
 
+int qr_colr_code_block(qr_colreader *r, uint32_t di, const uint64_t **codes, uint32_t *first_row,
+                       uint32_t *n, qr_err *e)
+{
+    if (r->cm->encoding != ENC_DICT || di >= r->cm->ndata)
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no dictionary code block %u", r->cm->name,
+                       di);
+    if (load_block(r, r->cm->blocks[r->cm->first_data + di].first_row, e) != 0)
+        return -1;
+    *codes = r->codes;
+    *first_row = r->cur_first;
+    *n = r->cur_rows;
+    return 0;
+}
+
+int qr_colr_bytes_block(qr_colreader *r, uint32_t di, const qr_slice **vals, uint32_t *first_row,
+                        uint32_t *n, qr_err *e)
+{
+    int enc = r->cm->encoding;
+    if ((enc != ENC_PAGED && enc != ENC_HEXID) || di >= r->cm->ndata)
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no value page %u", r->cm->name, di);
+    if (load_block(r, r->cm->blocks[r->cm->first_data + di].first_row, e) != 0)
+        return -1;
+    *vals = r->vals;
+    *first_row = r->cur_first;
+    *n = r->cur_rows;
+    return 0;
+}
+
+const qr_slice *qr_colr_dict(const qr_colreader *r, uint32_t *n)
+{
+    *n = r->ndict;
+    return r->cm->encoding == ENC_DICT ? r->dict : NULL;
+}
+
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
 {
     if (r->cm->encoding == ENC_INT)
@@ -385,6 +419,8 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
 }
 
 int qr_colr_col(const qr_colreader *r) { return r->col; }
+
+const qr_colmeta *qr_colr_meta(const qr_colreader *r) { return r->cm; }
 
 int64_t qr_colr_dict_code(const qr_colreader *r, const char *p, size_t n)
 {

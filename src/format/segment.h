@@ -152,6 +152,19 @@ int qr_colr_int(qr_colreader *r, uint32_t row, int64_t *v, int *isnull, qr_err *
  * and NULL flags from row *first_row; valid until the next call on r. */
 int qr_colr_int_block(qr_colreader *r, uint32_t di, const int64_t **v, const uint8_t **isnull,
                       uint32_t *first_row, uint32_t *n, qr_err *e);
+/* Block-at-a-time twins of qr_colr_bytes (colvec.h uses them): data block
+ * `di` of a dictionary-coded column as n codes (0 = NULL, else value
+ * code-1 of qr_colr_dict), or of a paged / hex-id column as n slices
+ * (p == NULL = NULL). From row *first_row; valid until the next call on r.
+ * QR_E_INTERNAL when the column has another encoding. */
+int qr_colr_code_block(qr_colreader *r, uint32_t di, const uint64_t **codes, uint32_t *first_row,
+                       uint32_t *n, qr_err *e);
+int qr_colr_bytes_block(qr_colreader *r, uint32_t di, const qr_slice **vals, uint32_t *first_row,
+                        uint32_t *n, qr_err *e);
+/* A dictionary-coded column's values, sorted bytewise (*n of them; code c
+ * is value c-1), owned by the reader and valid until qr_colr_close; NULL
+ * when the column is not dictionary-coded in this segment. */
+const qr_slice *qr_colr_dict(const qr_colreader *r, uint32_t *n);
 /* String, id and map columns: v->p == NULL means NULL. Map values come in
  * the keyed binary form (see qr_colr_map_json). The slice is valid until the
  * next call on this reader. */
@@ -165,6 +178,8 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
 int64_t qr_colr_dict_code(const qr_colreader *r, const char *p, size_t n);
 /* The segment column a reader reads. */
 int qr_colr_col(const qr_colreader *r);
+/* Its column's description (type, encoding, blocks with min/max). */
+const qr_colmeta *qr_colr_meta(const qr_colreader *r);
 
 /* Append an integer-stored value of type `type` as JSON (timestamps in the
  * format fmt; see qr_tsfmt). */
