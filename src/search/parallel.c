@@ -1,7 +1,6 @@
 /* parallel.c - multi-threaded counting over segments (see parallel.h). */
 #include "search/parallel.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +8,22 @@
 int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint32_t nsegs,
                 const char *text, size_t len, int threads, qr_err *e)
 {
+    if (qr_par_init_pool(p, NULL, def, segs, nsegs, text, len, threads, e) != 0)
+        return -1;
+    if (p->threads > 1) {
+        qr_err pe; /* no pool: the jobs run on the caller, answers unchanged */
+        p->pool = qr_pool_new(p->threads - 1, &pe);
+        p->own_pool = p->pool != NULL;
+    }
+    return 0;
+}
+
+int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e)
+{
     memset(p, 0, sizeof *p);
     p->def = def;
+    p->pool = pool;
     if (threads < 1)
         threads = 1;
     if (threads > QR_MAX_SEARCH_THREADS)
@@ -45,9 +58,9 @@ typedef struct task {
     qr_err err;
 } task;
 
-static void *count_worker(void *arg)
+static void count_worker(void *arg, int slot)
 {
-    task *k = arg;
+    task *k = (task *)arg + slot;
     qr_par_search *p = k->p;
     for (;;) {
         uint32_t i = atomic_fetch_add(k->next, 1);
@@ -62,31 +75,18 @@ static void *count_worker(void *arg)
         k->count += n;
         qr_arena_reset(&p->run[k->t]);
     }
-    return NULL;
 }
 
 int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e)
 {
     atomic_uint next = 0;
     task tasks[QR_MAX_SEARCH_THREADS];
-    pthread_t tids[QR_MAX_SEARCH_THREADS];
-    int started = 0;
-    for (int t = 0; t < p->threads; t++) {
+    for (int t = 0; t < p->threads; t++)
         tasks[t] = (task){p, t, &next, 0, 0, {{0}, {0}}};
-        if (t > 0 && pthread_create(&tids[t], NULL, count_worker, &tasks[t]) == 0)
-            started |= 1 << t;
-    }
-    count_worker(&tasks[0]); /* the calling thread is worker 0 */
-    uint64_t total = tasks[0].count;
-    int rc = tasks[0].rc;
-    if (rc)
-        *e = tasks[0].err;
-    for (int t = 1; t < p->threads; t++) {
-        if (!(started & (1 << t))) {
-            count_worker(&tasks[t]); /* could not start: do its share here */
-        } else {
-            pthread_join(tids[t], NULL);
-        }
+    qr_pool_run(p->pool, p->threads, count_worker, tasks); /* worker t = slot t */
+    uint64_t total = 0;
+    int rc = 0;
+    for (int t = 0; t < p->threads; t++) {
         total += tasks[t].count;
         if (tasks[t].rc && !rc) {
             rc = -1;
@@ -99,6 +99,8 @@ int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e)
 
 void qr_par_free(qr_par_search *p)
 {
+    if (p->own_pool)
+        qr_pool_free(p->pool);
     for (int t = 0; t < p->threads; t++) {
         qr_query_release(p->q[t]);
         qr_arena_free(&p->qarena[t]);

@@ -1,14 +1,23 @@
 /* parallel.h - counting a query over many segments with several threads:
  * one task per segment, handed out by an atomic counter, partial counts
- * added up. Each thread parses its own copy of the query, so compiled
+ * added up. Each worker parses its own copy of the query, so compiled
  * automata (whose DFA caches grow lazily) are never shared across threads;
- * a segment is searched by one thread at a time. */
+ * a segment is searched by one thread at a time.
+ *
+ * Threads: a search has `threads` workers, numbered 0..threads-1; worker t
+ * owns q[t], qarena[t], run[t] and its column readers. Each count, top-k
+ * or row read is one job of util/pool (worker = the job's slot; worker 0
+ * is the calling thread), so no thread is created per query. The pool is
+ * the caller's (qr_par_init_pool: shared by any number of searches, each
+ * run by one thread at a time) or, with qr_par_init, a private one of
+ * threads-1 threads started once by init and joined by qr_par_free. */
 #ifndef QR_PARALLEL_H
 #define QR_PARALLEL_H
 
 #include <stdint.h>
 
 #include "search/exec.h"
+#include "util/pool.h"
 
 #define QR_MAX_SEARCH_THREADS 16
 
@@ -16,7 +25,9 @@ typedef struct qr_par_search {
     const qr_tabdef *def; /* the table (not owned: outlives the search) */
     qr_segsearch *ss; /* one per segment, persistent (fields opened once) */
     uint32_t nsegs;
-    int threads;
+    int threads; /* workers per job (slots), <= nsegs and QR_MAX_SEARCH_THREADS */
+    qr_pool *pool; /* runs the jobs; NULL = on the calling thread alone */
+    int own_pool;  /* pool was started by qr_par_init, freed by qr_par_free */
     qr_query *q[QR_MAX_SEARCH_THREADS];
     qr_arena qarena[QR_MAX_SEARCH_THREADS]; /* the query copies */
     qr_arena run[QR_MAX_SEARCH_THREADS];    /* iterators of one count, reset */
@@ -25,10 +36,16 @@ typedef struct qr_par_search {
     uint8_t *readers_open;  /* threads x nsegs: that set is open */
 } qr_par_search;
 
-/* Prepare: parses `text` for table def once per thread. def and segs stay
- * owned by the caller and must outlive p. */
+/* Prepare: parses `text` for table def once per worker. def and segs stay
+ * owned by the caller and must outlive p. Starts a private pool of
+ * threads-1 threads (none for one worker; if they cannot be started, every
+ * job runs on the calling thread, as when a pthread_create failed before). */
 int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint32_t nsegs,
                 const char *text, size_t len, int threads, qr_err *e);
+/* The same, running jobs on `pool` (not owned, may be NULL, outlives p;
+ * other searches may use it at the same time). */
+int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e);
 /* Count matches over every segment (0, or -1 with e set). */
 int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e);
 void qr_par_free(qr_par_search *p);

@@ -4,7 +4,6 @@
 #include "search/topk.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,9 +165,9 @@ static int score_segment(task *k, uint32_t si)
     return 0;
 }
 
-static void *score_worker(void *arg)
+static void score_worker(void *arg, int slot)
 {
-    task *k = arg;
+    task *k = (task *)arg + slot;
     shared *sh = k->sh;
     for (;;) {
         uint32_t i = atomic_fetch_add(&sh->next, 1);
@@ -181,7 +180,6 @@ static void *score_worker(void *arg)
         }
     }
     qr_arena_reset(&sh->p->run[k->t]);
-    return NULL;
 }
 
 static int by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint32_t *nout,
@@ -195,8 +193,7 @@ static int by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, u
     atomic_init(&sh.next, 0);
     atomic_init(&sh.thr, -INFINITY);
     task tasks[QR_MAX_SEARCH_THREADS];
-    pthread_t tids[QR_MAX_SEARCH_THREADS];
-    int started = 0, nt = rc == 0 ? p->threads : 0;
+    int nt = rc == 0 ? p->threads : 0;
     for (int t = 0; t < nt; t++) {
         tasks[t] = (task){.sh = &sh, .t = t, .h = {QR_BY_SCORE, malloc(sizeof(qr_hit) * (k ? k : 1)), 0, k}};
         if (!tasks[t].h.v) {
@@ -205,17 +202,10 @@ static int by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, u
             break;
         }
     }
-    for (int t = 1; t < nt && rc == 0; t++)
-        if (pthread_create(&tids[t], NULL, score_worker, &tasks[t]) == 0)
-            started |= 1 << t;
     if (rc == 0)
-        score_worker(&tasks[0]); /* the calling thread is worker 0 */
+        qr_pool_run(p->pool, nt, score_worker, tasks); /* worker t = slot t */
     heap all = {QR_BY_SCORE, out, 0, k};
     for (int t = 0; t < nt; t++) {
-        if (t > 0 && rc == 0 && !(started & (1 << t)))
-            score_worker(&tasks[t]); /* could not start: do its share here */
-        else if (t > 0 && (started & (1 << t)))
-            pthread_join(tids[t], NULL);
         if (tasks[t].rc && rc == 0) {
             rc = -1;
             *e = tasks[t].err;
@@ -504,9 +494,9 @@ typedef struct rows_task {
 
 /* Read place[from..to) with this thread's column readers (kept in p, one
  * set per thread and segment, opened on first use in random-access mode). */
-static void *rows_worker(void *arg)
+static void rows_worker(void *arg, int w)
 {
-    rows_task *k = arg;
+    rows_task *k = (rows_task *)arg + w;
     qr_par_search *p = k->p;
     for (uint32_t i = k->from; i < k->to && k->rc == 0; i++) {
         const qr_hit *h = k->place[i];
@@ -530,7 +520,6 @@ static void *rows_worker(void *arg)
         k->len[hi] = k->buf.len - at;
         k->by[hi] = (uint8_t)k->t;
     }
-    return NULL;
 }
 
 int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, qr_err *e)
@@ -557,8 +546,6 @@ int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, q
         rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
     int nt = n >= 16 ? p->threads : 1;
     rows_task tasks[QR_MAX_SEARCH_THREADS];
-    pthread_t tids[QR_MAX_SEARCH_THREADS];
-    int started = 0;
     for (int t = 0; t < nt; t++) {
         tasks[t] = (rows_task){.p = p, .t = t, .hits = hits, .place = place, .off = off,
                                .len = len, .by = by};
@@ -566,17 +553,8 @@ int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, q
         tasks[t].to = (uint32_t)((uint64_t)n * (t + 1) / nt);
         qr_buf_init(&tasks[t].buf);
     }
-    for (int t = 1; t < nt && rc == 0; t++)
-        if (pthread_create(&tids[t], NULL, rows_worker, &tasks[t]) == 0)
-            started |= 1 << t;
     if (rc == 0)
-        rows_worker(&tasks[0]);
-    for (int t = 1; t < nt && rc == 0; t++) {
-        if (started & (1 << t))
-            pthread_join(tids[t], NULL);
-        else
-            rows_worker(&tasks[t]);
-    }
+        qr_pool_run(p->pool, nt, rows_worker, tasks); /* worker t = slot t */
     for (int t = 0; t < nt && rc == 0; t++)
         if (tasks[t].rc) {
             rc = -1;

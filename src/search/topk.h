@@ -3,10 +3,12 @@
  * only the winners' rows (late materialisation).
  *
  * Runs on the state of a qr_par_search (segments with their opened
- * indexes, one query copy per thread): one task per segment, handed out
- * by an atomic counter, each thread keeping its own heap; heaps merge at
- * the end. Threads publish their heap threshold so the others prune with
- * it (a shared threshold is used strictly: a tie may still win on order).
+ * indexes, one query copy per worker). By score and row reads are one job
+ * on the search's pool (parallel.h): by score, one task per segment,
+ * handed out by an atomic counter, each worker keeping its own heap; heaps
+ * merge at the end. Workers publish their heap threshold so the others
+ * prune with it (a shared threshold is used strictly: a tie may still win
+ * on order). By time and first-k run on the calling thread (worker 0).
  *
  * Orders and their tie rules (total orders, so a result is unique):
  *   QR_BY_SCORE  score descending; equal scores: segment index ascending,
