@@ -17,8 +17,48 @@ void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg)
     ss->seg = seg;
 }
 
+void qr_qrun_init(qr_qrun *r) { memset(r, 0, sizeof *r); }
+
+void qr_qrun_free(qr_qrun *r)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        qr_aut_free(r->aut[i]);
+    free(r->node);
+    free(r->aut);
+    memset(r, 0, sizeof *r);
+}
+
+/* The automaton compiled for node q in this run, or NULL. */
+static qr_aut *run_get(const qr_qrun *r, const qr_query *q)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->node[i] == q)
+            return r->aut[i];
+    return NULL;
+}
+
+static int run_put(qr_qrun *r, const qr_query *q, qr_aut *aut)
+{
+    if (r->n == r->cap) {
+        uint32_t nc = r->cap ? r->cap * 2 : 8;
+        const qr_query **nn = realloc(r->node, sizeof *nn * nc);
+        if (!nn)
+            return -1;
+        r->node = nn;
+        void **na = realloc(r->aut, sizeof *na * nc);
+        if (!na)
+            return -1;
+        r->aut = na;
+        r->cap = nc;
+    }
+    r->node[r->n] = q;
+    r->aut[r->n++] = aut;
+    return 0;
+}
+
 void qr_segsearch_close(qr_segsearch *ss)
 {
+    qr_qrun_free(&ss->own);
     for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS_PUBLIC; i++)
         if (ss->opened[i])
             qr_invfield_close(&ss->fields[i]);
@@ -322,7 +362,8 @@ static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_er
     qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
         return NULL;
-    qr_aut *aut = q->compiled;
+    qr_qrun *run = ss->run ? ss->run : &ss->own;
+    qr_aut *aut = run_get(run, q);
     if (!aut) {
         aut = q->type == Q_PREFIX   ? qr_aut_prefix(q->text, q->len, e)
               : q->type == Q_REGEXP ? qr_aut_regexp(q->text, q->len, e)
@@ -330,9 +371,12 @@ static qr_it *multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_er
                                     : qr_aut_fuzzy(q->text, q->len, q->k, e);
         if (!aut)
             return NULL;
-        /* kept on the (otherwise read-only) tree so later segments reuse
-         * the DFA states built so far; freed by qr_query_release */
-        ((qr_query *)q)->compiled = aut;
+        /* kept in the run, so later segments of this thread reuse the DFA
+         * states built so far; the tree stays untouched */
+        if (run_put(run, q, aut) != 0) {
+            qr_aut_free(aut);
+            return nomem(e);
+        }
     }
     /* LIKE: every literal byte of the pattern is in every match */
     uint64_t need = 0;

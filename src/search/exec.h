@@ -22,8 +22,25 @@
 #include "search/iter.h"
 #include "search/query.h"
 
+/* What evaluating a tree compiles (the automata of its multi-term nodes,
+ * whose DFA caches grow lazily), kept apart from the tree: one per thread
+ * of a search, so threads share one immutable tree and a thread reuses its
+ * automata over every segment it searches. */
+typedef struct qr_qrun {
+    uint32_t n, cap;
+    const qr_query **node;
+    void **aut; /* qr_aut *, owned */
+} qr_qrun;
+
+void qr_qrun_init(qr_qrun *r);
+/* Free every automaton (the tree is untouched). */
+void qr_qrun_free(qr_qrun *r);
+
 typedef struct qr_segsearch {
     qr_segment *seg;
+    qr_qrun *run; /* the searching thread's run state, set by the caller before
+                   * compiling; NULL = the segment's own (qr_segsearch_close frees it) */
+    qr_qrun own;
     qr_invfield fields[QR_SEG_MAX_SECTIONS_PUBLIC]; /* by section position */
     int opened[QR_SEG_MAX_SECTIONS_PUBLIC];
     uint64_t terms_expanded; /* stats: terms matched by multi-term queries */

@@ -37,15 +37,19 @@ int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
         return qr_errf(e, QR_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < nsegs; i++)
         qr_segsearch_init(&p->ss[i], segs[i]);
+    /* one tree, parsed once, shared by every thread: what evaluation
+     * compiles lives in each thread's qrun[t] */
     for (int t = 0; t < threads; t++) {
         qr_arena_init(&p->qarena[t], 1 << 16, 0);
         qr_arena_init(&p->run[t], 1 << 20, 2ull << 30); /* per-query memory limit */
-        if (!(p->q[t] = qr_query_parse_for(def, text, len, &p->qarena[t], e))) {
-            p->threads = t + 1;
-            qr_par_free(p);
-            return -1;
-        }
+        qr_qrun_init(&p->qrun[t]);
     }
+    if (!(p->q[0] = qr_query_parse_for(def, text, len, &p->qarena[0], e))) {
+        qr_par_free(p);
+        return -1;
+    }
+    for (int t = 1; t < threads; t++)
+        p->q[t] = p->q[0];
     return 0;
 }
 
@@ -67,6 +71,7 @@ static void count_worker(void *arg, int slot)
         if (i >= p->nsegs)
             break;
         uint64_t n;
+        p->ss[i].run = &p->qrun[k->t];
         if (qr_segsearch_count(&p->ss[i], p->q[k->t], &p->run[k->t], &n, &k->err) != 0) {
             k->rc = -1;
             atomic_store(k->next, p->nsegs); /* stop the others early */
@@ -102,7 +107,7 @@ void qr_par_free(qr_par_search *p)
     if (p->own_pool)
         qr_pool_free(p->pool);
     for (int t = 0; t < p->threads; t++) {
-        qr_query_release(p->q[t]);
+        qr_qrun_free(&p->qrun[t]);
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }

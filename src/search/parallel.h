@@ -1,11 +1,13 @@
 /* parallel.h - counting a query over many segments with several threads:
  * one task per segment, handed out by an atomic counter, partial counts
- * added up. Each worker parses its own copy of the query, so compiled
- * automata (whose DFA caches grow lazily) are never shared across threads;
- * a segment is searched by one thread at a time.
+ * added up. The query is parsed once and its tree shared by every worker
+ * (q[t] all point at it: a tree is never written); what evaluation compiles
+ * (automata, whose DFA caches grow lazily) is each worker's own qrun[t],
+ * reused over the segments it searches; a segment is searched by one
+ * thread at a time (its segsearch's run is set to the worker's).
  *
  * Threads: a search has `threads` workers, numbered 0..threads-1; worker t
- * owns q[t], qarena[t], run[t] and its column readers. Each count, top-k
+ * owns qrun[t], run[t] and its column readers. Each count, top-k
  * or row read is one job of util/pool (worker = the job's slot; worker 0
  * is the calling thread), so no thread is created per query. The pool is
  * the caller's (qr_par_init_pool: shared by any number of searches, each
@@ -29,7 +31,8 @@ typedef struct qr_par_search {
     qr_pool *pool; /* runs the jobs; NULL = on the calling thread alone */
     int own_pool;  /* pool was started by qr_par_init, freed by qr_par_free */
     qr_query *q[QR_MAX_SEARCH_THREADS];
-    qr_arena qarena[QR_MAX_SEARCH_THREADS]; /* the query copies */
+    qr_arena qarena[QR_MAX_SEARCH_THREADS]; /* qarena[0]: the one tree */
+    qr_qrun qrun[QR_MAX_SEARCH_THREADS];    /* per thread: its compiled automata */
     qr_arena run[QR_MAX_SEARCH_THREADS];    /* iterators of one count, reset */
     qr_colreader **readers; /* threads x nsegs x def->ncols, opened on first
                              * use by qr_par_rows (random-access mode), kept */

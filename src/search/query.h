@@ -70,9 +70,6 @@ struct qr_query {
     uint32_t within;    /* proximity slop (0 = exact offsets) */
     uint32_t k;         /* min match; fuzzy edits */
     int64_t lo, hi;     /* ranges, inclusive */
-    void *compiled;     /* multi-term: the automaton, compiled once per query
-                         * (on first use) and shared by every segment;
-                         * freed by qr_query_release */
 };
 
 struct qr_tabdef;
@@ -129,8 +126,9 @@ qr_query *qr_query_parse_for(const struct qr_tabdef *def, const char *text, size
                              qr_arena *a, qr_err *e);
 /* The same for the OpenTelemetry table. */
 qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e);
-/* Free what evaluation attached to the tree (compiled automata). The tree
- * itself lives in its arena. */
+/* Nothing to free: evaluation never writes into a tree (what it compiles is
+ * per run, exec.h qr_qrun) and the tree lives in its arena. Kept so callers
+ * need not change when a tree gains state of its own. */
 void qr_query_release(qr_query *q);
 /* Render a tree back (normalised) for messages and tests; into buf. */
 void qr_query_print(const qr_query *q, char *buf, size_t size);

@@ -132,6 +132,7 @@ static int score_segment(task *k, uint32_t si)
     qr_par_search *p = sh->p;
     qr_arena *a = &p->run[k->t];
     qr_arena_reset(a);
+    p->ss[si].run = &p->qrun[k->t];
     qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, a, &k->err);
     if (!sc)
         return -1;
@@ -297,6 +298,7 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
     st->segments++;
     while (hi > 0 && rc == 0) {
         qr_arena_reset(a);
+        ss->run = &p->qrun[0];
         qr_it *it = qr_segsearch_compile(ss, p->q[0], a, e);
         if (!it) {
             rc = -1;
@@ -411,6 +413,7 @@ int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_to
     int rc = 0;
     for (uint32_t i = 0; i < p->nsegs && n < k && rc == 0; i++) {
         qr_arena_reset(a);
+        p->ss[i].run = &p->qrun[0];
         qr_it *it = qr_segsearch_compile(&p->ss[i], p->q[0], a, e);
         if (!it) {
             rc = -1;
