@@ -3,7 +3,7 @@
  * only the winners' rows (late materialisation).
  *
  * Runs on the state of a qr_par_search (segments with their opened
- * indexes, one query copy per worker). By score and row reads are one job
+ * indexes, one shared tree, one run state per worker). By score and row reads are one job
  * on the search's pool (parallel.h): by score, one task per segment,
  * handed out by an atomic counter, each worker keeping its own heap; heaps
  * merge at the end. Workers publish their heap threshold so the others
