@@ -17,7 +17,8 @@
 static const char *usage_text =
     "usage: quarry search --data DIR --table T [--count] [--limit N]\n"
     "                     [--top N --by score|time] [--exhaustive] [--explain]\n"
-    "                     [--repeat N] [--threads N] 'QUERY'\n"
+    "                     [--repeat N] [--threads N] [--timeout MS]\n"
+    "                     [--memory-limit BYTES] 'QUERY'\n"
     "Prints the matching rows as NDJSON (first N in table order, default 10,\n"
     "streamed: any N), or\n"
     "with --count only their number, or with --top N the N best rows by BM25\n"
@@ -30,7 +31,10 @@ static const char *usage_text =
     "Counting runs one task per segment on --threads threads (default: one per\n"
     "CPU). --repeat N counts N times with the table kept open and prints the hot\n"
     "latency (median, p90, min in ms) to stderr: for benchmarks (with --top or\n"
-    "--limit: the search plus reading the rows).\n";
+    "--limit: the search plus reading the rows).\n"
+    "--timeout MS stops a search that runs longer (each repeat gets MS), with\n"
+    "SQLSTATE 57014; --memory-limit BYTES bounds the iterators and scratch of a\n"
+    "search (default 2 GiB, split between the threads): past it, 53200.\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -62,6 +66,8 @@ typedef struct run_opts {
     uint64_t limit;  /* --limit */
     uint64_t reps;
     int threads;
+    uint64_t timeout_ms;   /* 0 = none */
+    uint64_t memory_limit; /* bytes for the run arenas of all threads */
 } run_opts;
 
 /* --limit: rows go out in batches as they are found (any number of them). */
@@ -126,6 +132,9 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
         rc = qr_par_init(&ps, t->def, segs, ns, text, strlen(text), o->threads, e);
         inited = rc == 0;
     }
+    if (inited && o->memory_limit)
+        for (int w = 0; w < ps.threads; w++)
+            ps.run[w].limit = o->memory_limit / (uint64_t)ps.threads;
     uint64_t total = 0;
     uint32_t nhits = 0;
     double search_ms = 0;
@@ -135,6 +144,8 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
     for (uint64_t r = 0; r < o->reps && rc == 0; r++) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (o->timeout_ms)
+            qr_par_set_limits(&ps, NULL, qr_par_now_ns() + (int64_t)o->timeout_ms * 1000000);
         if (o->count_only) {
             rc = qr_par_count(&ps, &total, e);
         } else if (!top) {
@@ -192,6 +203,8 @@ int cli_search(int argc, char **argv)
                                          {"explain", no_argument, 0, 'x'},
                                          {"repeat", required_argument, 0, 'r'},
                                          {"threads", required_argument, 0, 'j'},
+                                         {"timeout", required_argument, 0, 'T'},
+                                         {"memory-limit", required_argument, 0, 'M'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *data = NULL, *table = NULL;
@@ -246,6 +259,18 @@ int cli_search(int argc, char **argv)
             if (cli_uint("--threads", optarg, QR_MAX_SEARCH_THREADS, &v) != 0 || v == 0)
                 return 2;
             o.threads = (int)v;
+            break;
+        case 'T':
+            if (cli_uint("--timeout", optarg, 86400000, &o.timeout_ms) != 0 || o.timeout_ms == 0)
+                return 2;
+            break;
+        case 'M':
+            if (cli_uint("--memory-limit", optarg, 1ull << 40, &o.memory_limit) != 0 ||
+                o.memory_limit < (1u << 20)) {
+                if (o.memory_limit && o.memory_limit < (1u << 20))
+                    fputs("quarry: --memory-limit: at least 1048576 bytes\n", stderr);
+                return 2;
+            }
             break;
         case 'h':
             fputs(usage_text, stdout);

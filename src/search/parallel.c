@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint32_t nsegs,
                 const char *text, size_t len, int threads, qr_err *e)
@@ -18,8 +19,60 @@ int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint3
     return 0;
 }
 
+/* The state of a search but its tree. */
+static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                 uint32_t nsegs, int threads, qr_err *e);
+
 int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
                      uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e)
+{
+    if (setup(p, pool, def, segs, nsegs, threads, e) != 0)
+        return -1;
+    if (!(p->q[0] = qr_query_parse_for(def, text, len, &p->qarena[0], e))) {
+        qr_par_free(p);
+        return -1;
+    }
+    for (int t = 1; t < p->threads; t++)
+        p->q[t] = p->q[0];
+    return 0;
+}
+
+int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     uint32_t nsegs, const qr_query *tree, int threads, qr_err *e)
+{
+    if (!tree)
+        return qr_errf(e, QR_E_ARGS, "search: no query tree");
+    if (setup(p, pool, def, segs, nsegs, threads, e) != 0)
+        return -1;
+    for (int t = 0; t < p->threads; t++)
+        p->q[t] = (qr_query *)tree; /* read only: see exec.h qr_qrun */
+    return 0;
+}
+
+void qr_par_set_limits(qr_par_search *p, const atomic_int *cancel, int64_t deadline_ns)
+{
+    p->cancel = cancel;
+    p->deadline_ns = deadline_ns;
+}
+
+int64_t qr_par_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int qr_par_check(const qr_par_search *p, qr_err *e)
+{
+    if (p->cancel && atomic_load(p->cancel))
+        return qr_errf(e, QR_E_CANCELED, "canceling statement due to user request");
+    if (p->deadline_ns && qr_par_now_ns() >= p->deadline_ns)
+        return qr_errf(e, QR_E_CANCELED, "canceling statement due to statement timeout");
+    return 0;
+}
+
+static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                 uint32_t nsegs, int threads, qr_err *e)
 {
     memset(p, 0, sizeof *p);
     p->def = def;
@@ -37,19 +90,13 @@ int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
         return qr_errf(e, QR_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < nsegs; i++)
         qr_segsearch_init(&p->ss[i], segs[i]);
-    /* one tree, parsed once, shared by every thread: what evaluation
-     * compiles lives in each thread's qrun[t] */
+    /* one tree shared by every thread: what evaluation compiles lives in
+     * each thread's qrun[t] */
     for (int t = 0; t < threads; t++) {
         qr_arena_init(&p->qarena[t], 1 << 16, 0);
         qr_arena_init(&p->run[t], 1 << 20, 2ull << 30); /* per-query memory limit */
         qr_qrun_init(&p->qrun[t]);
     }
-    if (!(p->q[0] = qr_query_parse_for(def, text, len, &p->qarena[0], e))) {
-        qr_par_free(p);
-        return -1;
-    }
-    for (int t = 1; t < threads; t++)
-        p->q[t] = p->q[0];
     return 0;
 }
 
@@ -72,7 +119,8 @@ static void count_worker(void *arg, int slot)
             break;
         uint64_t n;
         p->ss[i].run = &p->qrun[k->t];
-        if (qr_segsearch_count(&p->ss[i], p->q[k->t], &p->run[k->t], &n, &k->err) != 0) {
+        if (qr_par_check(p, &k->err) != 0 ||
+            qr_segsearch_count(&p->ss[i], p->q[k->t], &p->run[k->t], &n, &k->err) != 0) {
             k->rc = -1;
             atomic_store(k->next, p->nsegs); /* stop the others early */
             break;

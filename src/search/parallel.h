@@ -16,6 +16,7 @@
 #ifndef QR_PARALLEL_H
 #define QR_PARALLEL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "search/exec.h"
@@ -37,6 +38,8 @@ typedef struct qr_par_search {
     qr_colreader **readers; /* threads x nsegs x def->ncols, opened on first
                              * use by qr_par_rows (random-access mode), kept */
     uint8_t *readers_open;  /* threads x nsegs: that set is open */
+    const atomic_int *cancel; /* != 0: stop (qr_par_set_limits); may be NULL */
+    int64_t deadline_ns;      /* CLOCK_MONOTONIC ns to stop at; 0 = none */
 } qr_par_search;
 
 /* Prepare: parses `text` for table def once per worker. def and segs stay
@@ -49,6 +52,20 @@ int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint3
  * other searches may use it at the same time). */
 int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
                      uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e);
+/* The same with a tree the caller built (query.h constructors, or
+ * qr_query_parse_for): not owned, never written, must outlive p; every
+ * worker shares it. */
+int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     uint32_t nsegs, const qr_query *tree, int threads, qr_err *e);
+/* Stop conditions of every later count, top-k and row read: `*cancel` set
+ * non-zero by anyone (a client's cancel request), or the monotonic clock
+ * past deadline_ns (qr_par_now_ns() + timeout; 0 = none). They are checked
+ * between segments (a segment is at most ~1M rows: milliseconds of work),
+ * and a stopped search fails with QR_E_CANCELED (57014), saying which. */
+void qr_par_set_limits(qr_par_search *p, const atomic_int *cancel, int64_t deadline_ns);
+int64_t qr_par_now_ns(void);
+/* 0, or -1 with e set (57014) when the search must stop. */
+int qr_par_check(const qr_par_search *p, qr_err *e);
 /* Count matches over every segment (0, or -1 with e set). */
 int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e);
 void qr_par_free(qr_par_search *p);

@@ -174,7 +174,7 @@ static void score_worker(void *arg, int slot)
         uint32_t i = atomic_fetch_add(&sh->next, 1);
         if (i >= sh->p->nsegs)
             break;
-        if (score_segment(k, i) != 0) {
+        if (qr_par_check(sh->p, &k->err) != 0 || score_segment(k, i) != 0) {
             k->rc = -1;
             atomic_store(&sh->next, sh->p->nsegs); /* stop the others early */
             break;
@@ -389,7 +389,7 @@ static int by_time(qr_par_search *p, uint32_t k, qr_hit *out, uint32_t *nout, qr
         qr_hit top = {0, order[j].ts, order[j].seg, (uint32_t)s->rows - 1};
         if (heap_full(&h) && !better(QR_BY_TIME, &top, &h.v[0]))
             break; /* this segment and every later one are older */
-        rc = seg_newest(p, order[j].seg, &h, st, e);
+        rc = qr_par_check(p, e) != 0 ? -1 : seg_newest(p, order[j].seg, &h, st, e);
     }
     free(order);
     if (rc != 0)
@@ -412,6 +412,10 @@ int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_to
     uint32_t nb = 0;
     int rc = 0;
     for (uint32_t i = 0; i < p->nsegs && n < k && rc == 0; i++) {
+        if (qr_par_check(p, e) != 0) {
+            rc = -1;
+            break;
+        }
         qr_arena_reset(a);
         p->ss[i].run = &p->qrun[0];
         qr_it *it = qr_segsearch_compile(&p->ss[i], p->q[0], a, e);

@@ -37,6 +37,7 @@ typedef struct qr_err {
 #define QR_E_SYNTAX "42601"          /* a definition's structure: unknown/duplicate key */
 #define QR_E_ARGS "22023"            /* invalid parameter value */
 #define QR_E_LOCKED "55P03"          /* lock not available */
+#define QR_E_CANCELED "57014"        /* query canceled (by request or statement timeout) */
 
 /* Fill `e` with `code` and a printf-style message. Returns -1 so callers can
  * write `return qr_errf(e, ...)`. `e` may be NULL (the error is then dropped). */

@@ -190,6 +190,14 @@ head -n 50 "$T/gen.ndjson" | sed 's/$/\r/' > "$T/crlf.ndjson"
 "$Q" ingest --data "$T/d" --table crlf --quiet "$T/crlf.ndjson"
 check "CRLF input reads back as LF" cmp <("$Q" cat --data "$T/d" --table crlf) <(head -n 50 "$T/gen.ndjson")
 
+# query limits: a memory limit too small for one arena chunk fails cleanly;
+# a generous timeout changes nothing
+"$Q" search --data "$T/d" --table logs --count --threads 2 --memory-limit 1048576 failed >/dev/null 2>"$T/mem.err"; rc=$?
+check "search --memory-limit: exit 1" test $rc -eq 1
+check "search --memory-limit: 53200" grep -q "error 53200: query: out of memory" "$T/mem.err"
+check "search --timeout: a generous one changes nothing" \
+    test "$("$Q" search --data "$T/d" --table logs --count --timeout 60000 'cahce~2 OR failed')" -eq "$(cnt 'cahce~2 OR failed')"
+
 # --- tables of any shape --------------------------------------------------------
 SROWS=$((ROWS / 5))
 for ds in http_logs github_events; do
