@@ -76,7 +76,7 @@ qr_it *qr_it_range(qr_arena *a, uint32_t lo, uint32_t hi)
         r->lo = lo;
         r->hi = hi;
     }
-    return &r->it;
+    return r ? &r->it : NULL; /* NULL: out of (query) memory */
 }
 
 /* ---- postings ---- */
@@ -104,7 +104,7 @@ qr_it *qr_it_postings(qr_arena *a, const qr_invfield *f, const qr_terminfo *ti)
     post_it *p = alloc_it(a, sizeof *p, &post_vt, ti->df);
     if (p)
         qr_invfield_cursor(f, ti, &p->c, NULL); /* a bad location makes it corrupt + empty */
-    return &p->it;
+    return p ? &p->it : NULL; /* NULL: out of (query) memory */
 }
 
 int qr_it_is_postings(const qr_it *it) { return it->vt == &post_vt && !it->started; }
@@ -178,7 +178,7 @@ qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count
         b->bits = bits;
         b->rows = rows;
     }
-    return &b->it;
+    return b ? &b->it : NULL; /* NULL: out of (query) memory */
 }
 
 /* ---- conjunction ---- */
@@ -410,5 +410,5 @@ qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc)
         x->inc = inc;
         x->exc = exc;
     }
-    return &x->it;
+    return x ? &x->it : NULL; /* NULL: out of (query) memory */
 }
