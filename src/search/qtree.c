@@ -28,16 +28,7 @@ static qr_query *new_node(qr_qtype t, qr_arena *a, qr_err *e)
     return q;
 }
 
-static char *dup_text(const char *t, size_t n, qr_arena *a)
-{
-    char *c = qr_arena_alloc(a, n + 1);
-    if (c) {
-        if (n)
-            memcpy(c, t, n);
-        c[n] = 0;
-    }
-    return c;
-}
+static char *dup_text(const char *t, size_t n, qr_arena *a) { return qr_arena_strndup(a, t, n); }
 
 /* The table's default full-text index: its first. */
 static int default_text(const qr_tabdef *d)

@@ -60,13 +60,9 @@ static qr_query *node(parser *ps, qr_qtype t)
 
 static char *copy_text(parser *ps, const char *t, size_t n)
 {
-    char *c = qr_arena_alloc(ps->a, n + 1);
-    if (!c) {
+    char *c = qr_arena_strndup(ps->a, t, n);
+    if (!c)
         fail_at(ps, ps->p, "%s", "out of memory");
-        return NULL;
-    }
-    memcpy(c, t, n);
-    c[n] = 0;
     return c;
 }
 

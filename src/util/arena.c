@@ -82,3 +82,14 @@ void qr_arena_free(qr_arena *a)
     a->head = NULL;
     a->used = a->reserved = 0;
 }
+
+char *qr_arena_strndup(qr_arena *a, const char *p, size_t n)
+{
+    char *c = qr_arena_alloc(a, n + 1);
+    if (c) {
+        if (n)
+            memcpy(c, p, n);
+        c[n] = 0;
+    }
+    return c;
+}

@@ -24,6 +24,8 @@ void qr_arena_init(qr_arena *a, size_t chunk_size, size_t limit);
 /* Returns 8-byte-aligned memory, or NULL when the limit or malloc fails. */
 void *qr_arena_alloc(qr_arena *a, size_t n);
 void *qr_arena_memdup(qr_arena *a, const void *p, size_t n);
+/* A NUL-terminated copy of n bytes (which may hold NULs); NULL when full. */
+char *qr_arena_strndup(qr_arena *a, const char *p, size_t n);
 /* Frees all chunks but the first, keeps it for reuse. */
 void qr_arena_reset(qr_arena *a);
 void qr_arena_free(qr_arena *a);

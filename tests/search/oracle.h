@@ -229,6 +229,24 @@ static inline void oracle_unload(oracle_data *od)
     memset(od, 0, sizeof *od);
 }
 
+/* The oracle's data as a cmocka group fixture: a test file writes
+ * ORACLE_FIXTURE once, reads `od`, and passes setup / teardown to
+ * cmocka_run_group_tests. */
+#define ORACLE_FIXTURE                                                                             \
+    static oracle_data od;                                                                         \
+    static int setup(void **st)                                                                    \
+    {                                                                                              \
+        (void)st;                                                                                  \
+        oracle_load(&od);                                                                          \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static int teardown(void **st)                                                                 \
+    {                                                                                              \
+        (void)st;                                                                                  \
+        oracle_unload(&od);                                                                        \
+        return 0;                                                                                  \
+    }
+
 /* ---- oracle evaluation of a parsed query on one row ---- */
 static inline int tok_eq(const otok *t, const char *s, size_t n)
 {

@@ -6,21 +6,7 @@
 #include "search/oracle.h"
 #include "search/topk.h"
 
-static oracle_data od;
-
-static int setup(void **st)
-{
-    (void)st;
-    oracle_load(&od);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    oracle_unload(&od);
-    return 0;
-}
+ORACLE_FIXTURE
 
 static int noop_emit(void *ctx, const qr_hit *h, uint32_t n, qr_err *e)
 {

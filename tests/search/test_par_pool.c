@@ -8,21 +8,7 @@
 
 #include "search/topk.h"
 
-static oracle_data od;
-
-static int setup(void **st)
-{
-    (void)st;
-    oracle_load(&od);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    oracle_unload(&od);
-    return 0;
-}
+ORACLE_FIXTURE
 
 static const char *qs[] = {"failed", "error OR failed",           "failed AND order",
                            "ord*",   "\"failed to place order\"", "service:cart AND sevnum:>=13"};

@@ -5,21 +5,7 @@
 #include "search/oracle.h"
 #include "util/timefmt.h"
 
-static oracle_data od;
-
-static int setup(void **st)
-{
-    (void)st;
-    oracle_load(&od);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    oracle_unload(&od);
-    return 0;
-}
+ORACLE_FIXTURE
 
 /* The rows of q, segment by segment, as one number per segment folded
  * into a checksum (and the total). */

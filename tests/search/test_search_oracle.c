@@ -9,21 +9,7 @@
 
 #include "search/parallel.h"
 
-static oracle_data od;
-
-static int setup(void **st)
-{
-    (void)st;
-    oracle_load(&od);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    oracle_unload(&od);
-    return 0;
-}
+ORACLE_FIXTURE
 
 static uint64_t check_query(const char *text)
 {

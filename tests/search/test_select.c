@@ -7,21 +7,7 @@
 #include "search/oracle.h"
 #include "search/select.h"
 
-static oracle_data od;
-
-static int setup(void **st)
-{
-    (void)st;
-    oracle_load(&od);
-    return 0;
-}
-
-static int teardown(void **st)
-{
-    (void)st;
-    oracle_unload(&od);
-    return 0;
-}
+ORACLE_FIXTURE
 
 static const char *const queries[] = {
     "failed",
