@@ -156,7 +156,9 @@ static uint32_t bm_advance(qr_it *it, uint32_t t)
 static uint64_t bm_count(qr_it *it)
 {
     bitmap_it *b = (bitmap_it *)it;
-    if (it->started && it->doc == QR_NO_DOC)
+    if (!it->started)
+        return it->cost; /* untouched: the exact count it was made with */
+    if (it->doc == QR_NO_DOC)
         return 0;
     uint64_t from = it->started ? (uint64_t)it->doc + 1 : 0, n = 0;
     for (uint64_t d = from; d < b->rows && (d & 63); d++)

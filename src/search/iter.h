@@ -62,7 +62,8 @@ qr_it *qr_it_minmatch(qr_arena *a, qr_it **kids, uint32_t n, uint32_t k);
 /* Docs of `inc` that `exc` does not have. */
 qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
 /* A set as a bitmap of `rows` bits: ceil(rows/64) little-endian 64-bit
- * words at `bits` (any alignment; bits past `rows` must be 0). */
+ * words at `bits` (any alignment; bits past `rows` must be 0). `count` is
+ * the number of bits set, exactly: an untouched bitmap's count returns it. */
 qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count);
 /* The words of an untouched bitmap iterator, or NULL for other iterators. */
 const void *qr_it_bitmap_bits(const qr_it *it);
