@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/query.h"
+#include "query/query.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "index/table.h"
-#include "search/exec.h"
+#include "match/segsearch.h"
 #include "search/parallel.h"
 #include "search/topk.h"
 #include "util/fsutil.h"

@@ -45,7 +45,7 @@ int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
     if (setup(p, pool, def, segs, nsegs, threads, e) != 0)
         return -1;
     for (int t = 0; t < p->threads; t++)
-        p->q[t] = (qr_query *)tree; /* read only: see exec.h qr_qrun */
+        p->q[t] = (qr_query *)tree; /* read only: see match/segsearch.h qr_qrun */
     return 0;
 }
 

@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "search/exec.h"
+#include "match/segsearch.h"
 #include "util/pool.h"
 
 #define QR_MAX_SEARCH_THREADS 16

@@ -29,8 +29,8 @@
 
 #include "gen/otelgen.h"
 #include "index/invindex.h"
-#include "search/exec.h"
-#include "search/query.h"
+#include "match/segsearch.h"
+#include "query/query.h"
 
 #define NSEG         4
 #define ROWS_PER_SEG 25000

@@ -1,4 +1,4 @@
-/* test_phrase_paths.c - every path of the phrase iterator (search/phrase.c)
+/* test_phrase_paths.c - every path of the phrase iterator (match/phrase.c)
  * against a brute-force match and phrase frequency, on one segment built to
  * reach them all: generated rows make failed, to and order dense (row
  * bitmaps: rank moves, the all-dense lead) while place, post, email ... stay

@@ -6,7 +6,7 @@
 #include "gen/otelgen.h"
 #include "index/invfmt.h"
 #include "index/invindex.h"
-#include "search/exec.h"
+#include "match/segsearch.h"
 #include "search/topk.h"
 
 /* the OR, AND and atleast of frequent words run term at a time in top-k */

@@ -39,7 +39,7 @@
 #include "index/norms.h"
 #include "ingest/infer.h"
 #include "search/parallel.h"
-#include "search/query.h"
+#include "query/query.h"
 #include "search/topk.h"
 #include "util/json.h"
 

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "search/iter.h"
+#include "match/iter.h"
 #include "util/err.h"
 
 typedef struct qr_itsel {

@@ -1,7 +1,7 @@
 /* scorer_dense.c - AND, OR and at-least-k of dense words (words with row
  * bitmaps) scored from their bitmaps, each candidate bounded by its own
  * length before any postings block is decoded. */
-#include "search/scorer_int.h"
+#include "score/scorer_int.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "search/select.h"
+#include "match/select.h"
 
 void qr_itsel_init(qr_itsel *c, qr_it *it, uint32_t rows)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "search/automaton.h"
+#include "automaton/automaton.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void) { return tu_rand(&rng); }

@@ -1,5 +1,5 @@
 /* bm25.c - the BM25 model and index-wide query statistics (see bm25.h). */
-#include "search/bm25.h"
+#include "score/bm25.h"
 
 #include <math.h>
 #include <string.h>

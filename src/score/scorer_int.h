@@ -1,10 +1,10 @@
 /* scorer_int.h - what the scorer files share: helpers, the constant and
  * word scorers' layout, and the constructors the builder (scorer.c) calls.
- * Internal to src/search/scorer*.c; the contract is scorer.h. */
+ * Internal to src/score/scorer*.c; the contract is scorer.h. */
 #ifndef QR_SCORER_INT_H
 #define QR_SCORER_INT_H
 
-#include "search/scorer.h"
+#include "score/scorer.h"
 
 #define END (QR_NO_DOC - 1) /* the last possible window end */
 /* Relative slack where partial sums are compared in another order than

@@ -21,7 +21,7 @@
  * Scores are added word by word in the order the query writes them,
  * starting from zero, exactly as the one-row-at-a-time scorers add them,
  * so both give bitwise-equal scores (pruned equals exhaustive). */
-#include "search/scorer_int.h"
+#include "score/scorer_int.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
-/* automaton_regexp.c - the regexp and LIKE front ends. A regexp (syntax in
+/* regexp.c - the regexp and LIKE front ends. A regexp (syntax in
  * automaton.h) is parsed by recursive descent into a small tree in an arena,
- * then compiled into a byte NFA (automaton_int.h) by Thompson's
+ * then compiled into a byte NFA (aut_int.h) by Thompson's
  * construction: a counted repetition copies its body once per count, loops
  * hang only on fresh states, so branches may share their entry and exit
  * states. A LIKE pattern needs no tree and goes straight to the NFA. Errors
  * name the pattern and the 0-based byte where they were found.
  */
-#include "search/automaton_int.h"
+#include "automaton/aut_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/iter.h"
+#include "match/iter.h"
 
 #define PHRASE_MAX_POS 4096
 /* The per-row walk is compiled twice from one source (see choose_walk):

@@ -5,7 +5,7 @@
  * Bounds are evaluated with the very expression that scores a row
  * (qr_bm25_score on the block's max tf and min norm), so "bound <=
  * threshold" proves the score is too (IEEE rounding is monotone). */
-#include "search/scorer_int.h"
+#include "score/scorer_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -30,8 +30,8 @@
 
 #include <stdint.h>
 
-#include "search/bm25.h"
-#include "search/exec.h"
+#include "score/bm25.h"
+#include "match/segsearch.h"
 
 typedef struct qr_sc qr_sc;
 

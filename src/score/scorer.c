@@ -4,7 +4,7 @@
  * dense words onto their bitmaps, frequent words at the root term at a
  * time. The scorers: scorer_leaf.c (constant, word, phrase), scorer_bool.c
  * (AND, OR, at-least-k), scorer_dense.c, scorer_taat.c. */
-#include "search/scorer_int.h"
+#include "score/scorer_int.h"
 
 #include "index/invfmt.h"
 

@@ -1,11 +1,11 @@
-/* test_select.c - selections (search/select.h) against plain next()
+/* test_select.c - selections (match/select.h) against plain next()
  * iteration of the same compiled query on the oracle data (4 segments of
  * ~25k rows): dense bitmap terms, postings terms, AND/OR/NOT, phrases,
  * ranges; row vectors with small and large capacities resumed across calls;
  * bitmaps for aligned, unaligned, empty, gapped and past-the-end windows;
  * both kinds mixed on one cursor. */
 #include "search/oracle.h"
-#include "search/select.h"
+#include "match/select.h"
 
 ORACLE_FIXTURE
 

@@ -3,7 +3,7 @@
  * MaxScore). Scores add in the order the clauses are written, so pruned and
  * exhaustive runs agree bit for bit; MaxScore's partial sums, taken in
  * another order, are compared with SLACK. */
-#include "search/scorer_int.h"
+#include "score/scorer_int.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* qtree.c - building filter trees as data (query.h, "building trees"): the
+/* tree.c - building filter trees as data (query.h, "building trees"): the
  * constructors a planner calls and the text parser uses. A node names its
  * index by section id and, for scans and ranges, its column by name, so one
  * tree serves every segment of the table; every string is copied into the
@@ -8,7 +8,7 @@
 #include "analysis/tokenizer.h"
 #include "format/schema.h"
 #include "index/invfmt.h"
-#include "search/query.h"
+#include "query/query.h"
 
 #define QR_PHRASE_MAX 64
 

@@ -1,6 +1,6 @@
-/* automaton_fuzzy.c - the fuzzy front end: a Levenshtein NFA for the
+/* fuzzy.c - the fuzzy front end: a Levenshtein NFA for the
  * Damerau-Levenshtein distance in its optimal-string-alignment form (as
- * Lucene and SereneDB), over code points, handed to automaton.c to be
+ * Lucene and SereneDB), over code points, handed to dfa.c to be
  * determinised lazily over bytes.
  *
  * State S(i, e): the first i characters of the term are aligned with what
@@ -14,7 +14,7 @@
  * entry state per target, A(i, e), so its UTF-8 byte paths exist once.
  * A transposed pair cannot be edited again, which is exactly OSA.
  */
-#include "search/automaton_int.h"
+#include "automaton/aut_int.h"
 
 #include <stdlib.h>
 

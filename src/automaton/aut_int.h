@@ -1,13 +1,13 @@
-/* automaton_int.h - internals shared by the automaton front ends
- * (automaton_regexp.c: regexp and LIKE; automaton_fuzzy.c: Levenshtein) and
- * the core (automaton.c: prefix, NFA finalisation, lazy DFA).
+/* aut_int.h - internals shared by the automaton front ends
+ * (regexp.c: regexp and LIKE; fuzzy.c: Levenshtein; prefix.c) and
+ * the core (nfa.c: the NFA builder; dfa.c: finalisation, lazy DFA).
  *
  * A front end builds an aut_nfa: byte-range edges and epsilon edges between
  * numbered states; code point sets are compiled into UTF-8 byte sequences by
  * aut_nfa_cps. State 0 of every builder is a non-accepting sink; once the
  * builder passes its size limit it sets `full`, new states alias state 0 and
  * new edges are dropped, so memory stays bounded and the front end reports
- * "too large". Include only from src/search/automaton*.c.
+ * "too large". Include only from src/automaton/.
  */
 #ifndef QR_AUTOMATON_INT_H
 #define QR_AUTOMATON_INT_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "search/automaton.h"
+#include "automaton/automaton.h"
 #include "util/err.h"
 
 #define AUT_CP_MAX        0x10FFFFu

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "search/exec.h"
+#include "match/segsearch.h"
 
 #define QR_BM25_K1 1.2
 #define QR_BM25_B 0.75

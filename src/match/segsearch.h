@@ -1,4 +1,4 @@
-/* exec.h - evaluating a filter tree on one segment: the tree becomes an
+/* segsearch.h - evaluating a filter tree on one segment: the tree becomes an
  * iterator tree over the segment's indexes and columns.
  *
  *   term, phrase          postings (phrase: two-phase, positions last)
@@ -19,8 +19,8 @@
 
 #include "format/segment.h"
 #include "index/invindex.h"
-#include "search/iter.h"
-#include "search/query.h"
+#include "match/iter.h"
+#include "query/query.h"
 
 /* What evaluating a tree compiles (the automata of its multi-term nodes,
  * whose DFA caches grow lazily), kept apart from the tree: one per thread

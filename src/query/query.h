@@ -74,7 +74,7 @@ struct qr_query {
 
 struct qr_tabdef;
 
-/* ---- building trees (qtree.c): what a planner calls; the parser is one
+/* ---- building trees (tree.c): what a planner calls; the parser is one
  * client. Every node and string lives in the arena `a` (strings are
  * copied: a tree never points into its caller's memory). Each returns NULL
  * with e set (QR_E_NOMEM, or QR_E_ARGS / QR_E_DATATYPE for a column that
@@ -127,7 +127,7 @@ qr_query *qr_query_parse_for(const struct qr_tabdef *def, const char *text, size
 /* The same for the OpenTelemetry table. */
 qr_query *qr_query_parse(const char *text, size_t n, qr_arena *a, qr_err *e);
 /* Nothing to free: evaluation never writes into a tree (what it compiles is
- * per run, exec.h qr_qrun) and the tree lives in its arena. Kept so callers
+ * per run, match/segsearch.h qr_qrun) and the tree lives in its arena. Kept so callers
  * need not change when a tree gains state of its own. */
 void qr_query_release(qr_query *q);
 /* Render a tree back (normalised) for messages and tests; into buf. */

@@ -5,7 +5,7 @@
  * the heap top. Phrases live in phrase.c. Counting uses the cheapest path
  * each iterator has: a range knows its size, a bitmap pops bits.
  */
-#include "search/iter.h"
+#include "match/iter.h"
 
 #include <string.h>
 

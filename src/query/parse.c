@@ -1,8 +1,8 @@
-/* query.c - parsing the command-line search syntax into a filter tree (see
+/* parse.c - parsing the command-line search syntax into a filter tree (see
  * query.h for the grammar). A small recursive-descent parser over the raw
  * text; words are analysed with the Body tokenizer so a query term is
  * exactly what indexing produced. */
-#include "search/query.h"
+#include "query/query.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "analysis/tokenizer.h"
 #include "index/invfmt.h"
 #include "index/invindex.h"
-#include "search/automaton.h"
+#include "automaton/automaton.h"
 #include "util/timefmt.h"
 
 typedef struct parser {

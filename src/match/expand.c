@@ -1,0 +1,280 @@
+/* expand.c - multi-term nodes (prefix, regexp, LIKE, fuzzy): the run
+ * state keeping each thread's compiled automata, and the walk of a term
+ * dictionary with an automaton, keeping the automaton state for every
+ * prefix depth so consecutive terms only feed their new suffix bytes, and
+ * seeking, when the automaton dies, straight to the next string it can
+ * still continue. */
+#include "match/match_int.h"
+
+#include <stdlib.h>
+
+#include "automaton/automaton.h"
+
+void qr_qrun_init(qr_qrun *r) { memset(r, 0, sizeof *r); }
+
+void qr_qrun_free(qr_qrun *r)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        qr_aut_free(r->aut[i]);
+    free(r->node);
+    free(r->aut);
+    memset(r, 0, sizeof *r);
+}
+
+/* The automaton compiled for node q in this run, or NULL. */
+static qr_aut *run_get(const qr_qrun *r, const qr_query *q)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->node[i] == q)
+            return r->aut[i];
+    return NULL;
+}
+
+static int run_put(qr_qrun *r, const qr_query *q, qr_aut *aut)
+{
+    if (r->n == r->cap) {
+        uint32_t nc = r->cap ? r->cap * 2 : 8;
+        const qr_query **nn = realloc(r->node, sizeof *nn * nc);
+        if (!nn)
+            return -1;
+        r->node = nn;
+        void **na = realloc(r->aut, sizeof *na * nc);
+        if (!na)
+            return -1;
+        r->aut = na;
+        r->cap = nc;
+    }
+    r->node[r->n] = q;
+    r->aut[r->n++] = aut;
+    return 0;
+}
+
+
+int mt_termset_add(termset *s, const qr_terminfo *ti)
+{
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 64;
+        qr_terminfo *nv = realloc(s->v, sizeof *nv * nc);
+        if (!nv)
+            return -1;
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = *ti;
+    s->total_df += ti->df;
+    return 0;
+}
+
+/* The smallest string > term[0..d] (d = where the automaton died on term)
+ * that the automaton can still continue: the same first `depth` bytes and
+ * a next byte above term[depth] with a live transition from st[depth],
+ * backing up a byte when there is none. Never backs into the literal
+ * prefix (`keep` bytes). Returns its length in out, 0 when none is left. */
+static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, size_t d,
+                        size_t keep, char *out)
+{
+    for (size_t depth = d + 1; depth-- > keep;) {
+        int c = qr_aut_next_byte(aut, st[depth], (unsigned char)term[depth] + 1u);
+        if (c >= 0) {
+            memcpy(out, term, depth);
+            out[depth] = (char)c;
+            return depth + 1;
+        }
+    }
+    return 0;
+}
+
+/* Where term (of the walk's current length) stands against the literal
+ * prefix: -1 before every term starting with it, 0 starting with it, 1
+ * after them all. */
+static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
+{
+    size_t m = it->len < litn ? it->len : litn;
+    int c = memcmp(it->term, lit, m);
+    if (c)
+        return c < 0 ? -1 : 1;
+    return it->len < litn ? -1 : 0;
+}
+
+/* Walk f's dictionary with automaton `aut`, collecting accepted terms
+ * (Lucene's automaton intersection). The dictionary orders terms by code
+ * point length, then bytes; the walk takes the lengths the automaton can
+ * accept one after the other, and within one it is the classic walk. st[i]
+ * is the state after the first i bytes of the last term walked; a new term
+ * re-walks only from the prefix it shares with it. When the automaton dies
+ * at byte d of a term, the walk seeks straight to the next string the
+ * automaton can continue (a live byte above term[d], else above term[d-1],
+ * ...), so a dead prefix costs one seek, not a walk over its terms. */
+static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_err *e)
+{
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
+    uint32_t len, len_hi;
+    qr_aut_cp_bounds(aut, &len, &len_hi);
+    qr_aut_state st[QR_MAX_TERM + 1];
+    size_t valid = 0; /* st[0..valid] are states of the previous term's prefix */
+    st[0] = qr_aut_start(aut);
+    if (!st[0])
+        return 0;
+    qr_titer it;
+    int r = qr_tdict_seek_at(&f->dict, &it, len, lit, litn, e);
+    size_t shared = 0; /* bytes the current term shares with the previous one */
+    uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
+    uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
+    while (r == 1) {
+        uint32_t cur = qr_titer_cpl(&it);
+        if (cur > len_hi)
+            break; /* longer than any match */
+        len = cur;
+        /* every step must move forward: on a damaged dictionary whose order
+         * is broken a seek could land back on a term already walked */
+        if (it.blk < at_blk || (it.blk == at_blk && it.in_blk <= at_in))
+            return qr_errf(e, QR_E_CORRUPT, "corrupt term dictionary (terms out of order)");
+        at_blk = it.blk;
+        at_in = it.in_blk;
+        int lv = litn ? vs_literal(&it, lit, litn) : 0;
+        if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
+            if (len == UINT32_MAX)
+                break;
+            r = qr_titer_seek_at(&it, lv < 0 ? len : len + 1, lit, litn, e);
+            shared = valid = 0;
+            continue;
+        }
+        if (need && it.blk != checked) {
+            checked = it.blk;
+            if ((f->dict.blk_mask[it.blk] & need) != need) {
+                /* no term of this block has every byte a match needs */
+                uint32_t b = it.blk + 1;
+                while (b < f->dict.nblocks && (f->dict.blk_mask[b] & need) != need)
+                    b++;
+                r = qr_tdict_seek_block(&f->dict, &it, b, e);
+                shared = valid = 0;
+                continue;
+            }
+        }
+        size_t depth = shared < valid ? shared : valid, dead = SIZE_MAX;
+        for (size_t i = depth; i < it.len; i++)
+            if (!(st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]))) {
+                dead = i;
+                break;
+            }
+        if (dead == SIZE_MAX) {
+            valid = it.len;
+            if (qr_aut_accepts(aut, st[it.len])) {
+                qr_terminfo ti;
+                if (qr_titer_info(&it, &ti, e) != 0)
+                    return -1;
+                if (mt_termset_add(out, &ti) != 0)
+                    return qr_errf(e, QR_E_NOMEM, "query: out of memory expanding terms");
+            }
+            r = qr_titer_next(&it, e);
+            shared = it.shared;
+            continue;
+        }
+        char target[QR_MAX_TERM + 1];
+        size_t tn = next_live(aut, st, it.term, dead, litn, target);
+        if (tn == 0) { /* nothing more of this length can be accepted */
+            if (len == UINT32_MAX)
+                break;
+            r = qr_titer_seek_at(&it, len + 1, lit, litn, e);
+            shared = valid = 0;
+            continue;
+        }
+        r = qr_titer_seek_at(&it, len, target, tn, e);
+        /* st[0..tn-1] hold for target's first tn-1 bytes: keep those the
+         * found term shares with it */
+        shared = 0;
+        while (r == 1 && shared < tn - 1 && shared < it.len && it.term[shared] == target[shared])
+            shared++;
+        valid = tn - 1;
+    }
+    if (r < 0)
+        return -1;
+    return qr_aut_error(aut, e);
+}
+
+qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, qr_err *e)
+{
+    ss->terms_expanded += ts->n;
+    if (ts->n == 0)
+        return qr_it_empty(a) ? qr_it_empty(a) : mt_nomem(e);
+    int any_dense = 0;
+    for (uint32_t i = 0; i < ts->n; i++)
+        any_dense |= ts->v[i].has_bitmap;
+    if (ts->n <= 8 && !any_dense) {
+        qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
+        if (!kids)
+            return mt_nomem(e);
+        for (uint32_t i = 0; i < ts->n; i++)
+            if (!(kids[i] = qr_it_postings(a, f, &ts->v[i])))
+                return mt_nomem(e);
+        qr_it *it = qr_it_or(a, kids, ts->n);
+        return it ? it : mt_nomem(e);
+    }
+    /* many terms, or dense ones: materialise a bitmap */
+    uint32_t rows = f->rows;
+    uint64_t *bits = bm_new(a, rows);
+    if (!bits)
+        return mt_nomem(e);
+    for (uint32_t i = 0; i < ts->n; i++) {
+        if (ts->v[i].has_bitmap) {
+            const unsigned char *b = qr_invfield_bitmap(f, &ts->v[i], e);
+            if (!b)
+                return NULL;
+            bm_apply(bits, b, nwords(rows), BM_OR);
+            continue;
+        }
+        qr_pcursor c;
+        if (qr_invfield_cursor(f, &ts->v[i], &c, e) != 0)
+            return NULL;
+        for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
+            if (d >= rows) {
+                c.corrupt = 1;
+                break;
+            }
+            bits[d >> 6] |= 1ull << (d & 63);
+        }
+        if (c.corrupt)
+            return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
+                                 ss->seg->path, f->def.name, f->def.sec),
+                   NULL;
+    }
+    qr_it *it = qr_it_bitmap(a, bits, rows, bm_count_words(bits, nwords(rows)));
+    return it ? it : mt_nomem(e);
+}
+
+qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return NULL;
+    qr_qrun *run = ss->run ? ss->run : &ss->own;
+    qr_aut *aut = run_get(run, q);
+    if (!aut) {
+        aut = q->type == Q_PREFIX   ? qr_aut_prefix(q->text, q->len, e)
+              : q->type == Q_REGEXP ? qr_aut_regexp(q->text, q->len, e)
+              : q->type == Q_LIKE   ? qr_aut_like(q->text, q->len, e)
+                                    : qr_aut_fuzzy(q->text, q->len, q->k, e);
+        if (!aut)
+            return NULL;
+        /* kept in the run, so later segments of this thread reuse the DFA
+         * states built so far; the tree stays untouched */
+        if (run_put(run, q, aut) != 0) {
+            qr_aut_free(aut);
+            return mt_nomem(e);
+        }
+    }
+    /* LIKE: every literal byte of the pattern is in every match */
+    uint64_t need = 0;
+    for (size_t i = 0; q->type == Q_LIKE && i < q->len; i++) {
+        unsigned char c = (unsigned char)q->text[i];
+        if (c != '%' && c != '_' && c != '\\')
+            need |= 1ull << qr_tdict_byte_class(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    termset ts = {0};
+    qr_it *it = NULL;
+    if (expand(f, aut, need, &ts, e) == 0)
+        it = mt_union_of(ss, f, &ts, a, e);
+    free(ts.v);
+    return it;
+}

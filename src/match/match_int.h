@@ -1,0 +1,85 @@
+/* match_int.h - what the parts of one segment's tree compilation share
+ * (segsearch.c: the tree, fields and terms; expand.c: multi-term
+ * expansion; ranges.c: number, time and unindexed-column ranges): word-wise
+ * bitmap algebra, term sets, and the node kinds each part compiles.
+ * Include only from src/match/. */
+#ifndef QR_MATCH_INT_H
+#define QR_MATCH_INT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "match/segsearch.h"
+
+/* NULL after setting e to "out of (query) memory" (53200). */
+qr_it *mt_nomem(qr_err *e);
+/* An empty iterator (or NULL, e set, without memory). */
+qr_it *mt_empty(qr_arena *a, qr_err *e);
+
+/* ---- word-wise set operations on bitmaps (dense terms, expansions) ---- */
+static inline size_t nwords(uint32_t rows) { return ((size_t)rows + 63) / 64; }
+
+static inline uint64_t *bm_new(qr_arena *a, uint32_t rows)
+{
+    uint64_t *w = qr_arena_alloc(a, nwords(rows) * 8 + 8);
+    if (w)
+        memset(w, 0, nwords(rows) * 8 + 8);
+    return w;
+}
+
+static inline uint64_t load_word(const void *p, size_t i)
+{
+    uint64_t v;
+    memcpy(&v, (const unsigned char *)p + i * 8, 8);
+    return v;
+}
+
+enum { BM_AND, BM_ANDNOT, BM_OR };
+static inline void bm_apply(uint64_t *dst, const void *src, size_t words, int op)
+{
+    for (size_t i = 0; i < words; i++) {
+        uint64_t v = load_word(src, i);
+        dst[i] = op == BM_AND ? dst[i] & v : op == BM_ANDNOT ? dst[i] & ~v : dst[i] | v;
+    }
+}
+
+static inline uint64_t bm_count_words(const uint64_t *w, size_t words)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < words; i++)
+        n += (uint64_t)__builtin_popcountll(w[i]);
+    return n;
+}
+
+/* Set the bits of every doc of `it` (walks it). */
+static inline int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
+{
+    for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
+        if (d >= rows)
+            return -1;
+        dst[d >> 6] |= 1ull << (d & 63);
+    }
+    return qr_it_failed(it) ? -1 : 0;
+}
+
+/* ---- term sets: a multi-term node's matched terms ---- */
+typedef struct termset {
+    qr_terminfo *v;
+    uint32_t n, cap;
+    uint64_t total_df;
+} termset;
+/* Append (0) or -1 out of memory; the caller frees v. */
+int mt_termset_add(termset *s, const qr_terminfo *ti);
+/* The union of a term set's rows in f: an OR of a few lists, else one
+ * bitmap. */
+qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, qr_err *e);
+
+/* prefix, regexp, LIKE, fuzzy (expand.c) */
+qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+/* ranges.c: a term on a column without an index (a scan), a time range, a
+ * number range */
+qr_it *mt_scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+qr_it *mt_time_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+
+#endif

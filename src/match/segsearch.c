@@ -1,0 +1,336 @@
+/* segsearch.c - compiling a filter tree into iterators for one segment
+ * (see segsearch.h): the segment's fields, opened on first use, terms,
+ * phrases, and the boolean nodes (bitmap algebra for dense children,
+ * leapfrog for sparse ones); multi-term nodes are expand.c's, ranges
+ * ranges.c's. */
+#include "match/match_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/segfmt.h"
+#include "automaton/automaton.h"
+
+void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg)
+{
+    memset(ss, 0, sizeof *ss);
+    ss->seg = seg;
+}
+
+void qr_segsearch_close(qr_segsearch *ss)
+{
+    qr_qrun_free(&ss->own);
+    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS_PUBLIC; i++)
+        if (ss->opened[i])
+            qr_invfield_close(&ss->fields[i]);
+    memset(ss, 0, sizeof *ss);
+}
+
+qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
+{
+    for (uint32_t i = 0; i < ss->seg->nsecs; i++)
+        if (ss->seg->secs[i].id == sec) {
+            if (!ss->opened[i]) {
+                if (qr_invfield_open(&ss->fields[i], ss->seg, sec, e) != 0)
+                    return NULL;
+                ss->opened[i] = 1;
+            }
+            return &ss->fields[i];
+        }
+    qr_errf(e, QR_E_UNDEFINED_OBJECT,
+            "segment %s: has no index %u (the index is newer than the segment)", ss->seg->path,
+            sec);
+    return NULL;
+}
+
+qr_it *mt_nomem(qr_err *e)
+{
+    qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    return NULL;
+}
+
+static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, qr_arena *a,
+                      qr_err *e)
+{
+    qr_invfield *f = qr_segsearch_field(ss, sec, e);
+    if (!f)
+        return NULL;
+    qr_terminfo ti;
+    int r = n <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, t, n, &ti, e) : 0;
+    if (r < 0)
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name),
+               NULL;
+    qr_it *it;
+    if (r && ti.has_bitmap) { /* dense term: its bitmap, count = df */
+        const unsigned char *bits = qr_invfield_bitmap(f, &ti, e);
+        if (!bits)
+            return NULL;
+        it = qr_it_bitmap(a, bits, f->rows, ti.df);
+    } else {
+        it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
+    }
+    return it ? it : mt_nomem(e);
+}
+
+int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
+                              qr_terminfo **tis, qr_err *e)
+{
+    if (!(*f = qr_segsearch_field(ss, q->field, e)) || qr_invfield_load_positions(*f, e) != 0)
+        return -1;
+    if (!(*tis = qr_arena_alloc(a, sizeof **tis * q->n)))
+        return (void)mt_nomem(e), -1;
+    for (uint32_t i = 0; i < q->n; i++) {
+        int r = q->term_lens[i] <= QR_MAX_TERM
+                    ? qr_tdict_lookup(&(*f)->dict, q->terms[i], q->term_lens[i], &(*tis)[i], e)
+                    : 0;
+        if (r <= 0)
+            return r;
+    }
+    /* dense words' bitmaps give the phrase its candidate rows (phrase.c) */
+    for (uint32_t i = 0; i < q->n; i++)
+        if ((*tis)[i].has_bitmap && !qr_invfield_bitmap(*f, &(*tis)[i], e))
+            return -1;
+    return 1;
+}
+
+/* ---- the tree ---- */
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+
+/* A word's list long enough (>= 1/32 of the rows) to be read whole into a
+ * bitmap when intersected, rather than advanced through. */
+static int frequent_list(const qr_it *it, uint32_t rows)
+{
+    return qr_it_is_postings(it) && it->cost >= rows / 32;
+}
+
+static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_it **pos = qr_arena_alloc(a, sizeof *pos * q->n);
+    qr_it **neg = qr_arena_alloc(a, sizeof *neg * q->n);
+    if (!pos || !neg)
+        return mt_nomem(e);
+    uint32_t np = 0, nn = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const qr_query *k = q->kids[i];
+        qr_it *it = compile(ss, k->type == Q_NOT ? k->kids[0] : k, a, e);
+        if (!it)
+            return NULL;
+        if (k->type == Q_NOT)
+            neg[nn++] = it;
+        else
+            pos[np++] = it;
+    }
+    /* bitmaps among the children combine word by word into one bitmap, and
+     * frequent words' postings join it (one pass over their decoded blocks,
+     * a bit per doc): a leapfrog would advance through every such list at
+     * every candidate, several times the cost */
+    uint32_t rows = (uint32_t)ss->seg->rows, nbp = 0, nbn = 0, nfp = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        nbp += qr_it_bitmap_bits(pos[i]) != NULL;
+        nfp += frequent_list(pos[i], rows);
+    }
+    for (uint32_t i = 0; i < nn; i++)
+        nbn += qr_it_bitmap_bits(neg[i]) != NULL;
+    if ((nbp >= 1 && nbp + nbn >= 2) || (nfp >= 1 && nbp + nfp >= 2)) {
+        uint64_t *acc = bm_new(a, rows), *tmp = NULL;
+        if (!acc)
+            return mt_nomem(e);
+        int first = 1;
+        uint32_t kp = 0, kn = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            const void *b = qr_it_bitmap_bits(pos[i]);
+            if (!b && frequent_list(pos[i], rows)) {
+                if (!first && !tmp && !(tmp = bm_new(a, rows)))
+                    return mt_nomem(e);
+                if (!first)
+                    memset(tmp, 0, nwords(rows) * 8);
+                if (qr_it_postings_bits(pos[i], first ? acc : tmp, rows) < 0)
+                    return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                         ss->seg->path),
+                           NULL;
+                if (!first)
+                    bm_apply(acc, tmp, nwords(rows), BM_AND);
+                first = 0;
+                continue;
+            }
+            if (!b) {
+                pos[kp++] = pos[i];
+                continue;
+            }
+            if (first)
+                memcpy(acc, b, nwords(rows) * 8);
+            else
+                bm_apply(acc, b, nwords(rows), BM_AND);
+            first = 0;
+        }
+        for (uint32_t i = 0; i < nn; i++) {
+            const void *b = qr_it_bitmap_bits(neg[i]);
+            if (b)
+                bm_apply(acc, b, nwords(rows), BM_ANDNOT);
+            else
+                neg[kn++] = neg[i];
+        }
+        pos[kp++] = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+        if (!pos[kp - 1])
+            return mt_nomem(e);
+        np = kp;
+        nn = kn;
+    }
+    if (np == 1 && nn && qr_it_bitmap_bits(pos[0])) {
+        /* bitmap minus postings: clear their docs in a copy */
+        uint64_t *acc = bm_new(a, rows);
+        if (!acc)
+            return mt_nomem(e);
+        memcpy(acc, qr_it_bitmap_bits(pos[0]), nwords(rows) * 8);
+        uint64_t *tmp = NULL;
+        for (uint32_t i = 0; i < nn; i++) {
+            if (qr_it_is_postings(neg[i])) { /* a word: its list a block at a time */
+                if (!tmp && !(tmp = bm_new(a, rows)))
+                    return mt_nomem(e);
+                memset(tmp, 0, nwords(rows) * 8);
+                if (qr_it_postings_bits(neg[i], tmp, rows) >= 0)
+                    bm_apply(acc, tmp, nwords(rows), BM_ANDNOT);
+                continue; /* corrupt: reported below */
+            }
+            for (uint32_t d = qr_it_next(neg[i]); d != QR_NO_DOC; d = qr_it_next(neg[i])) {
+                if (d >= rows)
+                    break;
+                acc[d >> 6] &= ~(1ull << (d & 63));
+            }
+        }
+        for (uint32_t i = 0; i < nn; i++)
+            if (qr_it_failed(neg[i]))
+                return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                     ss->seg->path),
+                       NULL;
+        qr_it *it = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+        return it ? it : mt_nomem(e);
+    }
+    qr_it *inc = np ? qr_it_and(a, pos, np) : qr_it_range(a, 0, rows);
+    if (inc && nn)
+        inc = qr_it_andnot(a, inc, nn == 1 ? neg[0] : qr_it_or(a, neg, nn));
+    return inc ? inc : mt_nomem(e);
+}
+
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    switch (q->type) {
+    case Q_ALL: {
+        qr_it *it = qr_it_range(a, 0, (uint32_t)ss->seg->rows);
+        return it ? it : mt_nomem(e);
+    }
+    case Q_TERM:
+        if (!q->field)
+            return mt_scan_text(ss, q, a, e);
+        return term_it(ss, q->field, q->text, q->len, a, e);
+    case Q_PHRASE: {
+        qr_invfield *f;
+        qr_terminfo *tis;
+        int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, e);
+        if (r < 0)
+            return NULL;
+        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within) : qr_it_empty(a);
+        return it ? it : mt_nomem(e);
+    }
+    case Q_AND:
+        return compile_and(ss, q, a, e);
+    case Q_NOT: {
+        qr_query and1 = {.type = Q_AND, .n = 1, .kids = (qr_query **)&q};
+        return compile_and(ss, &and1, a, e);
+    }
+    case Q_OR:
+    case Q_MINMATCH: {
+        qr_it **kids = qr_arena_alloc(a, sizeof *kids * q->n);
+        if (!kids)
+            return mt_nomem(e);
+        uint32_t nb = 0;
+        for (uint32_t i = 0; i < q->n; i++) {
+            if (!(kids[i] = compile(ss, q->kids[i], a, e)))
+                return NULL;
+            nb += qr_it_bitmap_bits(kids[i]) != NULL;
+        }
+        if (q->type == Q_MINMATCH && nb >= 1 && q->k >= 2 && q->k < q->n) {
+            /* at least k of n, word by word: plane[j] has the bits set in
+             * at least j children so far (saturating bit-sliced counter) */
+            uint32_t rows = (uint32_t)ss->seg->rows;
+            size_t nw = nwords(rows);
+            uint64_t **plane = qr_arena_alloc(a, sizeof *plane * (q->k + 1));
+            uint64_t *tmp = bm_new(a, rows);
+            if (!plane || !tmp)
+                return mt_nomem(e);
+            for (uint32_t j = 1; j <= q->k; j++)
+                if (!(plane[j] = bm_new(a, rows)))
+                    return mt_nomem(e);
+            for (uint32_t i = 0; i < q->n; i++) {
+                const void *b = qr_it_bitmap_bits(kids[i]);
+                if (!b) {
+                    memset(tmp, 0, nw * 8);
+                    if (bm_add_iter(tmp, kids[i], rows) != 0)
+                        return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                             ss->seg->path),
+                               NULL;
+                    b = tmp;
+                }
+                for (size_t w = 0; w < nw; w++) {
+                    uint64_t x = load_word(b, w);
+                    for (uint32_t j = q->k; j >= 2; j--)
+                        plane[j][w] |= plane[j - 1][w] & x;
+                    plane[1][w] |= x;
+                }
+            }
+            qr_it *it = qr_it_bitmap(a, plane[q->k], rows, bm_count_words(plane[q->k], nw));
+            return it ? it : mt_nomem(e);
+        }
+        if (q->type == Q_OR && nb >= 1 && q->n >= 2) {
+            /* a union with a dense member: build the bitmap directly */
+            uint32_t rows = (uint32_t)ss->seg->rows;
+            uint64_t *acc = bm_new(a, rows);
+            if (!acc)
+                return mt_nomem(e);
+            for (uint32_t i = 0; i < q->n; i++) {
+                const void *b = qr_it_bitmap_bits(kids[i]);
+                if (b)
+                    bm_apply(acc, b, nwords(rows), BM_OR);
+                else if (bm_add_iter(acc, kids[i], rows) != 0)
+                    return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings",
+                                         ss->seg->path),
+                           NULL;
+            }
+            qr_it *it = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+            return it ? it : mt_nomem(e);
+        }
+        qr_it *it = q->type == Q_OR ? qr_it_or(a, kids, q->n)
+                                    : qr_it_minmatch(a, kids, q->n, q->k);
+        return it ? it : mt_nomem(e);
+    }
+    case Q_PREFIX:
+    case Q_REGEXP:
+    case Q_LIKE:
+    case Q_FUZZY:
+        return mt_multi_term(ss, q, a, e);
+    case Q_INT_RANGE:
+        return mt_int_range(ss, q, a, e);
+    case Q_TIME_RANGE:
+        return mt_time_range(ss, q, a, e);
+    }
+    qr_errf(e, QR_E_INTERNAL, "query node type %d", (int)q->type);
+    return NULL;
+}
+
+qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    return compile(ss, q, a, e);
+}
+
+int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
+                       qr_err *e)
+{
+    qr_it *it = compile(ss, q, a, e);
+    if (!it)
+        return -1;
+    *count = qr_it_count(it);
+    if (qr_it_failed(it))
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                       ss->seg->path);
+    return 0;
+}

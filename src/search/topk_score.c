@@ -1,0 +1,153 @@
+/* topk_score.c - the k best rows by BM25: one task per segment on the
+ * search's pool, a heap per worker, block-max scorers pruning against the
+ * best threshold any worker has published; heaps merged at the end. */
+#include "search/topk_int.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "score/bm25.h"
+#include "score/scorer.h"
+
+typedef struct shared {
+    qr_par_search *p;
+    const qr_qweights *qw;
+    uint32_t k;
+    int exhaustive;
+    atomic_uint next;
+    _Atomic double thr; /* the best full-heap threshold of any thread */
+} shared;
+
+typedef struct task {
+    shared *sh;
+    int t, rc;
+    heap h;
+    qr_topk_stats st;
+    qr_err err;
+} task;
+
+static void publish(shared *sh, double v)
+{
+    double cur = atomic_load(&sh->thr);
+    while (v > cur && !atomic_compare_exchange_weak(&sh->thr, &cur, v))
+        ;
+}
+
+/* The minimum to push down: docs scoring <= it cannot make the result.
+ * Our own heap: a later doc with an equal score loses the tie (this
+ * thread visits segments in increasing order). Another thread's
+ * threshold: an equal score might still win on order, so strictly below. */
+static double competitive(task *k)
+{
+    double m = -INFINITY, s = atomic_load(&k->sh->thr);
+    if (heap_full(&k->h))
+        m = k->h.v[0].score;
+    if (s != -INFINITY && nextafter(s, -INFINITY) > m)
+        m = nextafter(s, -INFINITY);
+    return m;
+}
+
+static int score_segment(task *k, uint32_t si)
+{
+    shared *sh = k->sh;
+    qr_par_search *p = sh->p;
+    qr_arena *a = &p->run[k->t];
+    qr_arena_reset(a);
+    p->ss[si].run = &p->qrun[k->t];
+    qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, a, &k->err);
+    if (!sc)
+        return -1;
+    k->st.segments++;
+    double applied = -INFINITY;
+    if (!sh->exhaustive && (applied = competitive(k)) != -INFINITY)
+        sc->vt->set_min(sc, applied);
+    uint64_t n = 0;
+    for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc)) {
+        qr_hit h = {qr_sc_score(sc), 0, si, d};
+        n++;
+        if (!heap_offer(&k->h, &h) && (n & 1023))
+            continue;
+        if (sh->exhaustive || !heap_full(&k->h))
+            continue;
+        publish(sh, k->h.v[0].score);
+        double m = competitive(k);
+        if (m > applied) {
+            sc->vt->set_min(sc, m);
+            applied = m;
+        }
+    }
+    k->st.docs_collected += n;
+    qr_sc_stats st = {0, 0};
+    sc->vt->stats(sc, &st);
+    k->st.blocks_total += st.blocks_total;
+    k->st.blocks_decoded += st.blocks_decoded;
+    if (sc->vt->failed(sc))
+        return qr_errf(&k->err, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                       p->ss[si].seg->path);
+    return 0;
+}
+
+static void score_worker(void *arg, int slot)
+{
+    task *k = (task *)arg + slot;
+    shared *sh = k->sh;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&sh->next, 1);
+        if (i >= sh->p->nsegs)
+            break;
+        if (qr_par_check(sh->p, &k->err) != 0 || score_segment(k, i) != 0) {
+            k->rc = -1;
+            atomic_store(&sh->next, sh->p->nsegs); /* stop the others early */
+            break;
+        }
+    }
+    qr_arena_reset(&sh->p->run[k->t]);
+}
+
+int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint32_t *nout,
+                    qr_topk_stats *st, qr_err *e)
+{
+    qr_qweights qw;
+    qr_arena wa;
+    qr_arena_init(&wa, 4096, 0);
+    int rc = qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, e);
+    shared sh = {.p = p, .qw = &qw, .k = k, .exhaustive = exhaustive};
+    atomic_init(&sh.next, 0);
+    atomic_init(&sh.thr, -INFINITY);
+    task tasks[QR_MAX_SEARCH_THREADS];
+    int nt = rc == 0 ? p->threads : 0;
+    for (int t = 0; t < nt; t++) {
+        tasks[t] = (task){.sh = &sh, .t = t, .h = {QR_BY_SCORE, malloc(sizeof(qr_hit) * (k ? k : 1)), 0, k}};
+        if (!tasks[t].h.v) {
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory for the top-%u heap", k);
+            nt = t + 1;
+            break;
+        }
+    }
+    if (rc == 0)
+        qr_pool_run(p->pool, nt, score_worker, tasks); /* worker t = slot t */
+    heap all = {QR_BY_SCORE, out, 0, k};
+    for (int t = 0; t < nt; t++) {
+        if (tasks[t].rc && rc == 0) {
+            rc = -1;
+            *e = tasks[t].err;
+        }
+        for (uint32_t i = 0; i < tasks[t].h.n; i++)
+            heap_offer(&all, &tasks[t].h.v[i]);
+        if (st) {
+            st->segments += tasks[t].st.segments;
+            st->blocks_total += tasks[t].st.blocks_total;
+            st->blocks_decoded += tasks[t].st.blocks_decoded;
+            st->docs_collected += tasks[t].st.docs_collected;
+        }
+        free(tasks[t].h.v);
+    }
+    qr_arena_free(&wa);
+    if (rc != 0)
+        return -1;
+    sort_hits(QR_BY_SCORE, out, all.n);
+    *nout = all.n;
+    return 0;
+}
