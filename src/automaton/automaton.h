@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include "util/err.h"
+#include "util/qctx.h"
 
 /* SQLSTATE codes of pattern errors (PostgreSQL's). Besides these: 22P02
  * (QR_E_INVALID_TEXT) malformed UTF-8 in a LIKE pattern or fuzzy term, 22023
@@ -142,6 +143,11 @@ int qr_aut_error(const qr_aut *a, qr_err *e);
 /* Change the cache limit (bytes, default QR_AUT_CACHE_BYTES); mainly for
  * tests. A limit below what is already used takes effect for new states. */
 void qr_aut_set_cache_limit(qr_aut *a, size_t bytes);
+/* Charge the DFA cache to a query's budget from now on (what it holds now,
+ * then every state it builds; released by qr_aut_free). -1 when what it
+ * holds does not fit. A step the budget cannot pay for fails like a full
+ * cache, and qr_aut_error then reports QR_E_NOMEM. */
+int qr_aut_set_ctx(qr_aut *a, qr_qctx *ctx);
 /* Number of DFA states built so far (the dead state included); for stats. */
 size_t qr_aut_dfa_states(const qr_aut *a);
 

@@ -53,7 +53,9 @@ struct qr_aut {
     uint32_t *ht; /* row index, 0 = empty */
     size_t ht_cap;
     size_t mem, limit;
+    qr_qctx *ctx;   /* the query's budget, charged with mem; may be NULL */
     int overflow;
+    int ctx_full;   /* the overflow came from the query's budget */
     uint32_t start;
     /* scratch for closures, nn entries each */
     uint32_t *mark, gen;
@@ -78,9 +80,13 @@ static int grow_within(qr_aut *a, void **p, size_t *cap, size_t need, size_t ele
         nc = need; /* near the limit: grow exactly */
     if (a->mem + (nc - *cap) * elem > a->limit)
         return -1;
+    if (qr_qctx_charge(a->ctx, (nc - *cap) * elem) != 0)
+        return a->ctx_full = 1, -1;
     void *q = realloc(*p, nc * elem);
-    if (!q)
+    if (!q) {
+        qr_qctx_release(a->ctx, (nc - *cap) * elem);
         return -1;
+    }
     a->mem += (nc - *cap) * elem;
     *p = q;
     *cap = nc;
@@ -103,9 +109,14 @@ static int ht_rebuild(qr_aut *a, size_t cap)
     size_t bytes = cap * sizeof(uint32_t), old = a->ht_cap * sizeof(uint32_t);
     if (a->mem - old + bytes > a->limit)
         return -1;
+    if (bytes > old && qr_qctx_charge(a->ctx, bytes - old) != 0)
+        return a->ctx_full = 1, -1;
     uint32_t *t = calloc(cap, sizeof *t);
-    if (!t)
+    if (!t) {
+        if (bytes > old)
+            qr_qctx_release(a->ctx, bytes - old);
         return -1;
+    }
     for (uint32_t r = 1; r < a->nd; r++) {
         size_t j = a->ds[r].hash & (cap - 1);
         while (t[j])
@@ -334,6 +345,8 @@ int qr_aut_error(const qr_aut *a, qr_err *e)
 {
     if (!a->overflow)
         return 0;
+    if (a->ctx_full)
+        return qr_qctx_nomem(a->ctx, e);
     return qr_errf(e, QR_E_TOO_LONG,
                    "%s: too complex to match: its automaton needs more than the %zu-byte "
                    "state cache",
@@ -342,12 +355,22 @@ int qr_aut_error(const qr_aut *a, qr_err *e)
 
 void qr_aut_set_cache_limit(qr_aut *a, size_t bytes) { a->limit = bytes; }
 
+int qr_aut_set_ctx(qr_aut *a, qr_qctx *ctx)
+{
+    if (qr_qctx_charge(ctx, a->mem) != 0)
+        return -1;
+    qr_qctx_release(a->ctx, a->mem);
+    a->ctx = ctx;
+    return 0;
+}
+
 size_t qr_aut_dfa_states(const qr_aut *a) { return a->nd; }
 
 void qr_aut_free(qr_aut *a)
 {
     if (!a)
         return;
+    qr_qctx_release(a->ctx, a->mem);
     free(a->eoff);
     free(a->elo);
     free(a->ehi);

@@ -33,8 +33,9 @@ static const char *usage_text =
     "latency (median, p90, min in ms) to stderr: for benchmarks (with --top or\n"
     "--limit: the search plus reading the rows).\n"
     "--timeout MS stops a search that runs longer (each repeat gets MS), with\n"
-    "SQLSTATE 57014; --memory-limit BYTES bounds the iterators and scratch of a\n"
-    "search (default 2 GiB, split between the threads): past it, 53200.\n";
+    "SQLSTATE 57014; --memory-limit BYTES bounds the memory of a search (its\n"
+    "iterators, heaps, term sets, automata and rows read, all threads together;\n"
+    "default 2 GiB): past it, 53200.\n";
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -133,8 +134,7 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
         inited = rc == 0;
     }
     if (inited && o->memory_limit)
-        for (int w = 0; w < ps.threads; w++)
-            ps.run[w].limit = o->memory_limit / (uint64_t)ps.threads;
+        qr_par_set_memory_limit(&ps, o->memory_limit);
     uint64_t total = 0;
     uint32_t nhits = 0;
     double search_ms = 0;
@@ -161,6 +161,9 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
                 rc = qr_par_rows(&ps, hits, nhits, &out, e);
         }
         lat[r] = ms_since(&t0);
+        if (rc != 0 && o->timeout_ms && o->explain && !strcmp(e->code, QR_E_CANCELED))
+            fprintf(stderr, "stopped %.3f ms after the start, %.3f ms past the %llu ms timeout\n",
+                    lat[r], lat[r] - (double)o->timeout_ms, (unsigned long long)o->timeout_ms);
     }
     if (rc == 0) {
         if (o->count_only)

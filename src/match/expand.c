@@ -54,7 +54,7 @@ int mt_termset_add(termset *s, const qr_terminfo *ti)
 {
     if (s->n == s->cap) {
         uint32_t nc = s->cap ? s->cap * 2 : 64;
-        qr_terminfo *nv = realloc(s->v, sizeof *nv * nc);
+        qr_terminfo *nv = qr_qrealloc(s->ctx, s->v, sizeof *nv * nc);
         if (!nv)
             return -1;
         s->v = nv;
@@ -105,7 +105,8 @@ static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
  * at byte d of a term, the walk seeks straight to the next string the
  * automaton can continue (a live byte above term[d], else above term[d-1],
  * ...), so a dead prefix costs one seek, not a walk over its terms. */
-static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_err *e)
+static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, termset *out,
+                  qr_err *e)
 {
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
@@ -122,6 +123,8 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
     while (r == 1) {
+        if (mt_tick(ss, e) != 0)
+            return -1;
         uint32_t cur = qr_titer_cpl(&it);
         if (cur > len_hi)
             break; /* longer than any match */
@@ -165,7 +168,7 @@ static int expand(qr_invfield *f, qr_aut *aut, uint64_t need, termset *out, qr_e
                 if (qr_titer_info(&it, &ti, e) != 0)
                     return -1;
                 if (mt_termset_add(out, &ti) != 0)
-                    return qr_errf(e, QR_E_NOMEM, "query: out of memory expanding terms");
+                    return qr_qctx_nomem(out->ctx, e);
             }
             r = qr_titer_next(&it, e);
             shared = it.shared;
@@ -248,7 +251,7 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
         return NULL;
-    qr_qrun *run = ss->run ? ss->run : &ss->own;
+    qr_qrun *run = mt_run(ss);
     qr_aut *aut = run_get(run, q);
     if (!aut) {
         aut = q->type == Q_PREFIX   ? qr_aut_prefix(q->text, q->len, e)
@@ -259,9 +262,9 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
             return NULL;
         /* kept in the run, so later segments of this thread reuse the DFA
          * states built so far; the tree stays untouched */
-        if (run_put(run, q, aut) != 0) {
+        if (qr_aut_set_ctx(aut, run->ctx) != 0 || run_put(run, q, aut) != 0) {
             qr_aut_free(aut);
-            return mt_nomem(e);
+            return (void)qr_qctx_nomem(run->ctx, e), NULL;
         }
     }
     /* LIKE: every literal byte of the pattern is in every match */
@@ -271,10 +274,10 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
         if (c != '%' && c != '_' && c != '\\')
             need |= 1ull << qr_tdict_byte_class(c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
-    termset ts = {0};
+    termset ts = {.ctx = run->ctx};
     qr_it *it = NULL;
-    if (expand(f, aut, need, &ts, e) == 0)
+    if (expand(ss, f, aut, need, &ts, e) == 0)
         it = mt_union_of(ss, f, &ts, a, e);
-    free(ts.v);
+    qr_qfree(ts.ctx, ts.v);
     return it;
 }

@@ -11,6 +11,16 @@
 
 #include "match/segsearch.h"
 
+/* The searching thread's run state (its automata, budget, stop flags). */
+static inline qr_qrun *mt_run(qr_segsearch *ss) { return ss->run ? ss->run : &ss->own; }
+/* 0, or -1 with e set when the query must stop (checked every few
+ * thousand units of work: terms walked, blocks scanned). */
+static inline int mt_tick(qr_segsearch *ss, qr_err *e)
+{
+    qr_qrun *r = mt_run(ss);
+    return qr_qctx_tick(r->ctx, &r->ticks, e);
+}
+
 /* NULL after setting e to "out of (query) memory" (53200). */
 qr_it *mt_nomem(qr_err *e);
 /* An empty iterator (or NULL, e set, without memory). */
@@ -64,11 +74,12 @@ static inline int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
 
 /* ---- term sets: a multi-term node's matched terms ---- */
 typedef struct termset {
+    qr_qctx *ctx; /* v is charged to it */
     qr_terminfo *v;
     uint32_t n, cap;
     uint64_t total_df;
 } termset;
-/* Append (0) or -1 out of memory; the caller frees v. */
+/* Append (0) or -1 out of memory; the caller frees v (qr_qfree with ctx). */
 int mt_termset_add(termset *s, const qr_terminfo *ti);
 /* The union of a term set's rows in f: an OR of a few lists, else one
  * bitmap. */

@@ -31,6 +31,10 @@ static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_are
         const qr_blockref *b = &cm->blocks[cm->first_data + di];
         if ((b->flags & QR_BLKF_ALL_NULL) || b->max < lo || b->min > hi)
             continue;
+        if (mt_tick(ss, e) != 0) {
+            qr_colr_close(r);
+            return NULL;
+        }
         if (!r && !(r = qr_colr_open(s, c, e)))
             return NULL;
         const int64_t *v;
@@ -79,6 +83,10 @@ qr_it *mt_scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
         const qr_blockref *b = &cm->blocks[cm->first_data + di];
         if (code > 0 && (b->max < code || b->min > code))
             continue;
+        if (qr_qctx_check(mt_run(ss)->ctx, e) != 0) { /* a block of strings: check each */
+            qr_colr_close(r);
+            return NULL;
+        }
         for (uint32_t row = b->first_row; row < b->first_row + b->rows; row++) {
             qr_slice v;
             if (qr_colr_bytes(r, row, &v, e) != 0) {
@@ -174,7 +182,7 @@ qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
     char from[QR_NUM_TERM64_LEN], to[QR_NUM_TERM64_LEN];
     unsigned tl = qr_range_term(f->def.coltype, lo, from);
     qr_range_term(f->def.coltype, hi, to);
-    termset ts = {0};
+    termset ts = {.ctx = mt_run(ss)->ctx};
     qr_titer it;
     int r = qr_tdict_seek_at(&f->dict, &it, tl, from, tl, e);
     for (; r == 1; r = qr_titer_next(&it, e)) {
@@ -186,8 +194,8 @@ qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
             break;
         }
         if (mt_termset_add(&ts, &ti) != 0) {
-            free(ts.v);
-            return mt_nomem(e);
+            qr_qfree(ts.ctx, ts.v);
+            return (void)qr_qctx_nomem(ts.ctx, e), NULL;
         }
     }
     qr_it *res = NULL;
@@ -195,6 +203,6 @@ qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
         res = mt_union_of(ss, f, &ts, a, e);
     else
         qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name);
-    free(ts.v);
+    qr_qfree(ts.ctx, ts.v);
     return res;
 }

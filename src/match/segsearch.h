@@ -21,6 +21,7 @@
 #include "index/invindex.h"
 #include "match/iter.h"
 #include "query/query.h"
+#include "util/qctx.h"
 
 /* What evaluating a tree compiles (the automata of its multi-term nodes,
  * whose DFA caches grow lazily), kept apart from the tree: one per thread
@@ -30,6 +31,9 @@ typedef struct qr_qrun {
     uint32_t n, cap;
     const qr_query **node;
     void **aut; /* qr_aut *, owned */
+    qr_qctx *ctx;   /* the query's budget and stop conditions (NULL: none):
+                     * automata, term sets and long loops answer to it */
+    uint32_t ticks; /* the run's qr_qctx_tick counter */
 } qr_qrun;
 
 void qr_qrun_init(qr_qrun *r);

@@ -101,11 +101,13 @@ static uint16_t scored_field(const qr_query *q)
 }
 
 int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
-                        qr_arena *a, qr_err *e)
+                        qr_arena *a, qr_qctx *ctx, qr_err *e)
 {
     uint64_t docs = 0, tokens = 0;
     uint16_t field = scored_field(q);
     for (uint32_t i = 0; field && i < nsegs; i++) {
+        if (qr_qctx_check(ctx, e) != 0) /* opening a segment's field verifies it: not free */
+            return -1;
         qr_invfield *f = qr_segsearch_field(&ss[i], field, e);
         if (!f)
             return -1;

@@ -44,8 +44,9 @@ int qr_bm25_is_leaf(const qr_query *q);
 /* Scored leaves in the subtree q. */
 uint32_t qr_bm25_count_leaves(const qr_query *q);
 /* Gather the statistics of q over segments ss[0..nsegs) (opens their Body
- * indexes). Memory from `a`. 0, or -1 with e set. */
+ * indexes; ctx, which may be NULL, is checked between segments). Memory
+ * from `a`. 0, or -1 with e set. */
 int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
-                        qr_arena *a, qr_err *e);
+                        qr_arena *a, qr_qctx *ctx, qr_err *e);
 
 #endif

@@ -1,6 +1,8 @@
 /* parallel.c - multi-threaded counting over segments (see parallel.h). */
 #include "search/parallel.h"
 
+#include "automaton/automaton.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +53,24 @@ int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
 
 void qr_par_set_limits(qr_par_search *p, const atomic_int *cancel, int64_t deadline_ns)
 {
-    p->cancel = cancel;
-    p->deadline_ns = deadline_ns;
+    qr_qctx_set_stop(p->ctx, cancel, deadline_ns);
+}
+
+void qr_par_set_memory_limit(qr_par_search *p, size_t bytes) { p->ctx->limit = bytes; }
+
+int qr_par_set_ctx(qr_par_search *p, qr_qctx *ctx, qr_err *e)
+{
+    if (!ctx)
+        ctx = &p->own_ctx;
+    for (int t = 0; t < p->threads; t++) {
+        qr_arena_set_ctx(&p->run[t], ctx);
+        for (uint32_t i = 0; i < p->qrun[t].n; i++)
+            if (qr_aut_set_ctx(p->qrun[t].aut[i], ctx) != 0)
+                return qr_qctx_nomem(ctx, e);
+        p->qrun[t].ctx = ctx;
+    }
+    p->ctx = ctx;
+    return 0;
 }
 
 int64_t qr_par_now_ns(void)
@@ -62,14 +80,7 @@ int64_t qr_par_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int qr_par_check(const qr_par_search *p, qr_err *e)
-{
-    if (p->cancel && atomic_load(p->cancel))
-        return qr_errf(e, QR_E_CANCELED, "canceling statement due to user request");
-    if (p->deadline_ns && qr_par_now_ns() >= p->deadline_ns)
-        return qr_errf(e, QR_E_CANCELED, "canceling statement due to statement timeout");
-    return 0;
-}
+int qr_par_check(const qr_par_search *p, qr_err *e) { return qr_qctx_check(p->ctx, e); }
 
 static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
                  uint32_t nsegs, int threads, qr_err *e)
@@ -85,6 +96,8 @@ static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segme
         threads = nsegs ? (int)nsegs : 1;
     p->threads = threads;
     p->nsegs = nsegs;
+    qr_qctx_init(&p->own_ctx, QR_QCTX_DEFAULT_LIMIT);
+    p->ctx = &p->own_ctx;
     p->ss = calloc(nsegs ? nsegs : 1, sizeof *p->ss);
     if (!p->ss)
         return qr_errf(e, QR_E_NOMEM, "out of memory");
@@ -94,8 +107,10 @@ static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segme
      * each thread's qrun[t] */
     for (int t = 0; t < threads; t++) {
         qr_arena_init(&p->qarena[t], 1 << 16, 0);
-        qr_arena_init(&p->run[t], 1 << 20, 2ull << 30); /* per-query memory limit */
+        qr_arena_init(&p->run[t], 1 << 20, 0);
+        qr_arena_set_ctx(&p->run[t], p->ctx); /* the query's memory limit */
         qr_qrun_init(&p->qrun[t]);
+        p->qrun[t].ctx = p->ctx;
     }
     return 0;
 }

@@ -21,6 +21,7 @@
 
 #include "match/segsearch.h"
 #include "util/pool.h"
+#include "util/qctx.h"
 
 #define QR_MAX_SEARCH_THREADS 16
 
@@ -38,8 +39,9 @@ typedef struct qr_par_search {
     qr_colreader **readers; /* threads x nsegs x def->ncols, opened on first
                              * use by qr_par_rows (random-access mode), kept */
     uint8_t *readers_open;  /* threads x nsegs: that set is open */
-    const atomic_int *cancel; /* != 0: stop (qr_par_set_limits); may be NULL */
-    int64_t deadline_ns;      /* CLOCK_MONOTONIC ns to stop at; 0 = none */
+    qr_qctx *ctx;     /* the query's budget and stop conditions: own_ctx, or
+                       * the caller's (qr_par_set_ctx) */
+    qr_qctx own_ctx;  /* default: QR_QCTX_DEFAULT_LIMIT, no stop conditions */
 } qr_par_search;
 
 /* Prepare: parses `text` for table def once per worker. def and segs stay
@@ -60,9 +62,20 @@ int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
 /* Stop conditions of every later count, top-k and row read: `*cancel` set
  * non-zero by anyone (a client's cancel request), or the monotonic clock
  * past deadline_ns (qr_par_now_ns() + timeout; 0 = none). They are checked
- * between segments (a segment is at most ~1M rows: milliseconds of work),
- * and a stopped search fails with QR_E_CANCELED (57014), saying which. */
+ * between segments and inside the long loops of one (terms walked by an
+ * automaton, column blocks scanned, windows of newest rows, rows read), so
+ * a search stops within milliseconds, failing with QR_E_CANCELED (57014),
+ * saying which. A stop is latched until the next qr_par_set_limits. */
 void qr_par_set_limits(qr_par_search *p, const atomic_int *cancel, int64_t deadline_ns);
+/* The memory limit of the search's own context (default 2 GiB): iterator
+ * arenas, heaps, term sets and automata of all its workers together. Past
+ * it the search fails with QR_E_NOMEM (53200) and frees what it took; the
+ * next search works. */
+void qr_par_set_memory_limit(qr_par_search *p, size_t bytes);
+/* Run under the caller's context instead (a SQL statement's, shared by
+ * every operator of it; NULL = back to the own one): what the search holds
+ * moves to it. ctx outlives p. 0, or -1 (53200) when it does not fit. */
+int qr_par_set_ctx(qr_par_search *p, qr_qctx *ctx, qr_err *e);
 int64_t qr_par_now_ns(void);
 /* 0, or -1 with e set (57014) when the search must stop. */
 int qr_par_check(const qr_par_search *p, qr_err *e);

@@ -13,9 +13,9 @@ int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_to
                  qr_err *e)
 {
     enum { BATCH = 4096 };
-    qr_hit *buf = malloc(sizeof *buf * BATCH);
+    qr_hit *buf = qr_qmalloc(p->ctx, sizeof *buf * BATCH);
     if (!buf)
-        return qr_errf(e, QR_E_NOMEM, "out of memory listing rows");
+        return qr_qctx_nomem(p->ctx, e);
     qr_arena *a = &p->run[0];
     uint64_t n = 0;
     uint32_t nb = 0;
@@ -38,7 +38,7 @@ int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_to
             buf[nb++] = (qr_hit){0, 0, i, d};
             n++;
             if (nb == BATCH) {
-                rc = emit(ctx, buf, nb, e);
+                rc = qr_par_check(p, e) != 0 ? -1 : emit(ctx, buf, nb, e);
                 nb = 0;
             }
         }
@@ -49,7 +49,7 @@ int qr_par_first(qr_par_search *p, uint64_t k, qr_hits_fn emit, void *ctx, qr_to
     if (rc == 0 && nb)
         rc = emit(ctx, buf, nb, e);
     qr_arena_reset(a);
-    free(buf);
+    qr_qfree(p->ctx, buf);
     return rc;
 }
 
@@ -70,6 +70,7 @@ typedef struct rows_task {
     size_t *off, *len;
     uint8_t *by; /* which task read hit i */
     qr_buf buf;
+    size_t charged; /* of buf's capacity, charged to the query's budget */
     qr_err err;
 } rows_task;
 
@@ -79,7 +80,12 @@ static void rows_worker(void *arg, int w)
 {
     rows_task *k = (rows_task *)arg + w;
     qr_par_search *p = k->p;
+    uint32_t ticks = 0;
     for (uint32_t i = k->from; i < k->to && k->rc == 0; i++) {
+        if (qr_qctx_tick(p->ctx, &ticks, &k->err) != 0) {
+            k->rc = -1;
+            break;
+        }
         const qr_hit *h = k->place[i];
         size_t hi = (size_t)(h - k->hits);
         size_t slot = (size_t)k->t * p->nsegs + h->seg;
@@ -97,6 +103,13 @@ static void rows_worker(void *arg, int w)
         size_t at = k->buf.len;
         if (k->rc == 0 && qr_row_json(p->def, rd, h->doc, &k->buf, &k->err) != 0)
             k->rc = -1;
+        if (k->rc == 0 && k->buf.cap > k->charged) { /* the rows read so far count */
+            if (qr_qctx_charge(p->ctx, k->buf.cap - k->charged) != 0) {
+                k->rc = qr_qctx_nomem(p->ctx, &k->err);
+                break;
+            }
+            k->charged = k->buf.cap;
+        }
         k->off[hi] = at;
         k->len[hi] = k->buf.len - at;
         k->by[hi] = (uint8_t)k->t;
@@ -107,11 +120,12 @@ int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, q
 {
     /* read in (segment, row) order so a block or page serves all its rows;
      * split that order between the threads; emit in the hits' order */
-    const qr_hit **place = malloc(sizeof *place * (n ? n : 1));
-    size_t *off = malloc(sizeof *off * (n ? n : 1)), *len = malloc(sizeof *len * (n ? n : 1));
-    uint8_t *by = malloc(n ? n : 1);
-    int rc = (!place || !off || !len || !by) ? qr_errf(e, QR_E_NOMEM, "out of memory reading rows")
-                                             : 0;
+    qr_qctx *c = p->ctx;
+    const qr_hit **place = qr_qmalloc(c, sizeof *place * (n ? n : 1));
+    size_t *off = qr_qmalloc(c, sizeof *off * (n ? n : 1)),
+           *len = qr_qmalloc(c, sizeof *len * (n ? n : 1));
+    uint8_t *by = qr_qmalloc(c, n ? n : 1);
+    int rc = (!place || !off || !len || !by) ? qr_qctx_nomem(c, e) : 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         if (hits[i].seg >= p->nsegs || hits[i].doc >= p->ss[hits[i].seg].seg->rows)
             rc = qr_errf(e, QR_E_ARGS, "row %u of segment %u does not exist", hits[i].doc,
@@ -147,12 +161,13 @@ int qr_par_rows(qr_par_search *p, const qr_hit *hits, uint32_t n, qr_buf *out, q
         if (tasks[t].buf.oom && rc == 0)
             rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
         qr_buf_free(&tasks[t].buf);
+        qr_qctx_release(c, tasks[t].charged);
     }
     if (rc == 0 && out->oom)
         rc = qr_errf(e, QR_E_NOMEM, "out of memory reading rows");
-    free(place);
-    free(off);
-    free(len);
-    free(by);
+    qr_qfree(c, place);
+    qr_qfree(c, off);
+    qr_qfree(c, len);
+    qr_qfree(c, by);
     return rc;
 }

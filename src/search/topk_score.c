@@ -112,16 +112,17 @@ int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint3
     qr_qweights qw;
     qr_arena wa;
     qr_arena_init(&wa, 4096, 0);
-    int rc = qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, e);
+    int rc = qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, p->ctx, e);
     shared sh = {.p = p, .qw = &qw, .k = k, .exhaustive = exhaustive};
     atomic_init(&sh.next, 0);
     atomic_init(&sh.thr, -INFINITY);
     task tasks[QR_MAX_SEARCH_THREADS];
     int nt = rc == 0 ? p->threads : 0;
     for (int t = 0; t < nt; t++) {
-        tasks[t] = (task){.sh = &sh, .t = t, .h = {QR_BY_SCORE, malloc(sizeof(qr_hit) * (k ? k : 1)), 0, k}};
+        tasks[t] = (task){.sh = &sh, .t = t,
+                          .h = {QR_BY_SCORE, qr_qmalloc(p->ctx, sizeof(qr_hit) * (k ? k : 1)), 0, k}};
         if (!tasks[t].h.v) {
-            rc = qr_errf(e, QR_E_NOMEM, "out of memory for the top-%u heap", k);
+            rc = qr_qctx_nomem(p->ctx, e);
             nt = t + 1;
             break;
         }
@@ -142,7 +143,7 @@ int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint3
             st->blocks_decoded += tasks[t].st.blocks_decoded;
             st->docs_collected += tasks[t].st.docs_collected;
         }
-        free(tasks[t].h.v);
+        qr_qfree(p->ctx, tasks[t].h.v);
     }
     qr_arena_free(&wa);
     if (rc != 0)

@@ -75,6 +75,10 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
     uint32_t hi = rows;
     st->segments++;
     while (hi > 0 && rc == 0) {
+        if (qr_par_check(p, e) != 0) { /* a window can be a whole segment's rows */
+            rc = -1;
+            break;
+        }
         qr_arena_reset(a);
         ss->run = &p->qrun[0];
         qr_it *it = qr_segsearch_compile(ss, p->q[0], a, e);
@@ -100,9 +104,9 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
         for (; d < hi; d = qr_it_next(it)) {
             if (n == cap) {
                 size_t nc = cap ? cap * 2 : 1024;
-                uint32_t *nd = realloc(docs, sizeof *nd * nc);
+                uint32_t *nd = qr_qrealloc(p->ctx, docs, sizeof *nd * nc);
                 if (!nd) {
-                    rc = qr_errf(e, QR_E_NOMEM, "out of memory collecting newest rows");
+                    rc = qr_qctx_nomem(p->ctx, e);
                     break;
                 }
                 docs = nd;
@@ -136,7 +140,7 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
         win *= 4;
     }
     qr_colr_close(r);
-    free(docs);
+    qr_qfree(p->ctx, docs);
     qr_arena_reset(a);
     return rc;
 }

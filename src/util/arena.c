@@ -2,6 +2,8 @@
  * a request larger than the chunk size gets a chunk of its own. */
 #include "util/arena.h"
 
+#include "util/qctx.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,14 @@ void qr_arena_init(qr_arena *a, size_t chunk_size, size_t limit)
     a->limit = limit;
 }
 
+void qr_arena_set_ctx(qr_arena *a, qr_qctx *ctx)
+{
+    qr_qctx_release(a->ctx, a->reserved);
+    if (ctx) /* what it already holds, taken even past the limit */
+        atomic_fetch_add(&ctx->used, a->reserved);
+    a->ctx = ctx;
+}
+
 void *qr_arena_alloc(qr_arena *a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
@@ -26,9 +36,13 @@ void *qr_arena_alloc(qr_arena *a, size_t n)
         size_t sz = n > a->chunk_size ? n : a->chunk_size;
         if (a->limit && a->reserved + sz > a->limit)
             return NULL;
-        c = malloc(sizeof *c + sz);
-        if (!c)
+        if (qr_qctx_charge(a->ctx, sz) != 0)
             return NULL;
+        c = malloc(sizeof *c + sz);
+        if (!c) {
+            qr_qctx_release(a->ctx, sz);
+            return NULL;
+        }
         c->size = sz;
         c->off = 0;
         c->next = a->head;
@@ -65,6 +79,7 @@ void qr_arena_reset(qr_arena *a)
         c = n;
     }
     a->head = keep;
+    qr_qctx_release(a->ctx, a->reserved - (keep ? keep->size : 0));
     a->reserved = keep ? keep->size : 0;
     if (keep)
         keep->off = 0;
@@ -80,6 +95,7 @@ void qr_arena_free(qr_arena *a)
         c = n;
     }
     a->head = NULL;
+    qr_qctx_release(a->ctx, a->reserved);
     a->used = a->reserved = 0;
 }
 

@@ -3,6 +3,8 @@
  * Allocations live until qr_arena_reset() or qr_arena_free(); nothing is freed
  * one by one. An arena may carry a byte limit: past it, allocation returns
  * NULL (and the caller reports QR_E_NOMEM) instead of growing without bound.
+ * An arena may also draw on a query's budget (util/qctx.h): its chunks are
+ * charged to the context when taken and released when freed.
  */
 #ifndef QR_ARENA_H
 #define QR_ARENA_H
@@ -18,9 +20,13 @@ typedef struct qr_arena {
     size_t used;          /* bytes handed out since init/reset */
     size_t reserved;      /* bytes malloc'ed for chunks */
     size_t limit;         /* 0 = unlimited; else max reserved bytes */
+    struct qr_qctx *ctx;  /* chunks charged to it; NULL = not counted */
 } qr_arena;
 
 void qr_arena_init(qr_arena *a, size_t chunk_size, size_t limit);
+/* Charge the arena's chunks to ctx from now on (what it holds moves from
+ * the old context to the new one). */
+void qr_arena_set_ctx(qr_arena *a, struct qr_qctx *ctx);
 /* Returns 8-byte-aligned memory, or NULL when the limit or malloc fails. */
 void *qr_arena_alloc(qr_arena *a, size_t n);
 void *qr_arena_memdup(qr_arena *a, const void *p, size_t n);
