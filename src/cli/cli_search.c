@@ -111,6 +111,21 @@ static void explain_hits(const run_opts *o, qr_table *t, const qr_hit *h, uint32
             st->blocks_total ? 100.0 * (double)skipped / (double)st->blocks_total : 0.0);
 }
 
+/* What evaluation chose for each node of the tree, over the segments. */
+static void print_plan(const qr_par_search *ps)
+{
+    qr_plan pl;
+    qr_plan_init(&pl);
+    qr_par_plan(ps, &pl);
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_plan_print(&pl, ps->q[0], &b);
+    fprintf(stderr, "plan (per node: how it found its rows, in how many segments):\n%.*s",
+            (int)b.len, (const char *)b.p);
+    qr_buf_free(&b);
+    qr_plan_free(&pl);
+}
+
 /* Count, or find and print the top / first rows, with every segment open,
  * `reps` times (1 = once); with reps > 1 the hot latency goes to stderr. */
 static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
@@ -146,6 +161,8 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (o->timeout_ms)
             qr_par_set_limits(&ps, NULL, qr_par_now_ns() + (int64_t)o->timeout_ms * 1000000);
+        if (o->explain)
+            qr_par_set_explain(&ps); /* the last run's plan is printed */
         if (o->count_only) {
             rc = qr_par_count(&ps, &total, e);
         } else if (!top) {
@@ -178,6 +195,8 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
             fprintf(stderr, "search %.3f ms, reading %u rows %.3f ms (last run)\n", search_ms,
                     nhits, lat[o->reps - 1] - search_ms);
         }
+        if (rc == 0 && o->explain)
+            print_plan(&ps);
         if (rc == 0 && o->reps > 1)
             print_latency(lat, o->reps, ps.threads);
         else if (rc == 0 && o->explain)

@@ -276,8 +276,12 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     }
     termset ts = {.ctx = run->ctx};
     qr_it *it = NULL;
-    if (expand(ss, f, aut, need, &ts, e) == 0)
+    if (expand(ss, f, aut, need, &ts, e) == 0) {
+        qr_plan_node *pn = qr_plan_at(run->plan, q);
+        if (pn)
+            pn->terms += ts.n;
         it = mt_union_of(ss, f, &ts, a, e);
+    }
     qr_qfree(ts.ctx, ts.v);
     return it;
 }

@@ -36,7 +36,7 @@ static void *alloc_it(qr_arena *a, size_t size, const qr_it_vt *vt, uint64_t cos
 static uint32_t empty_next(qr_it *it) { return QR_NO_DOC; }
 static uint32_t empty_advance(qr_it *it, uint32_t t) { return QR_NO_DOC; }
 static uint64_t empty_count(qr_it *it) { return 0; }
-static const qr_it_vt empty_vt = {empty_next, empty_advance, empty_count, NULL};
+static const qr_it_vt empty_vt = {empty_next, empty_advance, empty_count, NULL, "empty"};
 qr_it *qr_it_empty(qr_arena *a) { return alloc_it(a, sizeof(qr_it), &empty_vt, 0); }
 
 /* ---- range [lo, hi) ---- */
@@ -66,7 +66,7 @@ static uint64_t range_count(qr_it *it)
     uint32_t from = it->started ? it->doc + 1 : r->lo;
     return from < r->hi ? r->hi - from : 0;
 }
-static const qr_it_vt range_vt = {range_next, range_advance, range_count, NULL};
+static const qr_it_vt range_vt = {range_next, range_advance, range_count, NULL, "row range"};
 qr_it *qr_it_range(qr_arena *a, uint32_t lo, uint32_t hi)
 {
     if (hi <= lo)
@@ -98,7 +98,7 @@ static uint64_t post_count(qr_it *it)
         n++;
     return n;
 }
-static const qr_it_vt post_vt = {post_next, post_advance, post_count, post_failed};
+static const qr_it_vt post_vt = {post_next, post_advance, post_count, post_failed, "postings"};
 qr_it *qr_it_postings(qr_arena *a, const qr_invfield *f, const qr_terminfo *ti)
 {
     post_it *p = alloc_it(a, sizeof *p, &post_vt, ti->df);
@@ -167,7 +167,7 @@ static uint64_t bm_count(qr_it *it)
         n += (uint64_t)__builtin_popcountll(word_at(b->bits, w));
     return n;
 }
-static const qr_it_vt bitmap_vt = {bm_next, bm_advance, bm_count, NULL};
+static const qr_it_vt bitmap_vt = {bm_next, bm_advance, bm_count, NULL, "bitmap"};
 const void *qr_it_bitmap_bits(const qr_it *it)
 {
     return it->vt == &bitmap_vt && !it->started ? ((const bitmap_it *)it)->bits : NULL;
@@ -226,7 +226,7 @@ static uint32_t and_advance(qr_it *it, uint32_t t)
     return and_align(a, qr_it_advance(a->kids[0], t));
 }
 static int and_failed(qr_it *it) { return any_failed(((and_it *)it)->kids, ((and_it *)it)->n); }
-static const qr_it_vt and_vt = {and_next, and_advance, NULL, and_failed};
+static const qr_it_vt and_vt = {and_next, and_advance, NULL, and_failed, "leapfrog"};
 
 static void sort_by_cost(qr_it **k, uint32_t n)
 {
@@ -338,7 +338,7 @@ static uint32_t or_advance(qr_it *it, uint32_t t)
     return or_settle(o, t);
 }
 static int or_failed(qr_it *it) { return any_failed(((or_it *)it)->all, ((or_it *)it)->nall); }
-static const qr_it_vt or_vt = {or_next, or_advance, NULL, or_failed};
+static const qr_it_vt or_vt = {or_next, or_advance, NULL, or_failed, "heap"};
 
 qr_it *qr_it_minmatch(qr_arena *a, qr_it **kids, uint32_t n, uint32_t k)
 {
@@ -404,7 +404,8 @@ static int andnot_failed(qr_it *it)
     andnot_it *x = (andnot_it *)it;
     return qr_it_failed(x->inc) || qr_it_failed(x->exc);
 }
-static const qr_it_vt andnot_vt = {andnot_next, andnot_advance, NULL, andnot_failed};
+static const qr_it_vt andnot_vt = {andnot_next, andnot_advance, NULL, andnot_failed,
+                                   "exclusion"};
 qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc)
 {
     andnot_it *x = alloc_it(a, sizeof *x, &andnot_vt, inc->cost);

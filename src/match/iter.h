@@ -24,6 +24,7 @@ typedef struct qr_it_vt {
     uint64_t (*count)(qr_it *);
     /* optional: 1 when the iterator or a child met corrupt data */
     int (*failed)(qr_it *);
+    const char *name; /* how it finds its docs, for plans ("postings", "bitmap", ...) */
 } qr_it_vt;
 
 struct qr_it {

@@ -451,7 +451,8 @@ static int phrase_failed(qr_it *it)
             return 1;
     return p->bad;
 }
-static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, phrase_count, phrase_failed};
+static const qr_it_vt phrase_vt = {phrase_next, phrase_advance, phrase_count, phrase_failed,
+                                   "positions"};
 
 double qr_it_phrase_freq(const qr_it *it) { return ((const phrase_it *)it)->freq; }
 

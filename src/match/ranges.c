@@ -17,8 +17,11 @@ qr_it *mt_empty(qr_arena *a, qr_err *e)
 /* Rows of column `c` (integer-stored) in [lo, hi], by reading it: blocks
  * whose min/max miss the range are skipped, blocks inside it taken whole
  * (but for NULLs). */
-static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_arena *a, qr_err *e)
+static qr_it *scan_range(qr_segsearch *ss, const qr_query *q, int c, int64_t lo, int64_t hi,
+                         qr_arena *a, qr_err *e)
 {
+    qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
+    qr_plan_way(mt_run(ss)->plan, q, "column scan");
     qr_segment *s = ss->seg;
     const qr_colmeta *cm = &s->cols[c];
     uint32_t rows = (uint32_t)s->rows;
@@ -29,8 +32,13 @@ static qr_it *scan_range(qr_segsearch *ss, int c, int64_t lo, int64_t hi, qr_are
     qr_colreader *r = NULL;
     for (uint32_t di = 0; di < cm->ndata; di++) {
         const qr_blockref *b = &cm->blocks[cm->first_data + di];
-        if ((b->flags & QR_BLKF_ALL_NULL) || b->max < lo || b->min > hi)
+        if ((b->flags & QR_BLKF_ALL_NULL) || b->max < lo || b->min > hi) {
+            if (pn)
+                pn->blocks_skipped++;
             continue;
+        }
+        if (pn)
+            pn->blocks_read++;
         if (mt_tick(ss, e) != 0) {
             qr_colr_close(r);
             return NULL;
@@ -127,7 +135,8 @@ qr_it *mt_time_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     if (c < 0 || lo > hi)
         return mt_empty(a, e);
     if (c != s->sort_col)
-        return scan_range(ss, c, lo, hi, a, e);
+        return scan_range(ss, q, c, lo, hi, a, e);
+    qr_plan_way(mt_run(ss)->plan, q, "binary search of the sort column");
     uint32_t first = (uint32_t)s->cols[c].null_count; /* NULLs sort first */
     uint32_t n = (uint32_t)s->rows;
     if (first >= n || hi < s->min_ts || lo > s->max_ts)
@@ -174,7 +183,7 @@ qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
         int c = range_col(ss, q, e);
         if (c == -2)
             return NULL;
-        return c < 0 ? mt_empty(a, e) : scan_range(ss, c, lo, hi, a, e);
+        return c < 0 ? mt_empty(a, e) : scan_range(ss, q, c, lo, hi, a, e);
     }
     qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
@@ -199,6 +208,10 @@ qr_it *mt_int_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
         }
     }
     qr_it *res = NULL;
+    qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
+    if (pn)
+        pn->terms += ts.n;
+    qr_plan_way(mt_run(ss)->plan, q, "range index terms");
     if (r >= 0)
         res = mt_union_of(ss, f, &ts, a, e);
     else

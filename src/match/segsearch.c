@@ -45,7 +45,7 @@ qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
 
 qr_it *mt_nomem(qr_err *e)
 {
-    qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
     return NULL;
 }
 
@@ -103,7 +103,9 @@ static int frequent_list(const qr_it *it, uint32_t rows)
     return qr_it_is_postings(it) && it->cost >= rows / 32;
 }
 
-static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+/* rec: the node the plan records it under (q, or the NOT node q stands for) */
+static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, const qr_query *rec, qr_arena *a,
+                          qr_err *e)
 {
     qr_it **pos = qr_arena_alloc(a, sizeof *pos * q->n);
     qr_it **neg = qr_arena_alloc(a, sizeof *neg * q->n);
@@ -132,6 +134,8 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_e
     for (uint32_t i = 0; i < nn; i++)
         nbn += qr_it_bitmap_bits(neg[i]) != NULL;
     if ((nbp >= 1 && nbp + nbn >= 2) || (nfp >= 1 && nbp + nfp >= 2)) {
+        if (nfp)
+            qr_plan_way(mt_run(ss)->plan, rec, "frequent words read whole");
         uint64_t *acc = bm_new(a, rows), *tmp = NULL;
         if (!acc)
             return mt_nomem(e);
@@ -212,7 +216,7 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_e
     return inc ? inc : mt_nomem(e);
 }
 
-static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+static qr_it *compile_node(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
     switch (q->type) {
     case Q_ALL: {
@@ -233,10 +237,10 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
         return it ? it : mt_nomem(e);
     }
     case Q_AND:
-        return compile_and(ss, q, a, e);
+        return compile_and(ss, q, q, a, e);
     case Q_NOT: {
         qr_query and1 = {.type = Q_AND, .n = 1, .kids = (qr_query **)&q};
-        return compile_and(ss, &and1, a, e);
+        return compile_and(ss, &and1, q, a, e);
     }
     case Q_OR:
     case Q_MINMATCH: {
@@ -315,6 +319,33 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     }
     qr_errf(e, QR_E_INTERNAL, "query node type %d", (int)q->type);
     return NULL;
+}
+
+/* Every node goes through here: with a plan, what it became is recorded. */
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_it *it = compile_node(ss, q, a, e);
+    qr_plan *pl = mt_run(ss)->plan;
+    if (it && pl) {
+        qr_plan_node *n = qr_plan_at(pl, q);
+        if (n) {
+            n->segments++;
+            n->est_rows += it->cost;
+        }
+        const char *how = it->vt->name;
+        int boolean = q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT ||
+                      q->type == Q_MINMATCH;
+        int multi = q->type == Q_PREFIX || q->type == Q_REGEXP || q->type == Q_LIKE ||
+                    q->type == Q_FUZZY;
+        if (boolean && qr_it_bitmap_bits(it))
+            how = "bitmap algebra";
+        else if (multi && qr_it_bitmap_bits(it))
+            how = "terms' union as a bitmap";
+        else if (multi && !strcmp(how, "heap"))
+            how = "terms' union by a heap";
+        qr_plan_way(pl, q, how);
+    }
+    return it;
 }
 
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)

@@ -20,6 +20,7 @@
 #include "format/segment.h"
 #include "index/invindex.h"
 #include "match/iter.h"
+#include "match/plan.h"
 #include "query/query.h"
 #include "util/qctx.h"
 
@@ -34,6 +35,7 @@ typedef struct qr_qrun {
     qr_qctx *ctx;   /* the query's budget and stop conditions (NULL: none):
                      * automata, term sets and long loops answer to it */
     uint32_t ticks; /* the run's qr_qctx_tick counter */
+    qr_plan *plan;  /* what evaluation chose is recorded here (NULL: not) */
 } qr_qrun;
 
 void qr_qrun_init(qr_qrun *r);
@@ -51,6 +53,11 @@ typedef struct qr_segsearch {
 } qr_segsearch;
 
 void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg);
+/* Where what evaluation chooses is recorded (NULL: nowhere). */
+static inline qr_plan *qr_segsearch_plan(const qr_segsearch *ss)
+{
+    return ss->run ? ss->run->plan : ss->own.plan;
+}
 void qr_segsearch_close(qr_segsearch *ss);
 /* Field `sec`'s index, opened on first use (NULL with e set on error). */
 qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e);

@@ -118,7 +118,7 @@ int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const
     qw->n = qr_bm25_count_leaves(q);
     qw->w = qr_arena_alloc(a, sizeof *qw->w * (qw->n ? qw->n : 1));
     if (!qw->w)
-        return qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
     uint32_t at = 0;
     return leaves(qw, ss, nsegs, q, &at, e);
 }

@@ -68,6 +68,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     }
     if (n == 1)
         return kids[0];
+    qr_plan *pl = qr_segsearch_plan(ss);
     /* dense words (and the filters, as a bitmap): candidates from bitmaps */
     const void *fbits = NULL;
     uint32_t nw = nf ? n - 1 : n;
@@ -87,11 +88,12 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         /* every row's length bounds it before any postings are read */
         qr_sc *b = sc_dense_new(1, kids, nw, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
-            return b ? b : sc_nomem(e);
+            return b ? (qr_plan_way(pl, q, "scored from dense bitmaps"), b) : sc_nomem(e);
     }
     qr_sc *tt = nf ? NULL : try_taat(top, 1, kids, n, n, ss, a, &oom);
     if (tt || oom)
-        return tt ? tt : sc_nomem(e);
+        return tt ? (qr_plan_way(pl, q, "scored term at a time"), tt) : sc_nomem(e);
+    qr_plan_way(pl, q, "scored by block-max leapfrog");
     return sc_and_new(kids, n, a, e);
 }
 
@@ -106,14 +108,16 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
         if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, a, e)))
             return NULL;
     int oom = 0;
+    qr_plan *pl = qr_segsearch_plan(ss);
     qr_sc *tt = k <= q->n ? try_taat(top, 0, kids, q->n, k, ss, a, &oom) : NULL;
     if (tt || oom)
-        return tt ? tt : sc_nomem(e);
+        return tt ? (qr_plan_way(pl, q, "scored term at a time"), tt) : sc_nomem(e);
     if (k <= q->n) { /* dense words: candidates from bitmaps (at least k of them) */
         qr_sc *b = sc_dense_new(0, kids, q->n, k, NULL, (uint32_t)ss->seg->rows, a, &oom);
         if (b || oom)
-            return b ? b : sc_nomem(e);
+            return b ? (qr_plan_way(pl, q, "scored from dense bitmaps"), b) : sc_nomem(e);
     }
+    qr_plan_way(pl, q, "scored by block-max MaxScore");
     return sc_or_new(kids, q->n, k, a, e);
 }
 
@@ -134,6 +138,7 @@ static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, 
             return (void)qr_errf(e, QR_E_INTERNAL, "query statistics do not match the query"),
                    NULL;
         double w = qw->w[(*leaf)++];
+        qr_plan_way(qr_segsearch_plan(ss), q, "scored with block maxima");
         return q->type == Q_TERM ? sc_term_new(ss, q, qw, w, a, e) : sc_phrase_new(ss, q, qw, w, a, e);
     }
     return q->type == Q_AND ? build_and(ss, q, qw, leaf, top, a, e)

@@ -14,7 +14,7 @@
 
 qr_sc *sc_nomem(qr_err *e)
 {
-    qr_errf(e, QR_E_NOMEM, "query: out of memory (query memory limit)");
+    qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
     return NULL;
 }
 

@@ -58,6 +58,21 @@ void qr_par_set_limits(qr_par_search *p, const atomic_int *cancel, int64_t deadl
 
 void qr_par_set_memory_limit(qr_par_search *p, size_t bytes) { p->ctx->limit = bytes; }
 
+void qr_par_set_explain(qr_par_search *p)
+{
+    p->explain = 1;
+    for (int t = 0; t < p->threads; t++) {
+        qr_plan_free(&p->plan[t]); /* a fresh plan */
+        p->qrun[t].plan = &p->plan[t];
+    }
+}
+
+void qr_par_plan(const qr_par_search *p, qr_plan *out)
+{
+    for (int t = 0; p->explain && t < p->threads; t++)
+        qr_plan_merge(out, &p->plan[t]);
+}
+
 int qr_par_set_ctx(qr_par_search *p, qr_qctx *ctx, qr_err *e)
 {
     if (!ctx)
@@ -171,6 +186,7 @@ void qr_par_free(qr_par_search *p)
         qr_pool_free(p->pool);
     for (int t = 0; t < p->threads; t++) {
         qr_qrun_free(&p->qrun[t]);
+        qr_plan_free(&p->plan[t]);
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }

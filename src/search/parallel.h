@@ -42,6 +42,8 @@ typedef struct qr_par_search {
     qr_qctx *ctx;     /* the query's budget and stop conditions: own_ctx, or
                        * the caller's (qr_par_set_ctx) */
     qr_qctx own_ctx;  /* default: QR_QCTX_DEFAULT_LIMIT, no stop conditions */
+    qr_plan plan[QR_MAX_SEARCH_THREADS]; /* per worker, once qr_par_set_explain */
+    int explain;
 } qr_par_search;
 
 /* Prepare: parses `text` for table def once per worker. def and segs stay
@@ -79,6 +81,12 @@ int qr_par_set_ctx(qr_par_search *p, qr_qctx *ctx, qr_err *e);
 int64_t qr_par_now_ns(void);
 /* 0, or -1 with e set (57014) when the search must stop. */
 int qr_par_check(const qr_par_search *p, qr_err *e);
+/* Record, from now on, what evaluation chooses for each node in each
+ * segment (match/plan.h), in a fresh plan (each call starts one);
+ * qr_par_plan sums it over the workers into `out`
+ * (initialised by the caller, freed with qr_plan_free). */
+void qr_par_set_explain(qr_par_search *p);
+void qr_par_plan(const qr_par_search *p, qr_plan *out);
 /* Count matches over every segment (0, or -1 with e set). */
 int qr_par_count(qr_par_search *p, uint64_t *count, qr_err *e);
 void qr_par_free(qr_par_search *p);

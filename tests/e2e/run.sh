@@ -78,6 +78,11 @@ check "top: 1 thread equals 2" cmp "$T/top" <(S --top 20 --threads 1 'failed OR 
 S --top 20 --explain 'failed OR cache' 2>"$T/topx" >/dev/null
 check "top: --explain ranks 20 hits with scores" test "$(grep -c '^#[0-9]* score' "$T/topx")" -eq 20
 check "top: --explain reports skipped blocks" grep -q 'postings blocks: [0-9]* of [0-9]* skipped' "$T/topx"
+check "top: --explain prints the plan: how the OR was scored" grep -qE '^OR  \[scored (term at a time|from dense bitmaps|by block-max MaxScore) [0-9]+' "$T/topx"
+check "top: --explain prints the plan: its words" grep -qE '^  failed  \[scored with block maxima [0-9]+\]' "$T/topx"
+S --count --explain 'cahce~1 AND TraceFlags:>=1' 2>"$T/cntx" >/dev/null
+check "count: --explain plan counts a fuzzy node's terms" grep -qE '^  cahce~1  \[.*; [0-9]+ terms; <= [0-9]+ rows\]' "$T/cntx"
+check "count: --explain plan shows a column scan's blocks" grep -qE '^  TraceFlags:.*column scan [0-9]+.*column blocks [0-9]+ read, [0-9]+ skipped by min/max' "$T/cntx"
 S --limit 100000 'error' | ts | sort -r | head -n 15 > "$T/newest.want"
 S --top 15 --by time 'error' | ts > "$T/newest.got"
 check "top by time: the 15 newest timestamps" cmp "$T/newest.want" "$T/newest.got"
@@ -190,11 +195,13 @@ head -n 50 "$T/gen.ndjson" | sed 's/$/\r/' > "$T/crlf.ndjson"
 "$Q" ingest --data "$T/d" --table crlf --quiet "$T/crlf.ndjson"
 check "CRLF input reads back as LF" cmp <("$Q" cat --data "$T/d" --table crlf) <(head -n 50 "$T/gen.ndjson")
 
-# query limits: a memory limit too small for one arena chunk fails cleanly;
+# query limits: a memory limit too small for the query's automata fails cleanly;
 # a generous timeout changes nothing
-"$Q" search --data "$T/d" --table logs --count --threads 2 --memory-limit 1048576 failed >/dev/null 2>"$T/mem.err"; rc=$?
+"$Q" search --data "$T/d" --table logs --count --threads 2 --memory-limit 1048576 'cahce~2 OR failed' >/dev/null 2>"$T/mem.err"; rc=$?
 check "search --memory-limit: exit 1" test $rc -eq 1
-check "search --memory-limit: 53200" grep -q "error 53200: query: out of memory" "$T/mem.err"
+check "search --memory-limit: 53200" grep -q "error 53200: out of memory: the query needs more than its memory limit of 1048576 bytes" "$T/mem.err"
+"$Q" search --data "$T/d" --table logs --top 50 --memory-limit 1048576 'cahce~2 OR failed' >/dev/null 2>"$T/mem2.err"; rc=$?
+check "search --memory-limit: top-k fails cleanly too" grep -q "error 53200: out of memory: the query needs more than its memory limit" "$T/mem2.err"
 check "search --timeout: a generous one changes nothing" \
     test "$("$Q" search --data "$T/d" --table logs --count --timeout 60000 'cahce~2 OR failed')" -eq "$(cnt 'cahce~2 OR failed')"
 

@@ -1,0 +1,187 @@
+/* test_plan.c - the plan a search records (match/plan.h): every compiled
+ * node accounts for every segment, the ways it names are the ones its
+ * evaluation took, a multi-term node's term count equals the number of
+ * distinct words the oracle finds matching in each segment, a column
+ * scan's blocks read + skipped equal the column's blocks, recording does
+ * not change any answer, and the printed plan names every node. */
+#include "search/oracle.h"
+#include "search/topk.h"
+
+ORACLE_FIXTURE
+
+static const qr_plan_node *node_of(const qr_plan *p, const qr_query *q)
+{
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->v[i].q == q)
+            return &p->v[i];
+    return NULL;
+}
+
+static uint32_t ways_of(const qr_plan_node *n, const char *name)
+{
+    uint32_t c = 0;
+    for (int w = 0; w < QR_PLAN_WAYS && n->way[w].name; w++)
+        if (!name || !strcmp(n->way[w].name, name))
+            c += n->way[w].n;
+    return c;
+}
+
+/* Distinct Body words matching multi-term node q, summed over segments. */
+static uint64_t oracle_terms(const qr_query *q)
+{
+    regex_t re;
+    if (q->type == Q_REGEXP)
+        oracle_regcomp(&re, q);
+    uint64_t total = 0;
+    for (int s = 0; s < NSEG; s++) {
+        char **seen = NULL;
+        size_t nseen = 0;
+        for (uint32_t r = 0; r < od.nrows[s]; r++)
+            for (uint32_t t = 0; t < od.rows[s][r].ntok; t++) {
+                const otok *k = &od.rows[s][r].toks[t];
+                if (!oracle_tok_matches(k, q, &re))
+                    continue;
+                size_t i = 0;
+                while (i < nseen && strcmp(seen[i], k->s))
+                    i++;
+                if (i == nseen) {
+                    seen = realloc(seen, sizeof *seen * (nseen + 1));
+                    seen[nseen++] = k->s;
+                }
+            }
+        total += nseen;
+        free(seen);
+    }
+    if (q->type == Q_REGEXP)
+        regfree(&re);
+    return total;
+}
+
+static void plan_of(const char *text, int mode, qr_plan *pl, uint64_t *count, qr_query **tree,
+                    qr_arena *a)
+{
+    qr_err e;
+    *tree = qr_query_parse_for(tu_otel(), text, strlen(text), a, &e);
+    assert_non_null(*tree);
+    qr_par_search ps;
+    assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), od.segs, NSEG, *tree, 2, &e), 0);
+    uint64_t plain = 0;
+    qr_hit h1[10], h2[10];
+    uint32_t n1 = 0, n2 = 0;
+    if (mode == 0)
+        assert_int_equal(qr_par_count(&ps, &plain, &e), 0);
+    else
+        assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 0, h1, &n1, NULL, &e), 0);
+    qr_par_set_explain(&ps);
+    if (mode == 0) {
+        assert_int_equal(qr_par_count(&ps, count, &e), 0);
+        assert_int_equal(*count, plain); /* recording changes nothing */
+    } else {
+        assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 0, h2, &n2, NULL, &e), 0);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(h1, h2, sizeof *h1 * n1);
+    }
+    qr_plan_init(pl);
+    qr_par_plan(&ps, pl);
+    assert_false(pl->oom);
+    qr_par_free(&ps);
+}
+
+static void test_count_plans_account_for_every_segment(void **st)
+{
+    (void)st;
+    const char *qs[] = {"failed AND order", "error -cache", "cahce~1 AND service:cart",
+                        "atleast(2, error, failed, charge, cache)", "ord* OR /c.che/",
+                        "\"failed to place order\" AND sevnum:>=13", "like:%tion AND NOT error"};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        qr_arena a;
+        qr_arena_init(&a, 1 << 16, 0);
+        qr_plan pl;
+        uint64_t count;
+        qr_query *t;
+        plan_of(qs[i], 0, &pl, &count, &t, &a);
+        /* the root and each child of it were compiled in every segment */
+        const qr_plan_node *root = node_of(&pl, t);
+        assert_non_null(root);
+        assert_int_equal(root->segments, NSEG);
+        assert_true(ways_of(root, NULL) >= NSEG);
+        assert_true(root->est_rows >= count);
+        for (uint32_t k = 0; k < t->n; k++) {
+            const qr_query *kid = t->kids[k]->type == Q_NOT ? t->kids[k]->kids[0] : t->kids[k];
+            const qr_plan_node *n = node_of(&pl, kid);
+            assert_non_null(n);
+            assert_int_equal(n->segments, NSEG);
+            if (kid->type == Q_PREFIX || kid->type == Q_REGEXP || kid->type == Q_LIKE ||
+                kid->type == Q_FUZZY)
+                assert_int_equal(n->terms, oracle_terms(kid));
+        }
+        qr_buf b;
+        qr_buf_init(&b);
+        qr_plan_print(&pl, t, &b);
+        qr_buf_put_u8(&b, 0);
+        /* one line per node, the root's first and annotated */
+        const char *root_label = t->type == Q_AND ? "AND  [" : t->type == Q_OR ? "OR  ["
+                                                             : "atleast(2)  [";
+        assert_memory_equal(b.p, root_label, strlen(root_label));
+        size_t lines = 0;
+        for (size_t j = 0; j < b.len; j++)
+            lines += b.p[j] == '\n';
+        assert_true(lines >= 1 + t->n);
+        qr_buf_free(&b);
+        qr_plan_free(&pl);
+        qr_arena_free(&a);
+    }
+}
+
+static void test_ways_name_what_evaluation_did(void **st)
+{
+    (void)st;
+    qr_arena a;
+    qr_arena_init(&a, 1 << 16, 0);
+    qr_plan pl;
+    uint64_t count;
+    qr_query *t;
+    /* an unindexed number column: a scan over its blocks, min/max deciding */
+    plan_of("TraceFlags:>=1 AND failed", 0, &pl, &count, &t, &a);
+    const qr_plan_node *scan = node_of(&pl, t->kids[0]);
+    assert_non_null(scan);
+    assert_int_equal(ways_of(scan, "column scan"), NSEG);
+    uint64_t blocks = 0;
+    for (int s = 0; s < NSEG; s++) {
+        int c = qr_seg_col(od.segs[s], "TraceFlags");
+        assert_true(c >= 0);
+        blocks += od.segs[s]->cols[c].ndata;
+    }
+    assert_int_equal(scan->blocks_read + scan->blocks_skipped, blocks);
+    qr_plan_free(&pl);
+    /* time on the sort column: a binary search */
+    plan_of("time:>=2025-09-23T00:00:01Z", 0, &pl, &count, &t, &a);
+    assert_int_equal(ways_of(node_of(&pl, t), "binary search of the sort column"), NSEG);
+    qr_plan_free(&pl);
+    /* scoring: the OR says how it was scored, its words that they were */
+    plan_of("failed OR error", 1, &pl, &count, &t, &a);
+    const qr_plan_node *or = node_of(&pl, t);
+    assert_non_null(or);
+    assert_int_equal(ways_of(or, "scored term at a time") + ways_of(or, "scored from dense bitmaps") +
+                         ways_of(or, "scored by block-max MaxScore"),
+                     NSEG);
+    assert_int_equal(ways_of(node_of(&pl, t->kids[0]), "scored with block maxima"), NSEG);
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_plan_print(&pl, t, &b);
+    qr_buf_put_u8(&b, 0);
+    assert_non_null(strstr((char *)b.p, "OR  [scored"));
+    assert_non_null(strstr((char *)b.p, "\n  failed  [scored with block maxima 4]"));
+    qr_buf_free(&b);
+    qr_plan_free(&pl);
+    qr_arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_count_plans_account_for_every_segment),
+        cmocka_unit_test(test_ways_name_what_evaluation_did),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
