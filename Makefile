@@ -1,5 +1,7 @@
 # Quarry build. `make` = release build; `make test` = deps + every test,
-# optimised and under ASan+UBSan; `make demo`; `make bench`. See README.md.
+# optimised and under ASan+UBSan; `make tsan-stress` = the search stress
+# test under ThreadSanitizer for 20 s (by hand); `make demo`; `make bench`.
+# See README.md.
 
 CC      ?= cc
 CSTD    := -std=gnu11
@@ -10,6 +12,7 @@ INC     := -Isrc
 REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_GNU_SOURCE $(INC)
 ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined -D_GNU_SOURCE $(INC)
+TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=thread -D_GNU_SOURCE $(INC)
 
 LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
@@ -26,7 +29,8 @@ ASAN_BIN  := build/asan/quarry
 REL_TESTS := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRC))
 ASAN_TESTS:= $(patsubst tests/%.c,build/asan/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test unit-rel unit-asan e2e fuzz demo bench clean check-layers clang-build format
+.PHONY: all deps test unit-rel unit-asan e2e fuzz demo bench clean check-layers clang-build format \
+        tsan-stress
 all: $(REL_BIN)
 	@ln -sf $(REL_BIN) quarry
 
@@ -61,6 +65,17 @@ build/asan/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS)
 
+# ---- ThreadSanitizer (make tsan-stress; not part of make test) ----
+TSAN_LIB := build/tsan/libquarry.a
+build/tsan/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -MMD -MP -c $< -o $@
+$(TSAN_LIB): $(call objs,tsan,$(LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+build/tsan/tests/%: tests/%.c $(TSAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(TSAN_LIB) -lcmocka $(DEPS_LIBS)
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # ---- tests ----
@@ -78,6 +93,13 @@ e2e: $(REL_BIN) $(ASAN_BIN)
 
 fuzz:
 	@bash fuzz/run.sh 20
+
+# 8 clients over one table for QUARRY_STRESS_SECONDS (20 by default here);
+# any report of a race fails it (TSan exits 66).
+tsan-stress: deps
+	@$(MAKE) --no-print-directory -j2 build/tsan/tests/search/test_par_stress
+	TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 history_size=4 $$TSAN_OPTIONS" \
+	    QUARRY_STRESS_SECONDS=$${QUARRY_STRESS_SECONDS:-20} build/tsan/tests/search/test_par_stress
 
 check-layers:
 	@bash scripts/check-layers
