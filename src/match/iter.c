@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "util/popcount.h"
+
 uint64_t qr_it_count(qr_it *it)
 {
     if (it->vt->count)
@@ -163,8 +165,9 @@ static uint64_t bm_count(qr_it *it)
     uint64_t from = it->started ? (uint64_t)it->doc + 1 : 0, n = 0;
     for (uint64_t d = from; d < b->rows && (d & 63); d++)
         n += (word_at(b->bits, d >> 6) >> (d & 63)) & 1;
-    for (uint64_t w = (from + 63) >> 6; w < ((uint64_t)b->rows + 63) >> 6; w++)
-        n += (uint64_t)__builtin_popcountll(word_at(b->bits, w));
+    uint64_t w0 = (from + 63) >> 6, w1 = ((uint64_t)b->rows + 63) >> 6;
+    if (w1 > w0)
+        n += qr_popcount_words(b->bits + w0 * 8, w1 - w0);
     return n;
 }
 static const qr_it_vt bitmap_vt = {bm_next, bm_advance, bm_count, NULL, "bitmap"};

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "match/segsearch.h"
+#include "util/popcount.h"
 
 /* The searching thread's run state (its automata, budget, stop flags). */
 static inline qr_qrun *mt_run(qr_segsearch *ss) { return ss->run ? ss->run : &ss->own; }
@@ -55,10 +56,7 @@ static inline void bm_apply(uint64_t *dst, const void *src, size_t words, int op
 
 static inline uint64_t bm_count_words(const uint64_t *w, size_t words)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < words; i++)
-        n += (uint64_t)__builtin_popcountll(w[i]);
-    return n;
+    return qr_popcount_words(w, words);
 }
 
 /* Set the bits of every doc of `it` (walks it). */

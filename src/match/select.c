@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "match/select.h"
+#include "util/popcount.h"
 
 void qr_itsel_init(qr_itsel *c, qr_it *it, uint32_t rows)
 {
@@ -120,8 +121,7 @@ int64_t qr_it_select_bits(qr_itsel *c, uint32_t lo, uint32_t hi, uint64_t *words
         uint32_t tail = (hi - lo) & 63;
         if (tail)
             words[nw - 1] &= (1ull << tail) - 1;
-        for (uint32_t k = 0; k < nw; k++)
-            count += __builtin_popcountll(words[k]);
+        count += qr_popcount_words(words, nw);
         c->pos = hi;
         return count;
     }

@@ -22,6 +22,7 @@
  * starting from zero, exactly as the one-row-at-a-time scorers add them,
  * so both give bitwise-equal scores (pruned equals exhaustive). */
 #include "score/scorer_int.h"
+#include "util/popcount.h"
 
 #include <string.h>
 
@@ -157,10 +158,7 @@ static void add_cand(taat_sc *s, uint32_t doc, double v)
 /* Rows of the window set in cand. */
 static uint64_t count_bits(const uint64_t *cand, uint32_t nw)
 {
-    uint64_t left = 0;
-    for (uint32_t wi = 0; wi < nw; wi++)
-        left += (uint64_t)__builtin_popcountll(cand[wi]);
-    return left;
+    return qr_popcount_words(cand, nw);
 }
 
 /* Record word i at the candidate rows `cand` of the window into its own
