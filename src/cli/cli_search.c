@@ -104,9 +104,10 @@ static void explain_hits(const run_opts *o, qr_table *t, const qr_hit *h, uint32
     }
     uint64_t skipped = st->blocks_total - st->blocks_decoded;
     fprintf(stderr,
-            "%llu of %u segments searched, %llu rows reached the heap, postings blocks: %llu of %llu "
-            "skipped (%.1f%%)\n",
-            (unsigned long long)st->segments, t->man.nsegs, (unsigned long long)st->docs_collected,
+            "%llu of %u segments searched (%llu skipped whole by their score bound), %llu rows "
+            "reached the heap, postings blocks: %llu of %llu skipped (%.1f%%)\n",
+            (unsigned long long)st->segments, t->man.nsegs,
+            (unsigned long long)st->segments_skipped, (unsigned long long)st->docs_collected,
             (unsigned long long)skipped, (unsigned long long)st->blocks_total,
             st->blocks_total ? 100.0 * (double)skipped / (double)st->blocks_total : 0.0);
 }

@@ -77,6 +77,9 @@ static inline uint32_t qr_sc_next(qr_sc *s)
 }
 static inline double qr_sc_score(qr_sc *s) { return s->vt->score(s); }
 
+/* max_score(s, QR_SC_END, 0): the best score of any row from here on. */
+#define QR_SC_END (QR_NO_DOC - 1)
+
 /* Build the scorer of q for one segment. qw holds the query's index-wide
  * statistics (qr_qweights_compute). Memory from `a`. NULL with e set. */
 qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,

@@ -237,14 +237,22 @@ static void or_window(or_sc *o, uint32_t target)
     o->pref[0] = 0;
     for (uint32_t j = 0; j < o->n; j++)
         o->pref[j + 1] = o->pref[j] + o->wmax[o->order[j]];
+    /* the bounds summed in the written order, the order a row's score adds
+     * them: rounding is monotonic, so no row of the window scores above
+     * it, exactly (no slack: a window whose best only ties the threshold
+     * is skipped, which matters when thousands of rows tie) */
+    double tot = 0;
+    for (uint32_t i = 0; i < o->n; i++)
+        tot += o->wmax[i];
     if (o->k == 1) {
         o->ness = 0;
         while (o->ness < o->n && o->pref[o->ness + 1] * SLACK <= o->min)
             o->ness++;
-        if (o->ness < o->n && o->n <= OR_COUPLE_MAX && or_max(&o->sc, o->wend, 0) * SLACK <= o->min)
+        if (o->ness < o->n &&
+            (tot <= o->min || (o->n <= OR_COUPLE_MAX && or_max(&o->sc, o->wend, 0) <= o->min)))
             o->ness = o->n; /* no subset of the clauses can compete here */
     } else {
-        o->ness = o->pref[o->n] * SLACK <= o->min ? o->n : 0;
+        o->ness = o->pref[o->n] * SLACK <= o->min || tot <= o->min ? o->n : 0;
     }
     o->wvalid = 1;
 }

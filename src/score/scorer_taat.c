@@ -265,7 +265,10 @@ static int fill(taat_sc *s, uint32_t target)
             term_shallow(&s->t[i]->sc, lo);
             u += term_max(&s->t[i]->sc, hi, 0);
         }
-        if (u * SLACK <= s->min)
+        /* u sums the words' bounds in the order a row's score adds their
+         * contributions, each bound >= its contribution: rounding is
+         * monotonic, so no row here scores above u, exactly */
+        if (u <= s->min)
             return 1; /* nothing here can compete: not decoded */
     }
     if (s->is_and) {

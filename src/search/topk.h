@@ -41,6 +41,8 @@ typedef struct qr_hit {
 
 typedef struct qr_topk_stats {
     uint64_t segments;       /* segments searched (not skipped as a whole) */
+    uint64_t segments_skipped; /* by score: skipped whole, their best possible
+                                * score unable to beat the threshold */
     uint64_t blocks_total;   /* postings blocks of the scored terms (and phrases' terms) */
     uint64_t blocks_decoded; /* of those, decoded (the rest were skipped by block-max) */
     uint64_t docs_collected; /* rows the scorers returned to the heaps (they drop

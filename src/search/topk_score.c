@@ -4,6 +4,7 @@
 #include "search/topk_int.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,12 @@ typedef struct shared {
     uint32_t k;
     int exhaustive;
     atomic_uint next;
-    _Atomic double thr; /* the best full-heap threshold of any thread */
+    /* the best full-heap threshold of any thread: its worst hit's score
+     * and segment (a pair, so under the lock; read once per segment and
+     * when the heap changes) */
+    pthread_mutex_t mu;
+    double thr;
+    uint32_t thr_seg;
 } shared;
 
 typedef struct task {
@@ -28,24 +34,38 @@ typedef struct task {
     qr_err err;
 } task;
 
-static void publish(shared *sh, double v)
+/* A full heap's worst hit, offered as everyone's threshold: k hits at
+ * least this good (in the total order) exist. */
+static void publish(shared *sh, const qr_hit *worst)
 {
-    double cur = atomic_load(&sh->thr);
-    while (v > cur && !atomic_compare_exchange_weak(&sh->thr, &cur, v))
-        ;
+    pthread_mutex_lock(&sh->mu);
+    if (worst->score > sh->thr || (worst->score == sh->thr && worst->seg < sh->thr_seg)) {
+        sh->thr = worst->score;
+        sh->thr_seg = worst->seg;
+    }
+    pthread_mutex_unlock(&sh->mu);
 }
 
-/* The minimum to push down: docs scoring <= it cannot make the result.
- * Our own heap: a later doc with an equal score loses the tie (this
- * thread visits segments in increasing order). Another thread's
- * threshold: an equal score might still win on order, so strictly below. */
-static double competitive(task *k)
+/* The minimum to push down while scoring segment si: docs scoring <= it
+ * cannot make the result. Our own heap: a later doc with an equal score
+ * loses the tie (this thread visits segments in increasing order). Another
+ * thread's threshold: ties lose too when its worst hit lies in an earlier
+ * segment (every row of si comes after it in the order); otherwise an
+ * equal score might still win on order, so strictly below. */
+static double competitive(task *k, uint32_t si)
 {
-    double m = -INFINITY, s = atomic_load(&k->sh->thr);
+    double m = -INFINITY;
     if (heap_full(&k->h))
         m = k->h.v[0].score;
-    if (s != -INFINITY && nextafter(s, -INFINITY) > m)
-        m = nextafter(s, -INFINITY);
+    shared *sh = k->sh;
+    pthread_mutex_lock(&sh->mu);
+    double s = sh->thr;
+    uint32_t s_seg = sh->thr_seg;
+    pthread_mutex_unlock(&sh->mu);
+    if (s != -INFINITY) {
+        double t = s_seg < si ? s : nextafter(s, -INFINITY);
+        m = t > m ? t : m;
+    }
     return m;
 }
 
@@ -59,10 +79,18 @@ static int score_segment(task *k, uint32_t si)
     qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, a, &k->err);
     if (!sc)
         return -1;
-    k->st.segments++;
     double applied = -INFINITY;
-    if (!sh->exhaustive && (applied = competitive(k)) != -INFINITY)
+    if (!sh->exhaustive && (applied = competitive(k, si)) != -INFINITY) {
+        /* the segment's best possible score (its words' maximum impacts,
+         * summed as scores add) cannot beat the threshold: none of its
+         * rows can enter, so it is not read */
+        if (sc->vt->max_score(sc, QR_SC_END, 0) <= applied) {
+            k->st.segments_skipped++;
+            return 0;
+        }
         sc->vt->set_min(sc, applied);
+    }
+    k->st.segments++;
     uint64_t n = 0;
     for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc)) {
         qr_hit h = {qr_sc_score(sc), 0, si, d};
@@ -71,8 +99,8 @@ static int score_segment(task *k, uint32_t si)
             continue;
         if (sh->exhaustive || !heap_full(&k->h))
             continue;
-        publish(sh, k->h.v[0].score);
-        double m = competitive(k);
+        publish(sh, &k->h.v[0]);
+        double m = competitive(k, si);
         if (m > applied) {
             sc->vt->set_min(sc, m);
             applied = m;
@@ -115,7 +143,9 @@ int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint3
     int rc = qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, p->ctx, e);
     shared sh = {.p = p, .qw = &qw, .k = k, .exhaustive = exhaustive};
     atomic_init(&sh.next, 0);
-    atomic_init(&sh.thr, -INFINITY);
+    sh.thr = -INFINITY;
+    sh.thr_seg = UINT32_MAX;
+    pthread_mutex_init(&sh.mu, NULL);
     task tasks[QR_MAX_SEARCH_THREADS];
     int nt = rc == 0 ? p->threads : 0;
     for (int t = 0; t < nt; t++) {
@@ -142,9 +172,11 @@ int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint3
             st->blocks_total += tasks[t].st.blocks_total;
             st->blocks_decoded += tasks[t].st.blocks_decoded;
             st->docs_collected += tasks[t].st.docs_collected;
+            st->segments_skipped += tasks[t].st.segments_skipped;
         }
         qr_qfree(p->ctx, tasks[t].h.v);
     }
+    pthread_mutex_destroy(&sh.mu);
     qr_arena_free(&wa);
     if (rc != 0)
         return -1;
