@@ -120,5 +120,15 @@ int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const
     if (!qw->w)
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
     uint32_t at = 0;
-    return leaves(qw, ss, nsegs, q, &at, e);
+    if (leaves(qw, ss, nsegs, q, &at, e) != 0)
+        return -1;
+    qw->tab = qr_arena_alloc(a, sizeof *qw->tab * QR_BM25_TAB * (qw->n ? qw->n : 1));
+    if (!qw->tab)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    for (uint32_t i = 0; i < qw->n; i++)
+        for (unsigned tf = 1; tf <= QR_BM25_TAB_TF; tf++)
+            for (unsigned nc = 0; nc < 256; nc++)
+                qw->tab[(size_t)i * QR_BM25_TAB + (tf - 1) * 256 + nc] =
+                    qr_bm25_score(&qw->m, qw->w[i], tf, (uint8_t)nc);
+    return 0;
 }

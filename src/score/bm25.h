@@ -33,10 +33,17 @@ static inline double qr_bm25_score(const qr_bm25 *m, double w, double tf, uint8_
 /* A query's scoring statistics: the model and the weight (idf, or the sum
  * of its words' idf for a phrase) of each scored leaf, numbered in preorder
  * over the whole tree (see qr_bm25_is_leaf). */
+#define QR_BM25_TAB_TF 4u /* tf 1..4: scores looked up, not divided */
+#define QR_BM25_TAB    (QR_BM25_TAB_TF * 256u)
+
 typedef struct qr_qweights {
     qr_bm25 m;
     double *w;
     uint32_t n;
+    /* per leaf, the score of tf 1..QR_BM25_TAB_TF per norm code
+     * (tab[leaf * QR_BM25_TAB + (tf - 1) * 256 + norm]): computed once per
+     * query, not per segment, by the very expression qr_bm25_score */
+    double *tab;
 } qr_qweights;
 
 /* Body terms and phrases are the scored leaves. */

@@ -137,9 +137,11 @@ static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, 
         if (*leaf >= qw->n)
             return (void)qr_errf(e, QR_E_INTERNAL, "query statistics do not match the query"),
                    NULL;
+        const double *tab = qw->tab + (size_t)*leaf * QR_BM25_TAB;
         double w = qw->w[(*leaf)++];
         qr_plan_way(qr_segsearch_plan(ss), q, "scored with block maxima");
-        return q->type == Q_TERM ? sc_term_new(ss, q, qw, w, a, e) : sc_phrase_new(ss, q, qw, w, a, e);
+        return q->type == Q_TERM ? sc_term_new(ss, q, qw, w, tab, a, e)
+                                 : sc_phrase_new(ss, q, qw, w, a, e);
     }
     return q->type == Q_AND ? build_and(ss, q, qw, leaf, top, a, e)
                             : build_or(ss, q, qw, leaf, top, a, e);

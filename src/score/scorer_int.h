@@ -36,6 +36,7 @@ typedef struct {
     qr_sc sc;
     const qr_bm25 *m;
     double w;
+    const double *tab;       /* the query's scores of tf 1..QR_BM25_TAB_TF per norm (bm25.h) */
     const uint8_t *norms;
     uint32_t rows, nb, sblk; /* nb > 1: block-max data; sblk: shallow block */
     int blocks, bad, has_min, cstarted;
@@ -54,7 +55,7 @@ double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
 uint8_t term_min_norm(qr_sc *s, uint32_t upto);
 void term_stats(qr_sc *s, qr_sc_stats *st);
 qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
-                   qr_arena *a, qr_err *e);
+                   const double *tab, qr_arena *a, qr_err *e);
 qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
                      qr_arena *a, qr_err *e);
 

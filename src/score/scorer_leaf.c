@@ -291,7 +291,7 @@ static int list_best(term_sc *t, const qr_invfield *f, const qr_terminfo *ti, qr
 }
 
 qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
-                       qr_arena *a, qr_err *e)
+                   const double *tab, qr_arena *a, qr_err *e)
 {
     qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
@@ -308,6 +308,7 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
         return sc_nomem(e);
     t->m = &qw->m;
     t->w = w;
+    t->tab = tab;
     t->norms = f->norms;
     t->rows = f->rows;
     if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)

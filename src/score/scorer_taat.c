@@ -31,8 +31,7 @@
 #define TW             4096u /* rows per window */
 #define TW_WORDS       (TW / 64)
 #define TAAT_MAX_WORDS 16
-#define TAB_TF         4u /* scores of tf 1..TAB_TF are looked up, not divided */
-#define TAB_SIZE       (TAB_TF * 256u)
+#define TAB_TF         QR_BM25_TAB_TF /* scores of tf 1..TAB_TF are looked up (bm25.h) */
 
 /* two doubles: SSE2, which every x86-64 has (other targets: the compiler
  * splits it), so no run-time dispatch is needed */
@@ -46,7 +45,7 @@ typedef struct {
     term_sc **t;       /* the words, as written */
     uint32_t *by_cost; /* AND: the words, rarest first */
     const uint8_t *norms;
-    const double *tab; /* per word, the score of tf 1..TAB_TF per norm code */
+    const double **tab; /* per word, the score of tf 1..TAB_TF per norm code (the query's) */
     double *acc;       /* TW accumulators */
     uint8_t *cnt;      /* TW match counts */
     uint64_t *hit;     /* TW bits: rows some word matched */
@@ -70,7 +69,7 @@ static uint32_t word_seek(taat_sc *s, term_sc *t, uint32_t target)
 static inline double word_score(const taat_sc *s, uint32_t i, uint32_t tf, uint8_t norm)
 {
     const term_sc *t = s->t[i];
-    return tf <= TAB_TF ? s->tab[(size_t)i * TAB_SIZE + (tf - 1) * 256 + norm]
+    return tf <= TAB_TF ? s->tab[i][(tf - 1) * 256 + norm]
                         : qr_bm25_score(t->m, t->w, tf, norm);
 }
 
@@ -90,7 +89,7 @@ static inline __attribute__((always_inline)) void word_add(taat_sc *s, uint32_t 
 {
     term_sc *t = s->t[i];
     qr_pcursor *c = &t->c;
-    const double *tab = s->tab + (size_t)i * TAB_SIZE;
+    const double *tab = s->tab[i];
     const qr_bm25 *m = t->m;
     double w = t->w;
     /* locals: stores into the arrays must not make the compiler reload the
@@ -429,7 +428,7 @@ qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t ro
         return NULL;
     taat_sc *s = sc_alloc(a, sizeof *s, &taat_vt, 0);
     term_sc **t = qr_arena_alloc(a, sizeof *t * n);
-    double *tab = qr_arena_alloc(a, sizeof *tab * TAB_SIZE * n);
+    const double **tab = qr_arena_alloc(a, sizeof *tab * n);
     double *acc = qr_arena_alloc(a, sizeof *acc * TW);
     double *cscore = qr_arena_alloc(a, sizeof *cscore * TW);
     uint32_t *cdoc = qr_arena_alloc(a, sizeof *cdoc * TW);
@@ -448,10 +447,7 @@ qr_sc *sc_taat_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, uint32_t ro
     for (uint32_t i = 0; i < n; i++) {
         t[i] = (term_sc *)kids[i];
         s->sc.cost += kids[i]->cost;
-        for (unsigned tf = 1; tf <= TAB_TF; tf++) /* the very expression term_score uses */
-            for (unsigned nc = 0; nc < 256; nc++)
-                tab[(size_t)i * TAB_SIZE + (tf - 1) * 256 + nc] =
-                    qr_bm25_score(t[i]->m, t[i]->w, tf, (uint8_t)nc);
+        tab[i] = t[i]->tab; /* the very expression term_score uses, once per query */
     }
     s->n = n;
     s->k = is_and ? n : k;
