@@ -5,6 +5,12 @@
 
 #include <string.h>
 
+#include "util/popcount.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h> /* SSE2: part of every x86-64 CPU */
+#endif
+
 /* ---- dense words: candidates from row bitmaps ----
  * An AND, OR or at-least-k of words that all have row bitmaps (and, for
  * AND, filters that are or cheaply become bitmaps) finds its candidates
@@ -16,10 +22,22 @@
  * so most candidates cost a bit scan and a byte compare. */
 #define BM_MAX_WORDS 4
 
+/* The norm codes n for which rows matching one subset of the words may
+ * still beat the threshold: n < a, or lo2 <= n < b. A row shorter than
+ * every word's n2 (the smallest norm of its rows with tf >= 2) has tf 1 in
+ * each, so its bound is exact there; from the smallest n2 on, the general
+ * bound holds. Each piece falls as n grows, so each is a prefix. */
+typedef struct {
+    uint16_t a, lo2, b;
+} nrange;
+
+static inline int nr_has(nrange r, uint32_t n) { return n < r.a || (n >= r.lo2 && n < r.b); }
+static inline int nr_empty(nrange r) { return r.a == 0 && r.lo2 >= r.b; }
+
 typedef struct {
     qr_sc sc;
     int is_and;
-    uint32_t n, rows;
+    uint32_t n, k, rows; /* k: words a row needs (n for AND, 1 for OR) */
     term_sc **t;       /* the words, as written */
     const uint64_t *cand;
     const uint8_t *norms;
@@ -29,33 +47,167 @@ typedef struct {
     uint32_t wend;     /* window: every word in one block up to wend */
     uint32_t wtf[BM_MAX_WORDS];
     uint8_t wn2[BM_MAX_WORDS];
-    uint16_t nstar[1 << BM_MAX_WORDS]; /* per subset: rows with norm >= it lose; 256 = none; 0xffff unknown */
+    nrange nstar[1 << BM_MAX_WORDS]; /* per subset: the norms that may compete (a = 0xffff: unknown) */
+    /* the same over the whole segment (its words' largest tf, smallest n2):
+     * a looser bound, so a word of 64 rows can be passed over before any
+     * candidate in it is looked at (sstar valid while svalid) */
+    uint32_t stf[BM_MAX_WORDS];
+    uint8_t sn2[BM_MAX_WORDS];
+    nrange sstar[1 << BM_MAX_WORDS];
+    uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
+    int svalid;
 } bm_sc;
 
 /* Bound of word i in the window for a row of norm code n (falls as n grows):
  * a tf-1 row scores exactly s(1, n); a row with tf >= 2 has n >= n2 and tf
  * <= the block's max tf. */
-static double bm_word_bound(const bm_sc *b, uint32_t i, uint32_t n)
+static double word_bound(const bm_sc *b, uint32_t i, uint32_t n, uint32_t tf, uint8_t n2)
 {
     const term_sc *t = b->t[i];
     double v = qr_bm25_score(b->m, t->w, 1, (uint8_t)n);
-    uint32_t tf = b->wtf[i];
     if (tf >= 255)
         return t->w;
-    if (tf >= 2 && b->wn2[i] != 255) {
-        double v2 = qr_bm25_score(b->m, t->w, tf, umax8((uint8_t)n, b->wn2[i]));
+    if (tf >= 2 && n2 != 255) {
+        double v2 = qr_bm25_score(b->m, t->w, tf, umax8((uint8_t)n, n2));
         v = v2 > v ? v2 : v;
     }
     return v;
 }
 
-static double bm_bound(const bm_sc *b, uint32_t mask, uint32_t n)
+/* Summed in the written order, as a row's score adds (exact: rounding is
+ * monotonic). seg: with the segment-wide tf and n2, else the window's. */
+static double bound_of(const bm_sc *b, uint32_t mask, uint32_t n, int seg)
 {
     double u = 0;
     for (uint32_t i = 0; i < b->n; i++)
         if (mask >> i & 1)
-            u += bm_word_bound(b, i, n);
+            u += seg ? word_bound(b, i, n, b->stf[i], b->sn2[i])
+                     : word_bound(b, i, n, b->wtf[i], b->wn2[i]);
     return u;
+}
+
+/* A row of norm n with tf 1 in every word of mask: its exact bound. */
+static double tf1_bound(const bm_sc *b, uint32_t mask, uint32_t n)
+{
+    double u = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        if (mask >> i & 1)
+            u += qr_bm25_score(b->m, b->t[i]->w, 1, (uint8_t)n);
+    return u;
+}
+
+/* The first n in [lo, hi) with bound <= min (hi when none), the bound
+ * falling in n over the range. */
+static uint32_t first_losing(const bm_sc *b, uint32_t mask, int seg, int tf1, uint32_t lo,
+                             uint32_t hi)
+{
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        double u = tf1 ? tf1_bound(b, mask, mid) : bound_of(b, mask, mid, seg);
+        if (u <= b->min)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The norms rows matching exactly `mask` may compete at, by the
+ * segment-wide (seg) or the window's bounds. */
+static nrange competing_norms(const bm_sc *b, uint32_t mask, int seg)
+{
+    uint32_t n2min = 256; /* below it no word of mask has a row with tf >= 2 */
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        uint32_t tf = seg ? b->stf[i] : b->wtf[i];
+        uint8_t n2 = seg ? b->sn2[i] : b->wn2[i];
+        uint32_t lim = tf >= 255 ? 0 : tf >= 2 && n2 != 255 ? n2 : 256;
+        n2min = lim < n2min ? lim : n2min;
+    }
+    nrange r;
+    r.a = (uint16_t)first_losing(b, mask, seg, 1, 0, n2min);
+    r.lo2 = (uint16_t)n2min;
+    r.b = n2min < 256 ? (uint16_t)first_losing(b, mask, seg, 0, n2min, 256) : (uint16_t)n2min;
+    return r;
+}
+
+/* The subsets that can still compete anywhere in the segment, and from
+ * which norm they cannot. */
+static void seg_thresholds(bm_sc *b)
+{
+    b->nslive = 0;
+    for (uint32_t m = 1; m < (1u << b->n); m++) {
+        uint32_t k = (uint32_t)__builtin_popcount(m);
+        if ((b->is_and && m != (1u << b->n) - 1) || k < b->k)
+            continue; /* such rows are not candidates */
+        b->sstar[m] = competing_norms(b, m, 1);
+        if (!nr_empty(b->sstar[m]))
+            b->slive[b->nslive++] = m;
+    }
+    b->svalid = 1;
+}
+
+/* Bits j of the result: p[j] < n, for j < cnt <= 64 (n in 0..256). */
+uint64_t sc_norms_below_scalar(const uint8_t *p, uint32_t cnt, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    uint64_t m = 0;
+    for (uint32_t j = 0; j < cnt; j++)
+        m |= (uint64_t)(p[j] < n) << j;
+    return m;
+}
+
+static uint64_t norms_below64(const uint8_t *p, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n >= 256)
+        return ~0ull;
+#if defined(__x86_64__)
+    /* x < n  <=>  max(x, n - 1) == n - 1 (unsigned bytes) */
+    __m128i lim = _mm_set1_epi8((char)(n - 1));
+    uint64_t m = 0;
+    for (int q = 0; q < 4; q++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * q));
+        __m128i le = _mm_cmpeq_epi8(_mm_max_epu8(x, lim), lim);
+        m |= (uint64_t)(uint16_t)_mm_movemask_epi8(le) << (16 * q);
+    }
+    return m;
+#else
+    return sc_norms_below_scalar(p, 64, n);
+#endif
+}
+
+uint64_t sc_norms_below(const uint8_t *p, uint32_t cnt, uint32_t n)
+{
+    return cnt == 64 ? norms_below64(p, n) : sc_norms_below_scalar(p, cnt, n);
+}
+
+/* Of the candidates x in word w, those the segment-wide bounds let
+ * compete: the rows of each live subset whose norm is below its limit. */
+static uint64_t live_in_word(const bm_sc *b, size_t w, uint64_t x)
+{
+    uint64_t bits[BM_MAX_WORDS], live = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        memcpy(&bits[i], b->t[i]->bits + w * 8, 8);
+    uint32_t first = (uint32_t)(w * 64), cnt = b->rows - first < 64 ? b->rows - first : 64;
+    for (uint32_t s = 0; s < b->nslive; s++) {
+        uint32_t m = b->slive[s];
+        uint64_t r = x;
+        for (uint32_t i = 0; i < b->n; i++)
+            r &= (m >> i & 1) ? bits[i] : ~bits[i];
+        if (!r)
+            continue;
+        nrange nr = b->sstar[m];
+        const uint8_t *nm = b->norms + first;
+        uint64_t ok = sc_norms_below(nm, cnt, nr.a);
+        if (nr.lo2 < nr.b) /* lo2 <= n < b */
+            ok |= sc_norms_below(nm, cnt, nr.b) & ~sc_norms_below(nm, cnt, nr.lo2);
+        live |= r & ok;
+    }
+    return live;
 }
 
 static void bm_window(bm_sc *b, uint32_t d)
@@ -82,38 +234,38 @@ static void bm_window(bm_sc *b, uint32_t d)
         b->wend = end < b->wend ? end : b->wend;
     }
     for (uint32_t m = 0; m < (1u << b->n); m++)
-        b->nstar[m] = 0xffff;
+        b->nstar[m].a = 0xffff;
     b->wvalid = 1;
 }
 
 /* Smallest norm code from which rows matching exactly `mask` cannot beat
  * the threshold (256: every norm may compete). */
-static uint16_t bm_nstar(bm_sc *b, uint32_t mask)
+static nrange bm_nstar(bm_sc *b, uint32_t mask)
 {
-    if (b->nstar[mask] != 0xffff)
-        return b->nstar[mask];
-    uint32_t lo = 0, hi = 256; /* bound(n) <= min for n >= answer */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (bm_bound(b, mask, mid) <= b->min)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return b->nstar[mask] = (uint16_t)lo;
+    if (b->nstar[mask].a == 0xffff)
+        b->nstar[mask] = competing_norms(b, mask, 0);
+    return b->nstar[mask];
 }
 
-static uint32_t bm_next_bit(const bm_sc *b, uint32_t d)
+/* The next candidate from d; with a threshold, words of 64 rows none of
+ * whose candidates the segment-wide bounds let compete are passed over. */
+static uint32_t bm_next_bit(bm_sc *b, uint32_t d)
 {
     if (d >= b->rows)
         return QR_NO_DOC;
+    if (b->has_min && !b->svalid)
+        seg_thresholds(b);
     size_t w = d >> 6;
     uint64_t x = b->cand[w] & (~0ull << (d & 63));
+    if (x && b->has_min)
+        x = live_in_word(b, w, x);
     size_t nw = ((size_t)b->rows + 63) / 64;
     while (!x) {
         if (++w >= nw)
             return QR_NO_DOC;
         x = b->cand[w];
+        if (x && b->has_min)
+            x = live_in_word(b, w, x);
     }
     uint32_t r = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
     return r < b->rows ? r : QR_NO_DOC;
@@ -134,7 +286,7 @@ static uint32_t bm_advance(qr_sc *s, uint32_t target)
         if (b->has_min) {
             if (!b->wvalid || d > b->wend)
                 bm_window(b, d);
-            if (b->norms[d] >= bm_nstar(b, mask))
+            if (!nr_has(bm_nstar(b, mask), b->norms[d]))
                 continue; /* cannot beat the threshold: no postings read */
         }
         double v = 0;
@@ -209,6 +361,7 @@ static void bm_set_min(qr_sc *s, double min)
     b->has_min = 1;
     b->min = min;
     b->wvalid = 0; /* thresholds per subset change */
+    b->svalid = 0;
 }
 static int bm_failed(qr_sc *s)
 {
@@ -297,10 +450,32 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
             acc &= x;
         }
         cand[w] = acc;
-        b->sc.cost += (uint64_t)__builtin_popcountll(acc);
     }
+    b->sc.cost = qr_popcount_words(cand, nw);
     b->is_and = is_and;
     b->n = n;
+    b->k = is_and ? n : k;
+    for (uint32_t i = 0; i < n; i++) { /* the segment-wide impacts */
+        const term_sc *w = t[i];
+        if (w->nb <= 1) {
+            b->stf[i] = w->list_tf ? w->list_tf : 255;
+            b->sn2[i] = w->list_n2;
+            continue;
+        }
+        uint32_t tf = 0;
+        uint8_t n2 = 255;
+        for (uint32_t blk = 0; blk < w->nb; blk++) {
+            uint32_t bt = qr_pc_block_max_tf(&w->c, blk);
+            uint8_t n1, bn2;
+            if (!qr_pc_block_impacts(&w->c, blk, &n1, &bn2))
+                bn2 = qr_pc_block_min_norm(&w->c, blk);
+            bt = bt ? bt : 255; /* 0: no bound stored */
+            tf = bt > tf ? bt : tf;
+            n2 = bn2 < n2 ? bn2 : n2;
+        }
+        b->stf[i] = tf;
+        b->sn2[i] = n2;
+    }
     b->rows = rows;
     b->t = t;
     b->cand = cand;

@@ -54,6 +54,11 @@ uint32_t term_seek(term_sc *t, uint32_t target);
 double term_max(qr_sc *s, uint32_t upto, uint8_t nfloor);
 uint8_t term_min_norm(qr_sc *s, uint32_t upto);
 void term_stats(qr_sc *s, qr_sc_stats *st);
+/* Bit j set where p[j] < n, for j < cnt <= 64 and n in 0..256: the rows
+ * of a 64-row word short enough to compete (SSE2 for whole words, part of
+ * every x86-64 CPU; the scalar twin the tests compare it with). */
+uint64_t sc_norms_below(const uint8_t *p, uint32_t cnt, uint32_t n);
+uint64_t sc_norms_below_scalar(const uint8_t *p, uint32_t cnt, uint32_t n);
 qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
                    const double *tab, qr_arena *a, qr_err *e);
 qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double w,
