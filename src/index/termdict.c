@@ -188,18 +188,33 @@ static inline int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
-static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
+void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref)
+{
+    d->seg = s;
+    d->ref = ref;
+}
+
+/* Enter dictionary block blk: verify its bytes (terms and infos), then
+ * point the iterator at its first term. 0, or -1 (e set) when they do not
+ * verify: the iterator is then corrupt. */
+static int iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk, qr_err *e)
 {
     const qr_tblk *b = &d->blk[blk];
+    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     it->d = d;
     it->blk = blk;
+    if (d->seg && qr_seg_check(d->seg, d->ref, b->off, end - b->off, "TERMDICT", e) != 0) {
+        qr_rd_init(&it->r, d->dict, 0);
+        it->in_blk = 0;
+        it->corrupt = 1;
+        return -1;
+    }
     it->in_blk = 0;
     it->len = 0;
     it->corrupt = 0;
     it->post_run = b->post;
     it->pos_run = b->pos;
     const unsigned char *p = d->dict + b->off;
-    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     qr_rd_init(&it->r, p, b->tlen);
     /* a seek scans on from here: ask for all the terms' lines at once; an
      * automaton walk lands a few blocks on next: ask for their heads (a
@@ -213,6 +228,7 @@ static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
     it->acc_p = p + b->tlen;
     it->info_end = d->dict + end;
     it->acc_i = 0;
+    return 0;
 }
 
 /* Read the next term of the current block (1), or 0 when the block ends.
@@ -293,7 +309,8 @@ static int __attribute__((noinline)) next_block(qr_titer *it, qr_err *e)
     }
     if (it->blk + 1 >= it->d->nblocks)
         return 0;
-    iter_at_block(it->d, it, it->blk + 1);
+    if (iter_at_block(it->d, it, it->blk + 1, e) != 0)
+        return -1;
     it->shared = 0;
     return 1;
 }
@@ -429,8 +446,8 @@ static int seek_in(const qr_tdict *d, qr_titer *it, uint32_t b, uint32_t cpl, co
         return qr_tdict_seek_block(d, it, b + 1, e);
     if (d->blk[b].cpl > cpl) /* b = 0 and the key is below every term */
         return qr_tdict_seek_block(d, it, b, e);
-    if (!below)
-        iter_at_block(d, it, b);
+    if (!below && iter_at_block(d, it, b, e) != 0)
+        return -1;
     return scan_to(it, cpl, key, n, below, e);
 }
 
@@ -498,7 +515,8 @@ int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)
     memset(it, 0, offsetof(qr_titer, term));
     if (b >= d->nblocks)
         return 0;
-    iter_at_block(d, it, b);
+    if (iter_at_block(d, it, b, e) != 0)
+        return -1;
     int r = qr_titer_next(it, e);
     it->shared = 0;
     return r;

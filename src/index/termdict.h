@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "format/segment.h"
 #include "index/postings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -120,12 +121,21 @@ typedef struct qr_tdict {
     qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
     uint64_t *blk_mask;   /* malloc'ed: byte classes present in each block */
     int has_freqs, has_pos;
+    /* Where the TERMDICT bytes are verified: a dictionary block is checked
+     * (qr_seg_check: the chunks holding it) when an iterator enters it.
+     * seg NULL: the bytes are trusted (verified whole, or a test's buffer). */
+    const qr_segment *seg;
+    const qr_blockref *ref;
 } qr_tdict;
 
-/* Parse the TERMINDEX block (kept mapped: slices point into it). */
+/* Parse the TERMINDEX block (kept mapped: slices point into it; the caller
+ * verified it). The TERMDICT bytes are not read here. */
 int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
                   const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                   const char *what, qr_err *e);
+/* Verify each dictionary block, before reading it, against the checksums of
+ * block `ref` of segment s (where `dict` of qr_tdict_open lies). */
+void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref);
 void qr_tdict_close(qr_tdict *d);
 
 typedef struct qr_titer {

@@ -106,6 +106,8 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
             return NULL;
         it = qr_it_bitmap(a, bits, f->rows, ti.df);
     } else {
+        if (r && qr_invfield_check_term(f, &ti, e) != 0) /* the cursor reads it */
+            return NULL;
         it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
     }
     return it ? it : nomem(e);
@@ -319,9 +321,12 @@ static qr_it *union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
         if (!kids)
             return nomem(e);
-        for (uint32_t i = 0; i < ts->n; i++)
+        for (uint32_t i = 0; i < ts->n; i++) {
+            if (qr_invfield_check_term(f, &ts->v[i], e) != 0)
+                return NULL;
             if (!(kids[i] = qr_it_postings(a, f, &ts->v[i])))
                 return nomem(e);
+        }
         qr_it *it = qr_it_or(a, kids, ts->n);
         return it ? it : nomem(e);
     }
@@ -598,6 +603,8 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
                     : 0;
         if (r <= 0)
             return r;
+        if (qr_invfield_check_term(*f, &(*tis)[i], e) != 0) /* what its cursor reads */
+            return -1;
     }
     /* dense words' bitmaps give the phrase its candidate rows (phrase.c) */
     for (uint32_t i = 0; i < q->n; i++)

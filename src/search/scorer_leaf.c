@@ -308,6 +308,8 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
         return sc_nomem(e);
     t->m = &qw->m;
     t->w = w;
+    if (qr_invfield_load_norms(f, e) != 0)
+        return NULL;
     t->norms = f->norms;
     t->rows = f->rows;
     if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)
@@ -513,6 +515,8 @@ qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
     p->sc.cost = p->it->cost;
     p->m = &qw->m;
     p->w = w;
+    if (qr_invfield_load_norms(f, e) != 0)
+        return NULL;
     p->norms = f->norms;
     p->rows = f->rows;
     p->n = q->n;
