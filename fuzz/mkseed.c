@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
     int kinds[4] = {IBLK_TERMINDEX, IBLK_TERMDICT, IBLK_POSTINGS, IBLK_POSITIONS};
     for (uint32_t i = 0; i < sec->nblocks; i++) for (int k = 0; k < 4; k++) if (sec->blocks[i].kind == kinds[k]) qr_seg_sec_block(s, sec, i, &p[k], &n[k], &e);
     FILE *f = fopen(argv[3], "wb");
-    unsigned char h[7] = {sec_id == 1, n[0] >> 8, n[0] & 255, n[1] >> 8, n[1] & 255, n[2] >> 8, n[2] & 255};
+    /* byte 0: bit 0 full text, bit 1 a format 8 term index (fuzz_index.c) */
+    unsigned char h[7] = {(sec_id == 1) | (s->version == 8) << 1, n[0] >> 8, n[0] & 255, n[1] >> 8, n[1] & 255, n[2] >> 8, n[2] & 255};
     if (n[0] > 65535 || n[1] > 65535 || n[2] > 65535) { puts("too big"); return 1; }
     fwrite(h, 1, 7, f); for (int k = 0; k < 4; k++) fwrite(p[k], 1, n[k], f); fclose(f); return 0; }

@@ -85,7 +85,7 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     f->total_tokens = qr_load_u64(stats + 8);
     char what[4400];
     snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def.name);
-    if (qr_tdict_open(&f->dict, idx, idx_len, dict, dict_len, ft, fp, what, e) != 0)
+    if (qr_tdict_open(&f->dict, s->version, idx, idx_len, dict, dict_len, ft, fp, what, e) != 0)
         return -1;
     qr_tdict_verify_by(&f->dict, s, dict_ref);
     return 0;
