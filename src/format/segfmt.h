@@ -36,9 +36,9 @@
  * k (not 0) is followed by ceil(length / 2^k) u32 checksums, chunk i
  * covering bytes [i * 2^k, (i + 1) * 2^k) of the block, and stores 0 as its
  * block checksum. The writer chunks every section block longer than one
- * chunk, with 64 KiB chunks (docs/FORMAT.md says why); readers take any k
- * in range. */
-#define QR_SEG_CHUNK_SHIFT     16u
+ * chunk, with 4 KiB chunks (a page: docs/FORMAT.md says why); readers take
+ * any k in range. */
+#define QR_SEG_CHUNK_SHIFT     12u
 #define QR_SEG_CHUNK_SHIFT_MIN 10u
 #define QR_SEG_CHUNK_SHIFT_MAX 30u
 #define QR_SEG_MAX_FOOTER (256u << 20) /* sanity bound on the footer */

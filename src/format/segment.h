@@ -25,7 +25,7 @@ typedef struct qr_seg_opts {
     uint32_t page_bytes; /* target raw bytes of a string page (default 4 KiB) */
     uint32_t zdict_bytes; /* trained zstd dictionary size, 0 = none (64 KiB) */
     /* Section blocks longer than 2^chunk_shift bytes get one checksum per
-     * chunk of that size (default QR_SEG_CHUNK_SHIFT, 64 KiB; 0 = never;
+     * chunk of that size (default QR_SEG_CHUNK_SHIFT, 4 KiB; 0 = never;
      * else QR_SEG_CHUNK_SHIFT_MIN..MAX). */
     uint8_t chunk_shift;
 } qr_seg_opts;
@@ -174,10 +174,17 @@ static inline int qr_seg_check(const qr_segment *s, const qr_blockref *b, uint64
                                const char *name, qr_err *e)
 {
     if (n && off < b->length && n <= b->length - off) {
-        uint32_t c0 = b->chunk_shift ? (uint32_t)(off >> b->chunk_shift) : 0;
-        uint32_t c1 = b->chunk_shift ? (uint32_t)((off + n - 1) >> b->chunk_shift) : 0;
-        if (c0 == c1 && qr_seg_chunk_ok(s, b->chunk0 + c0))
-            return 0;
+        uint32_t c0 = b->chunk0, c1 = b->chunk0;
+        if (b->chunk_shift) {
+            c0 += (uint32_t)(off >> b->chunk_shift);
+            c1 += (uint32_t)((off + n - 1) >> b->chunk_shift);
+        }
+        /* chunks c0..c1 in one word of bits (a range of up to 64): one test */
+        if (c0 >> 6 == c1 >> 6) {
+            uint64_t need = (~0ull >> (63 - (c1 - c0))) << (c0 & 63);
+            if ((__atomic_load_n(&s->chunk_ok[c0 >> 6], __ATOMIC_ACQUIRE) & need) == need)
+                return 0;
+        }
     }
     return qr_seg_check_slow(s, b, off, n, name, e);
 }

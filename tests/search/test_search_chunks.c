@@ -6,7 +6,7 @@
  * the same chunks at once; a format 8 segment written by the old writer
  * still reads and answers as its format 9 rewrite does.
  *
- * The segments here use 1 KiB chunks (the writer's default is 64 KiB), so
+ * The segments here use 1 KiB chunks (the writer's default is 4 KiB), so
  * a 3000-row segment's blocks have dozens of them. */
 #include "testutil.h"
 
