@@ -1,6 +1,6 @@
 /* invfield.c - opening one field's inverted index in a segment: locating
- * its blocks, parsing the sparse term index and field stats, and verifying
- * what a read is about to decode. The small blocks every query reads
+ * its blocks, opening the sparse term index, reading the field stats, and
+ * verifying what a read is about to decode. The small blocks every query reads
  * (FIELDSTATS, TERMINDEX) are verified whole at open, NORMS whole when a
  * scorer first needs them; the large ones (TERMDICT, POSTINGS, POSITIONS,
  * BITMAPS) are mapped unverified and checked range by range, by chunk
