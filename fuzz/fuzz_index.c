@@ -2,7 +2,9 @@
  * the checksums: the input is split into a term index, a term dictionary,
  * a postings and a positions stream; every term is iterated, looked up and
  * its postings (with their skip tables' block-max data) and positions
- * walked. Malformed input must give errors (or
+ * walked. The first byte says full text (bit 0) and the term index's
+ * format (bit 1: format 8's varint entries, else format 9's records).
+ * Malformed input must give errors (or
  * corrupt flags), never a crash, a hang or an out-of-bounds read. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 7)
         return 0;
     int ft = data[0] & 1;
+    uint32_t version = data[0] & 2 ? 8 : QR_SEG_VERSION;
     size_t l1 = (size_t)data[1] << 8 | data[2], l2 = (size_t)data[3] << 8 | data[4];
     size_t l3 = (size_t)data[5] << 8 | data[6];
     data += 7;
@@ -36,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(pos, data + l1 + l2 + l3, l4);
     qr_tdict d;
     qr_err e;
-    if (qr_tdict_open(&d, idx, l1, dict, l2, ft, ft, "fuzz", &e) == 0) {
+    if (qr_tdict_open(&d, version, idx, l1, dict, l2, ft, ft, "fuzz", &e) == 0) {
         qr_titer it;
         int r = qr_tdict_seek(&d, &it, "", 0, &e);
         for (int n = 0; r == 1 && n < 10000; n++) {

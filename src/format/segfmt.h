@@ -6,10 +6,13 @@
  *
  * header : "QRYSEG\r\n" | u32 version | u32 flags(0)
  * block  : bytes located only through the footer's directory; each carries
- *          its checksum (low 32 bits of XXH3-64 of the block bytes) there.
+ *          its checksum (low 32 bits of XXH3-64 of the block bytes) there,
+ *          or (format 9, large section blocks) one checksum per chunk of
+ *          2^shift bytes, so that a reader verifies only what it reads.
  * footer : zstd frame of: segment meta (rows, sort column and its range),
  *          then per column its name, type, encoding and a directory of its
- *          blocks (kind, offset, length, rows, checksum, min, max), then the
+ *          blocks (kind, offset, length, rows, checksum, min, max; format
+ *          9: chunk shift and chunk checksums), then the
  *          sections (indexes) that higher layers store, each naming its
  *          column and index kind, with the same block directory.
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
@@ -23,10 +26,21 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION 8u
+#define QR_SEG_VERSION       9u /* what this build writes */
+#define QR_SEG_VERSION_MIN   8u /* the oldest it reads (8: no chunk checksums) */
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
-#define QR_SEG_DIRENT_LEN 44u /* bytes of one block directory entry */
+/* bytes of one block directory entry (without its chunk checksums) */
+#define QR_SEG_DIRENT_LEN 44u
+/* Chunk checksums (format 9): a block entry whose u16 at byte 2 is a shift
+ * k (not 0) is followed by ceil(length / 2^k) u32 checksums, chunk i
+ * covering bytes [i * 2^k, (i + 1) * 2^k) of the block, and stores 0 as its
+ * block checksum. The writer chunks every section block longer than one
+ * chunk, with 4 KiB chunks (a page: docs/FORMAT.md says why); readers take
+ * any k in range. */
+#define QR_SEG_CHUNK_SHIFT     12u
+#define QR_SEG_CHUNK_SHIFT_MIN 10u
+#define QR_SEG_CHUNK_SHIFT_MAX 30u
 #define QR_SEG_MAX_FOOTER (256u << 20) /* sanity bound on the footer */
 
 #define QR_SEG_NO_SORT 0xFFFFu /* footer sort column: rows in insertion order */

@@ -24,6 +24,10 @@ typedef struct qr_seg_opts {
     int zstd_level;      /* level for every compressed block (default 3) */
     uint32_t page_bytes; /* target raw bytes of a string page (default 4 KiB) */
     uint32_t zdict_bytes; /* trained zstd dictionary size, 0 = none (64 KiB) */
+    /* Section blocks longer than 2^chunk_shift bytes get one checksum per
+     * chunk of that size (default QR_SEG_CHUNK_SHIFT, 4 KiB; 0 = never;
+     * else QR_SEG_CHUNK_SHIFT_MIN..MAX). */
+    uint8_t chunk_shift;
 } qr_seg_opts;
 
 void qr_seg_opts_default(qr_seg_opts *o);
@@ -75,6 +79,12 @@ typedef struct qr_blockref {
     uint64_t offset;
     uint32_t length, first_row, rows, checksum;
     uint8_t kind, flags;
+    /* Verification units: chunk_shift 0 = the whole block is one (its
+     * checksum), else chunks of 2^chunk_shift bytes (format 9). nchunks of
+     * them (a chunked empty block has none), the first at chunk0 in the
+     * segment's chunk tables. */
+    uint8_t chunk_shift;
+    uint32_t nchunks, chunk0;
     int64_t min, max;
 } qr_blockref;
 
@@ -113,11 +123,17 @@ typedef struct qr_segment {
     qr_section secs[QR_SEG_MAX_SECTIONS_PUBLIC];
     qr_blockref *all_blocks;
     size_t nall;
-    unsigned char *verified; /* per block of all_blocks: checksum done (atomic) */
+    uint32_t version;     /* format version (QR_SEG_VERSION_MIN..QR_SEG_VERSION) */
+    uint32_t *chunk_sums; /* per chunk of every block (blockref.chunk0 + i) */
+    uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
+                           * threads sharing the segment set them) */
+    size_t nchunks;
 } qr_segment;
 
 /* Open and validate a segment (trailer, version, footer checksum, directory
- * structure). Block checksums are verified when a block is first decoded. */
+ * structure). Block checksums are verified when a block is first decoded;
+ * chunked blocks chunk by chunk, when a reader asks for bytes of a chunk
+ * (qr_seg_check). */
 qr_segment *qr_seg_open(const char *path, qr_err *e);
 void qr_seg_close(qr_segment *s);
 /* A definition of the segment's own columns (names, types, sort column; no
@@ -131,9 +147,50 @@ int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char 
                  size_t *len, qr_err *e);
 /* The section with this id, or NULL. */
 const qr_section *qr_seg_section(const qr_segment *s, uint16_t id);
-/* The bytes of block `bi` of a section, checksum verified (once per open). */
+/* The bytes of block `bi` of a section, checksum verified (every chunk;
+ * once per open). */
 int qr_seg_sec_block(const qr_segment *s, const qr_section *sec, uint32_t bi,
                      const unsigned char **p, size_t *len, qr_err *e);
+/* The same bytes, not verified: for a block read in parts, whose reader
+ * calls qr_seg_check on each range before decoding it. */
+int qr_seg_sec_map(const qr_segment *s, const qr_section *sec, uint32_t bi, const unsigned char **p,
+                   size_t *len, qr_err *e);
+
+/* Verify bytes [off, off + n) of block b (of segment s) before decoding
+ * them: the checksums of the chunks holding them (format 8 and unchunked
+ * blocks: the whole block), each computed once per open; threads sharing
+ * s may call it at once. `name` (static, may be NULL) names the block's
+ * kind in messages (its owner knows it: "POSTINGS"). 0, or QR_E_CORRUPT
+ * naming the segment, the block and the chunk, or the range when it does
+ * not lie inside the block. The test of the verified bit is inline: calls
+ * on verified bytes cost a few loads. */
+int qr_seg_check_slow(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n,
+                      const char *name, qr_err *e);
+static inline int qr_seg_chunk_ok(const qr_segment *s, uint32_t c)
+{
+    return (int)(__atomic_load_n(&s->chunk_ok[c >> 6], __ATOMIC_ACQUIRE) >> (c & 63) & 1);
+}
+static inline int qr_seg_check(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n,
+                               const char *name, qr_err *e)
+{
+    if (n && off < b->length && n <= b->length - off) {
+        uint32_t c0 = b->chunk0, c1 = b->chunk0;
+        if (b->chunk_shift) {
+            c0 += (uint32_t)(off >> b->chunk_shift);
+            c1 += (uint32_t)((off + n - 1) >> b->chunk_shift);
+        }
+        /* chunks c0..c1 in one word of bits (a range of up to 64): one test */
+        if (c0 >> 6 == c1 >> 6) {
+            uint64_t need = (~0ull >> (63 - (c1 - c0))) << (c0 & 63);
+            if ((__atomic_load_n(&s->chunk_ok[c0 >> 6], __ATOMIC_ACQUIRE) & need) == need)
+                return 0;
+        }
+    }
+    return qr_seg_check_slow(s, b, off, n, name, e);
+}
+/* 1 when bytes [off, off + n) of block b lie inside it and are verified
+ * (no checksum is computed), else 0. */
+int qr_seg_checked(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n);
 /* Verify every block checksum and decode every block (quarry verify). */
 int qr_seg_verify(qr_segment *s, qr_err *e);
 

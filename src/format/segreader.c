@@ -1,5 +1,7 @@
 /* segreader.c - opening a segment file: mmap, trailer and footer checks,
- * directory parsing with bounds checks, and checksummed block access.
+ * directory parsing with bounds checks, and checksummed block access: a
+ * whole block, or (format 9) the chunks of a block holding the bytes a
+ * reader is about to decode, each verified once per open.
  *
  * Nothing read from the file is trusted: every offset, length and count is
  * checked before use, and a failure names the file and the structure.
@@ -45,12 +47,43 @@ static int valid_encoding(int type, uint8_t enc, uint8_t hex_bytes)
     return enc == ENC_DICT || enc == ENC_PAGED;
 }
 
-/* One 44-byte block directory entry (layout in segfmt.h / FORMAT.md). */
-static void read_blockref(qr_rd *r, qr_blockref *b)
+/* Room for n more chunk checksums in s->chunk_sums (grown by doubling). */
+static int reserve_chunks(qr_segment *s, size_t *cap, size_t n, qr_err *e)
 {
+    if (s->nchunks + n <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (nc < s->nchunks + n)
+        nc *= 2;
+    uint32_t *p = realloc(s->chunk_sums, sizeof *p * nc);
+    if (!p)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
+    s->chunk_sums = p;
+    *cap = nc;
+    return 0;
+}
+
+/* "column NAME" or "index section ID": whose directory entry it is. */
+static const char *entry_owner(char *buf, size_t n, const char *col, uint32_t sec)
+{
+    if (col)
+        snprintf(buf, n, "column %s", col);
+    else
+        snprintf(buf, n, "index section %u", sec);
+    return buf;
+}
+
+/* One block directory entry (layout in segfmt.h / FORMAT.md): 44 bytes,
+ * then in format 9 the chunk checksums of a chunked block. Its checksums
+ * go to s->chunk_sums. The entry is block bi of column `col` (or, when
+ * col is NULL, of index section `sec`), for messages. */
+static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, const char *col,
+                         uint32_t sec, uint32_t bi, qr_err *e)
+{
+    char what[300];
     b->kind = qr_rd_u8(r);
     b->flags = qr_rd_u8(r);
-    (void)qr_rd_u16(r);
+    uint16_t shift = qr_rd_u16(r); /* format 8: reserved, 0 */
     b->first_row = qr_rd_u32(r);
     b->rows = qr_rd_u32(r);
     b->length = qr_rd_u32(r);
@@ -58,6 +91,34 @@ static void read_blockref(qr_rd *r, qr_blockref *b)
     b->checksum = qr_rd_u32(r);
     b->min = (int64_t)qr_rd_u64(r);
     b->max = (int64_t)qr_rd_u64(r);
+    if (r->bad)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: footer truncated in %s block %u",
+                       s->path, entry_owner(what, sizeof what, col, sec), bi);
+    b->chunk_shift = 0;
+    b->nchunks = 1;
+    if (s->version >= 9 && shift != 0) {
+        if (shift < QR_SEG_CHUNK_SHIFT_MIN || shift > QR_SEG_CHUNK_SHIFT_MAX || b->checksum != 0)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: %s block %u: chunk shift %u, block checksum %08x",
+                           s->path, entry_owner(what, sizeof what, col, sec), bi, shift,
+                           b->checksum);
+        b->chunk_shift = (uint8_t)shift;
+        b->nchunks = (uint32_t)(((uint64_t)b->length + (1ull << shift) - 1) >> shift);
+        if ((uint64_t)b->nchunks * 4 > qr_rd_left(r))
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: footer truncated in the chunk checksums of %s "
+                           "block %u",
+                           s->path, entry_owner(what, sizeof what, col, sec), bi);
+    }
+    if (reserve_chunks(s, cap, b->nchunks, e) != 0)
+        return -1;
+    b->chunk0 = (uint32_t)s->nchunks;
+    if (b->chunk_shift == 0)
+        s->chunk_sums[s->nchunks++] = b->checksum;
+    else
+        for (uint32_t i = 0; i < b->nchunks; i++)
+            s->chunk_sums[s->nchunks++] = qr_rd_u32(r);
+    return 0;
 }
 
 static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_t data_end,
@@ -89,7 +150,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     if (!s->all_blocks || !s->cols || !s->names)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     s->ncols = ncols;
-    size_t used = 0, names_used = 0;
+    size_t used = 0, names_used = 0, chunk_cap = 0;
     for (uint32_t c = 0; c < ncols; c++) {
         qr_colmeta *cm = &s->cols[c];
         uint64_t nl = qr_rd_varint(&r);
@@ -131,9 +192,8 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         int in_data = 0, after_data = 0;
         for (uint32_t i = 0; i < cm->nblocks; i++) {
             qr_blockref *b = &cm->blocks[i];
-            read_blockref(&r, b);
-            if (r.bad)
-                return corrupt(e, s->path, "footer truncated in block directory");
+            if (read_blockref(s, &r, b, &chunk_cap, cm->name, 0, i, e) != 0)
+                return -1;
             if (b->offset < QR_SEG_HEADER_LEN || b->offset > data_end ||
                 b->length > data_end - b->offset)
                 return qr_errf(e, QR_E_CORRUPT,
@@ -220,9 +280,8 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         used += sec->nblocks;
         for (uint32_t k = 0; k < sec->nblocks; k++) {
             qr_blockref *b = &sec->blocks[k];
-            read_blockref(&r, b);
-            if (r.bad)
-                return corrupt(e, s->path, "footer truncated in section directory");
+            if (read_blockref(s, &r, b, &chunk_cap, NULL, sec->id, k, e) != 0)
+                return -1;
             if (b->kind < QR_BLK_SECTION_MIN || b->offset < QR_SEG_HEADER_LEN ||
                 b->offset > data_end || b->length > data_end - b->offset)
                 return qr_errf(e, QR_E_CORRUPT,
@@ -234,8 +293,8 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     s->nall = used;
     if (qr_rd_left(&r) != 0)
         return corrupt(e, s->path, "trailing bytes after the block directory");
-    s->verified = calloc(used ? used : 1, 1);
-    if (!s->verified)
+    s->chunk_ok = calloc(s->nchunks / 64 + 1, sizeof *s->chunk_ok);
+    if (!s->chunk_ok)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     return 0;
 }
@@ -278,11 +337,13 @@ qr_segment *qr_seg_open(const char *path, qr_err *e)
         goto fail;
     }
     uint32_t hv = qr_load_u32(s->map + 8);
-    if (hv != QR_SEG_VERSION) {
-        qr_errf(e, QR_E_VERSION, "segment %s: format version %u, this build reads version %u",
-                path, hv, QR_SEG_VERSION);
+    if (hv < QR_SEG_VERSION_MIN || hv > QR_SEG_VERSION) {
+        qr_errf(e, QR_E_VERSION,
+                "segment %s: format version %u, this build reads versions %u to %u", path, hv,
+                QR_SEG_VERSION_MIN, QR_SEG_VERSION);
         goto fail;
     }
+    s->version = hv;
     if (qr_load_u32(s->map + 12) != 0) {
         corrupt(e, path, "unknown header flags at offset 12");
         goto fail;
@@ -296,9 +357,9 @@ qr_segment *qr_seg_open(const char *path, qr_err *e)
     uint32_t foot_len = qr_load_u32(t + 8), foot_raw = qr_load_u32(t + 12);
     uint32_t foot_sum = qr_load_u32(t + 16), tv = qr_load_u32(t + 20);
     uint64_t file_len = qr_load_u64(t + 24);
-    if (tv != QR_SEG_VERSION) {
-        qr_errf(e, QR_E_VERSION, "segment %s: trailer format version %u, this build reads %u",
-                path, tv, QR_SEG_VERSION);
+    if (tv != hv) {
+        qr_errf(e, QR_E_VERSION, "segment %s: trailer format version %u, header version %u", path,
+                tv, hv);
         goto fail;
     }
     if (file_len != s->len) {
@@ -348,27 +409,107 @@ void qr_seg_close(qr_segment *s)
     free(s->all_blocks);
     free(s->cols);
     free(s->names);
-    free(s->verified);
+    free(s->chunk_sums);
+    free(s->chunk_ok);
     free(s->path);
     free(s);
 }
 
-/* Verify a block's checksum the first time it is used in this open. */
-static int check_block(const qr_segment *s, const qr_blockref *b, const char *owner,
-                       uint32_t bi, qr_err *e)
+/* Who owns block b, for messages: "column Body block 12", "index section 1
+ * (Body) block 3 (POSTINGS)". */
+static void block_name(const qr_segment *s, const qr_blockref *b, const char *name, char *out,
+                       size_t n)
 {
-    size_t idx = (size_t)(b - s->all_blocks);
-    if (__atomic_load_n(&s->verified[idx], __ATOMIC_ACQUIRE))
-        return 0;
-    uint32_t sum = QR_SKIP_CHECKSUMS ? b->checksum : qr_checksum32(s->map + b->offset, b->length);
-    if (sum != b->checksum)
-        return qr_errf(e, QR_E_CORRUPT,
-                       "segment %s: corrupt: %s block %u (offset %llu, %u bytes): "
-                       "checksum mismatch (stored %08x, computed %08x)",
-                       s->path, owner, bi,
-                       (unsigned long long)b->offset, b->length, b->checksum, sum);
-    __atomic_store_n(&s->verified[idx], 1, __ATOMIC_RELEASE);
+    for (uint32_t c = 0; c < s->ncols; c++) {
+        const qr_colmeta *cm = &s->cols[c];
+        if (b >= cm->blocks && b < cm->blocks + cm->nblocks) {
+            snprintf(out, n, "column %s block %u", cm->name, (unsigned)(b - cm->blocks));
+            return;
+        }
+    }
+    for (uint32_t i = 0; i < s->nsecs; i++) {
+        const qr_section *sec = &s->secs[i];
+        if (b >= sec->blocks && b < sec->blocks + sec->nblocks) {
+            char kind[16];
+            snprintf(kind, sizeof kind, "kind %u", b->kind);
+            snprintf(out, n, "index section %u (%s) block %u (%s)", sec->id, s->cols[sec->col].name,
+                     (unsigned)(b - sec->blocks), name ? name : kind);
+            return;
+        }
+    }
+    snprintf(out, n, "block at offset %llu", (unsigned long long)b->offset);
+}
+
+/* Verify chunks [c0, c1] of block b (those not yet verified in this open). */
+static int check_chunks(const qr_segment *s, const qr_blockref *b, uint32_t c0, uint32_t c1,
+                        const char *name, qr_err *e)
+{
+    for (uint32_t c = c0; c <= c1; c++) {
+        uint32_t idx = b->chunk0 + c;
+        if (qr_seg_chunk_ok(s, idx))
+            continue;
+        uint64_t start = b->chunk_shift ? (uint64_t)c << b->chunk_shift : 0;
+        uint64_t len = b->chunk_shift ? (uint64_t)1 << b->chunk_shift : b->length;
+        if (len > b->length - start)
+            len = b->length - start;
+        uint32_t want = s->chunk_sums[idx];
+        uint32_t sum = QR_SKIP_CHECKSUMS ? want : qr_checksum32(s->map + b->offset + start, len);
+        if (sum != want) {
+            char who[400];
+            block_name(s, b, name, who, sizeof who);
+            if (b->chunk_shift == 0)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: %s (offset %llu, %u bytes): "
+                               "checksum mismatch (stored %08x, computed %08x)",
+                               s->path, who, (unsigned long long)b->offset, b->length, want, sum);
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: %s chunk %u of %u (file offset %llu, %llu "
+                           "bytes): checksum mismatch (stored %08x, computed %08x)",
+                           s->path, who, c, b->nchunks, (unsigned long long)(b->offset + start),
+                           (unsigned long long)len, want, sum);
+        }
+        __atomic_fetch_or(&s->chunk_ok[idx >> 6], 1ull << (idx & 63), __ATOMIC_RELEASE);
+    }
     return 0;
+}
+
+/* Every chunk of block b. */
+static int check_block(const qr_segment *s, const qr_blockref *b, qr_err *e)
+{
+    return b->nchunks ? check_chunks(s, b, 0, b->nchunks - 1, NULL, e) : 0;
+}
+
+int qr_seg_check_slow(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n,
+                      const char *name, qr_err *e)
+{
+    if (off > b->length || n > b->length - off) {
+        char who[400];
+        block_name(s, b, name, who, sizeof who);
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s: bytes %llu..%llu lie outside the block (%u "
+                       "bytes)",
+                       s->path, who, (unsigned long long)off, (unsigned long long)(off + n),
+                       b->length);
+    }
+    if (n == 0)
+        return 0;
+    uint32_t c0 = b->chunk_shift ? (uint32_t)(off >> b->chunk_shift) : 0;
+    uint32_t c1 = b->chunk_shift ? (uint32_t)((off + n - 1) >> b->chunk_shift) : 0;
+    return check_chunks(s, b, c0, c1, name, e);
+}
+
+int qr_seg_checked(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n)
+{
+    if (off > b->length || n > b->length - off)
+        return 0;
+    if (n == 0)
+        return 1;
+    uint32_t c0 = b->chunk_shift ? (uint32_t)(off >> b->chunk_shift) : 0;
+    uint32_t c1 = b->chunk_shift ? (uint32_t)((off + n - 1) >> b->chunk_shift) : 0;
+    for (uint32_t c = c0; c <= c1; c++)
+        if (!qr_seg_chunk_ok(s, b->chunk0 + c))
+            return 0;
+    return 1;
 }
 
 int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p, size_t *len,
@@ -379,9 +520,7 @@ int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char 
         return qr_errf(e, QR_E_INTERNAL, "segment %s: column %s has no block %u", s->path,
                        cm->name, bi);
     const qr_blockref *b = &cm->blocks[bi];
-    char what[300];
-    snprintf(what, sizeof what, "column %s", cm->name);
-    if (check_block(s, b, what, bi, e) != 0)
+    if (check_block(s, b, e) != 0)
         return -1;
     *p = s->map + b->offset;
     *len = b->length;
@@ -428,11 +567,20 @@ int qr_seg_sec_block(const qr_segment *s, const qr_section *sec, uint32_t bi,
         return qr_errf(e, QR_E_INTERNAL, "segment %s: section %u has no block %u", s->path,
                        sec->id, bi);
     const qr_blockref *b = &sec->blocks[bi];
-    char what[32];
-    snprintf(what, sizeof what, "index section %u", sec->id);
-    if (check_block(s, b, what, bi, e) != 0)
+    if (check_block(s, b, e) != 0)
         return -1;
     *p = s->map + b->offset;
     *len = b->length;
+    return 0;
+}
+
+int qr_seg_sec_map(const qr_segment *s, const qr_section *sec, uint32_t bi, const unsigned char **p,
+                   size_t *len, qr_err *e)
+{
+    if (bi >= sec->nblocks)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: section %u has no block %u", s->path, sec->id,
+                       bi);
+    *p = s->map + sec->blocks[bi].offset;
+    *len = sec->blocks[bi].length;
     return 0;
 }

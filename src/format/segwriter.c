@@ -32,6 +32,7 @@ void qr_seg_opts_default(qr_seg_opts *o)
     o->zstd_level = 3;
     o->page_bytes = 4 * 1024;
     o->zdict_bytes = 64 * 1024;
+    o->chunk_shift = QR_SEG_CHUNK_SHIFT;
 }
 
 typedef struct colout {
@@ -40,6 +41,7 @@ typedef struct colout {
     uint64_t null_count, raw_bytes;
     qr_blockref *blocks;
     uint32_t nblocks, cap;
+    qr_buf chunk_sums; /* u32 checksums of the chunked blocks' chunks (chunk0 on) */
 } colout;
 
 typedef struct segw {
@@ -96,6 +98,23 @@ static int put_raw_block(segw *w, colout *c, const char *what, uint8_t kind, con
     b->first_row = first_row;
     b->rows = rows;
     b->checksum = qr_checksum32(p, n);
+    b->chunk_shift = 0;
+    b->nchunks = 1;
+    unsigned sh = w->o->chunk_shift;
+    if (kind >= QR_BLK_SECTION_MIN && sh && n > ((size_t)1 << sh)) {
+        /* read in parts: a checksum per chunk, so a reader verifies only
+         * the chunks it reads */
+        b->chunk_shift = (uint8_t)sh;
+        b->checksum = 0;
+        b->nchunks = (uint32_t)((n + ((size_t)1 << sh) - 1) >> sh);
+        b->chunk0 = (uint32_t)(c->chunk_sums.len / 4);
+        for (size_t at = 0; at < n; at += (size_t)1 << sh) {
+            size_t cl = n - at < ((size_t)1 << sh) ? n - at : (size_t)1 << sh;
+            qr_buf_put_u32(&c->chunk_sums, qr_checksum32((const unsigned char *)p + at, cl));
+        }
+        if (c->chunk_sums.oom)
+            return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    }
     b->kind = kind;
     b->flags = flags;
     b->min = mn;
@@ -526,7 +545,7 @@ static void put_dir(qr_buf *f, const colout *co)
         const qr_blockref *b = &co->blocks[i];
         qr_buf_put_u8(f, b->kind);
         qr_buf_put_u8(f, b->flags);
-        qr_buf_put_u16(f, 0);
+        qr_buf_put_u16(f, b->chunk_shift); /* format 8: reserved, 0 */
         qr_buf_put_u32(f, b->first_row);
         qr_buf_put_u32(f, b->rows);
         qr_buf_put_u32(f, b->length);
@@ -534,6 +553,8 @@ static void put_dir(qr_buf *f, const colout *co)
         qr_buf_put_u32(f, b->checksum);
         qr_buf_put_u64(f, (uint64_t)b->min);
         qr_buf_put_u64(f, (uint64_t)b->max);
+        if (b->chunk_shift)
+            qr_buf_put(f, co->chunk_sums.p + (size_t)b->chunk0 * 4, (size_t)b->nchunks * 4);
     }
 }
 
@@ -603,6 +624,10 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     w.sec_in = secs;
     qr_seg_summary s = {.rows = b->nrows};
     int rc = -1;
+    if (opts->chunk_shift &&
+        (opts->chunk_shift < QR_SEG_CHUNK_SHIFT_MIN || opts->chunk_shift > QR_SEG_CHUNK_SHIFT_MAX))
+        return qr_errf(e, QR_E_ARGS, "segment %s: chunk shift %u outside %u..%u", path,
+                       opts->chunk_shift, QR_SEG_CHUNK_SHIFT_MIN, QR_SEG_CHUNK_SHIFT_MAX);
     if (nsecs > QR_SEG_MAX_SECTIONS)
         return qr_errf(e, QR_E_INTERNAL, "segment %s: %u sections, at most %u", path, nsecs,
                        QR_SEG_MAX_SECTIONS);
@@ -701,10 +726,14 @@ done:
     qr_buf_free(&w.out);
     qr_buf_free(&w.tmp);
     qr_buf_free(&w.tmp2);
-    for (uint32_t c = 0; w.cols && c < b->def->ncols; c++)
+    for (uint32_t c = 0; w.cols && c < b->def->ncols; c++) {
         free(w.cols[c].blocks);
+        qr_buf_free(&w.cols[c].chunk_sums);
+    }
     free(w.cols);
-    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS; i++)
+    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS; i++) {
         free(w.secs[i].blocks);
+        qr_buf_free(&w.secs[i].chunk_sums);
+    }
     return rc;
 }

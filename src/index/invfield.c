@@ -1,5 +1,12 @@
 /* invfield.c - opening one field's inverted index in a segment: locating
- * and verifying its blocks, parsing the sparse term index and field stats. */
+ * its blocks, opening the sparse term index, reading the field stats, and
+ * verifying what a read is about to decode. The small blocks every query reads
+ * (FIELDSTATS, TERMINDEX) are verified whole at open, NORMS whole when a
+ * scorer first needs them; the large ones (TERMDICT, POSTINGS, POSITIONS,
+ * BITMAPS) are mapped unverified and checked range by range, by chunk
+ * (format 9; the whole block once in format 8): a dictionary block when an
+ * iterator enters it (termdict.c), a term's postings and positions when a
+ * cursor on it opens, a dense term's bitmap words when first asked for. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,26 +14,36 @@
 #include "format/segfmt.h"
 #include "index/invindex.h"
 
-static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind,
-                      const unsigned char **p, size_t *len, int required, qr_err *e)
-{
-    for (uint32_t i = 0; i < sec->nblocks; i++)
-        if (sec->blocks[i].kind == kind)
-            return qr_seg_sec_block(s, sec, i, p, len, e);
-    *p = NULL;
-    *len = 0;
-    if (!required)
-        return 0;
-    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: index section %u lacks block kind %u",
-                   s->path, sec->id, kind);
-}
-
 static int32_t block_index(const qr_section *sec, uint8_t kind)
 {
     for (uint32_t i = 0; i < sec->nblocks; i++)
         if (sec->blocks[i].kind == kind)
             return (int32_t)i;
     return -1;
+}
+
+/* Block `kind` of the section, mapped, and verified whole when `whole`. */
+static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, int whole,
+                      const unsigned char **p, size_t *len, const qr_blockref **ref, int required,
+                      qr_err *e)
+{
+    static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS", "POSITIONS",
+                                        "NORMS",     "FIELDSTATS", "BITMAPS"};
+    int32_t i = block_index(sec, kind);
+    *p = NULL;
+    *len = 0;
+    if (ref)
+        *ref = NULL;
+    if (i < 0)
+        return required ? qr_errf(e, QR_E_CORRUPT,
+                                  "segment %s: corrupt: index section %u lacks block kind %u",
+                                  s->path, sec->id, kind)
+                        : 0;
+    if (ref)
+        *ref = &sec->blocks[i];
+    if (qr_seg_sec_map(s, sec, (uint32_t)i, p, len, e) != 0)
+        return -1;
+    return whole ? qr_seg_check(s, &sec->blocks[i], 0, *len, names[kind - IBLK_TERMINDEX], e) : 0;
 }
 
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_err *e)
@@ -51,21 +68,16 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     int ft = f->def.fulltext, fp = f->def.positions;
     const unsigned char *idx, *dict, *stats;
     size_t idx_len, dict_len, stats_len, norms_len;
-    if (find_block(s, sec, IBLK_FIELDSTATS, &stats, &stats_len, 1, e) != 0 ||
-        find_block(s, sec, IBLK_TERMINDEX, &idx, &idx_len, 1, e) != 0 ||
-        find_block(s, sec, IBLK_TERMDICT, &dict, &dict_len, 1, e) != 0 ||
-        find_block(s, sec, IBLK_POSTINGS, &f->post, &f->post_len, 1, e) != 0 ||
-        find_block(s, sec, IBLK_NORMS, &f->norms, &norms_len, ft, e) != 0)
+    const qr_blockref *dict_ref;
+    if (find_block(s, sec, IBLK_FIELDSTATS, 1, &stats, &stats_len, NULL, 1, e) != 0 ||
+        find_block(s, sec, IBLK_TERMINDEX, 1, &idx, &idx_len, NULL, 1, e) != 0 ||
+        find_block(s, sec, IBLK_TERMDICT, 0, &dict, &dict_len, &dict_ref, 1, e) != 0 ||
+        find_block(s, sec, IBLK_POSTINGS, 0, &f->post, &f->post_len, &f->post_ref, 1, e) != 0 ||
+        find_block(s, sec, IBLK_NORMS, 0, &f->norms_map, &norms_len, &f->norms_ref, ft, e) != 0 ||
+        find_block(s, sec, IBLK_POSITIONS, 0, &f->pos_map, &f->pos_len, &f->pos_ref, fp, e) != 0 ||
+        find_block(s, sec, IBLK_BITMAPS, 0, &f->bitmaps, &f->bitmaps_len, &f->bm_ref, 0, e) != 0)
         return -1;
-    /* positions (phrases only) and dense-term bitmaps are verified and
-     * mapped when first needed: most queries read neither, and checksumming
-     * them is a third of a cold first query */
     f->sec = sec;
-    f->pos_blk = block_index(sec, IBLK_POSITIONS);
-    f->bm_blk = block_index(sec, IBLK_BITMAPS);
-    if (fp && f->pos_blk < 0)
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: index section %u lacks block kind %u",
-                       s->path, sec->id, IBLK_POSITIONS);
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
                        s->path, f->def.name);
@@ -73,10 +85,24 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     f->total_tokens = qr_load_u64(stats + 8);
     char what[4400];
     snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def.name);
-    return qr_tdict_open(&f->dict, idx, idx_len, dict, dict_len, ft, fp, what, e);
+    if (qr_tdict_open(&f->dict, s->version, idx, idx_len, dict, dict_len, ft, fp, what, e) != 0)
+        return -1;
+    qr_tdict_verify_by(&f->dict, s, dict_ref);
+    return 0;
 }
 
 void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
+
+int qr_invfield_load_norms(qr_invfield *f, qr_err *e)
+{
+    if (f->norms || !f->norms_ref)
+        return 0;
+    /* scorers read the norms of any row: the block is verified whole */
+    if (qr_seg_check(f->seg, f->norms_ref, 0, f->norms_ref->length, "NORMS", e) != 0)
+        return -1;
+    f->norms = f->norms_map;
+    return 0;
+}
 
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
 {
@@ -85,34 +111,62 @@ int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
     if (!f->def.positions)
         return qr_errf(e, QR_E_FEATURE, "the %s index stores no positions: phrases cannot "
                        "be searched on it", f->def.name);
-    return qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->pos_blk, &f->pos, &f->pos_len, e);
+    f->pos = f->pos_map; /* each term's range is verified when its cursor opens */
+    return 0;
 }
 
-const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti)
+/* Where a dense term's bitmap lies in BITMAPS: 0, or -1 out of range. */
+static int bitmap_range(const qr_invfield *f, const qr_terminfo *ti, uint64_t *off, uint64_t *len)
 {
     uint64_t words = ((uint64_t)f->rows + 63) / 64;
     if (!f->bitmaps || !ti->has_bitmap || ti->bm_word > f->bitmaps_len / 8 ||
         words > f->bitmaps_len / 8 - ti->bm_word)
+        return -1;
+    *off = ti->bm_word * 8;
+    *len = words * 8;
+    return 0;
+}
+
+const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti)
+{
+    uint64_t off, len;
+    if (bitmap_range(f, ti, &off, &len) != 0 || !qr_seg_checked(f->seg, f->bm_ref, off, len))
         return NULL;
-    return f->bitmaps + ti->bm_word * 8;
+    return f->bitmaps + off;
 }
 
 const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e)
 {
-    if (!f->bitmaps && f->bm_blk >= 0 &&
-        qr_seg_sec_block(f->seg, f->sec, (uint32_t)f->bm_blk, &f->bitmaps, &f->bitmaps_len, e) != 0)
-        return NULL;
-    const unsigned char *b = qr_invfield_bitmap_mapped(f, ti);
-    if (!b)
+    uint64_t off, len;
+    if (bitmap_range(f, ti, &off, &len) != 0) {
         qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s term bitmap out of range (index section %u)",
                 f->seg->path, f->def.name, f->def.sec);
-    return b;
+        return NULL;
+    }
+    if (qr_seg_check(f->seg, f->bm_ref, off, len, "BITMAPS", e) != 0)
+        return NULL;
+    return f->bitmaps + off;
+}
+
+int qr_invfield_check_term(const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+{
+    if (ti->kind != TI_INLINE &&
+        qr_seg_check(f->seg, f->post_ref, ti->post_off, ti->post_len, "POSTINGS", e) != 0)
+        return -1;
+    if (f->pos && f->def.positions &&
+        qr_seg_check(f->seg, f->pos_ref, ti->pos_off, ti->pos_len, "POSITIONS", e) != 0)
+        return -1;
+    return 0;
 }
 
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
 {
     /* positions only once qr_invfield_load_positions mapped them (phrases) */
     int ft = f->def.fulltext, pos = f->def.positions && f->pos;
+    if (qr_invfield_check_term(f, ti, e) != 0) {
+        qr_pc_open_corrupt(c, ti);
+        return -1;
+    }
     if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, pos, ti) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
                        f->seg->path, f->def.name);

@@ -42,36 +42,53 @@ int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
 int qr_json_path_terms(const char *json, size_t n, qr_buf *buf,
                        int (*fn)(void *ctx, const char *t, size_t n), void *ctx);
 
-/* One field's index in an open segment. Valid while the segment is open. */
+/* One field's index in an open segment. Valid while the segment is open.
+ * post, pos_map, norms_map and bitmaps are mapped, not verified: their
+ * readers verify each range before decoding it (qr_invfield_cursor,
+ * qr_invfield_bitmap); pos and norms are set once verified (phrases,
+ * scorers: qr_invfield_load_positions, qr_invfield_load_norms). */
 typedef struct qr_invfield {
     const qr_segment *seg;
     qr_field_def def;
     qr_tdict dict;
-    const unsigned char *post, *pos, *norms, *bitmaps; /* pos, bitmaps: NULL until needed */
+    const unsigned char *post, *pos, *bitmaps; /* pos: NULL until a phrase needs it */
+    const uint8_t *norms;                      /* NULL until a scorer needs them */
+    const unsigned char *pos_map, *norms_map;  /* the POSITIONS and NORMS blocks (or NULL) */
     size_t post_len, pos_len, bitmaps_len;
     const qr_section *sec;
-    int32_t pos_blk, bm_blk; /* their blocks in the section (-1: none) */
+    const qr_blockref *post_ref, *pos_ref, *bm_ref, *norms_ref; /* their blocks (NULL: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
 } qr_invfield;
 
-/* Open field `sec` of segment s (checksums of its blocks verified once).
- * A segment without the section is an error (QR_E_UNDEFINED_OBJECT: the
- * index was created after the segment was written). */
+/* Open field `sec` of segment s: FIELDSTATS and TERMINDEX verified (once
+ * per open of s), the rest verified as it is read. A segment without
+ * the section is an error (QR_E_UNDEFINED_OBJECT: the index was created
+ * after the segment was written). */
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec, qr_err *e);
 void qr_invfield_close(qr_invfield *f);
 /* The bitmap of a dense term (ti->has_bitmap): ceil(rows/64) little-endian
- * 64-bit words, possibly unaligned (read with memcpy). NULL (e set) when the
- * offset is out of range. The BITMAPS block is verified on first use. */
+ * 64-bit words, possibly unaligned (read with memcpy), verified. NULL (e
+ * set) when the offset is out of range or the words do not verify. */
 const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e);
-/* The same once qr_invfield_bitmap has mapped the block: NULL when it has
- * not, or the term has no bitmap in range (no error: callers then go
- * without it). */
+/* The same once qr_invfield_bitmap has verified this term's words: NULL
+ * when it has not, or the term has no bitmap in range (no error: callers
+ * then go without it). */
 const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
-/* Verify and map the POSITIONS block (full-text fields; once). Cursors
- * opened before it carry no positions: call it before a phrase. */
+/* Give cursors positions from now on (full-text fields; once). Cursors
+ * opened before it carry none: call it before a phrase. */
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e);
-/* A postings cursor for a term of this field. */
+/* Verify the NORMS block (once) and set f->norms (full-text fields; others
+ * have none and stay NULL): what a scorer calls before reading norms. */
+int qr_invfield_load_norms(qr_invfield *f, qr_err *e);
+/* Verify what a cursor on term ti reads: its postings and, once positions
+ * are loaded, its positions (the chunks holding them, once per open of the
+ * segment). qr_invfield_cursor does it as well; a caller that opens cursors
+ * without an error to fill (qr_it_postings, phrases) calls this first so
+ * that a mismatch is reported: QR_E_CORRUPT naming segment, block, chunk. */
+int qr_invfield_check_term(const qr_invfield *f, const qr_terminfo *ti, qr_err *e);
+/* A postings cursor for a term of this field, its bytes verified first (a
+ * cursor that fails is corrupt and empty). */
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e);
 
 #endif

@@ -275,6 +275,16 @@ bad:
     return -1;
 }
 
+void qr_pc_open_corrupt(qr_pcursor *c, const qr_terminfo *ti)
+{
+    memset(c, 0, offsetof(qr_pcursor, docs));
+    c->ti = *ti;
+    c->pblk = UINT32_MAX;
+    c->tfw = QR_TFW_ARRAYS;
+    c->corrupt = 1;
+    c->doc = QR_NO_DOC; /* with i = 0: next / advance return QR_NO_DOC */
+}
+
 static int unpack_run(qr_rd *r, uint32_t n, uint64_t *tmp)
 {
     unsigned w = qr_rd_u8(r);

@@ -116,6 +116,9 @@ typedef struct qr_pcursor {
 int qr_pc_open(qr_pcursor *c, const unsigned char *post, size_t post_len,
                const unsigned char *pos, size_t pos_len, int has_freqs, int has_pos,
                const qr_terminfo *ti);
+/* A cursor on ti that is corrupt and empty, reading nothing: for a term
+ * whose bytes did not verify. */
+void qr_pc_open_corrupt(qr_pcursor *c, const qr_terminfo *ti);
 /* Next doc, or QR_NO_DOC. */
 uint32_t qr_pc_next(qr_pcursor *c);
 /* First doc >= target (target > current doc), or QR_NO_DOC. */

@@ -1,35 +1,60 @@
 /* termdict.c - front-coded term dictionary writer and reader (see
  * termdict.h). The sparse index (a block's first term, one in up to 64)
- * is small enough to keep in memory, one record per block; a lookup
+ * is one fixed record per block, read in place from the mapped TERMINDEX
+ * (format 8's varint entries are parsed into the same records); a lookup
  * binary-searches it and scans one block's terms, reading an info only
  * when asked for it. */
 #include "index/termdict.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* blocks ahead whose heads a landing prefetches */
 #define PREFETCH_BLOCKS 4
 
-void qr_tdictw_init(qr_tdictw *w)
-{
-    memset(w, 0, sizeof *w);
-    qr_buf_init(&w->dict);
-    qr_buf_init(&w->index);
-    qr_buf_init(&w->infos);
-    qr_buf_put_u32(&w->index, 0); /* block count, patched */
-    qr_buf_put_u64(&w->index, 0); /* term count, patched */
-}
+/* The records are read in place, as the struct: its layout is the format. */
+_Static_assert(sizeof(qr_tblk) == QR_TDICT_REC, "TERMINDEX record size");
+_Static_assert(offsetof(qr_tblk, post) == 8 && offsetof(qr_tblk, off) == 16 &&
+                   offsetof(qr_tblk, first) == 24 && offsetof(qr_tblk, cpl) == 28 &&
+                   offsetof(qr_tblk, first_len) == 30,
+               "TERMINDEX record layout");
+_Static_assert(QR_MAX_TERM <= 255, "a first term's length is a byte");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "TERMINDEX records (and bitmap words) are read in place as little-endian"
+#endif
+
+void qr_tdictw_init(qr_tdictw *w) { memset(w, 0, sizeof *w); }
 
 void qr_tdictw_free(qr_tdictw *w)
 {
     qr_buf_free(&w->dict);
     qr_buf_free(&w->index);
     qr_buf_free(&w->infos);
+    qr_buf_free(&w->recs);
+    qr_buf_free(&w->masks);
+    qr_buf_free(&w->firsts);
 }
 
-/* Close the current block: its infos follow its terms, and its index
- * entry gets the byte-class mask and the terms part's length. */
+/* The first 8 bytes of a term as a big-endian number, zero-padded. Two
+ * terms whose key8 differ compare as their key8 do (a shorter term's
+ * padding is below the other's byte there, unless that byte is 0: then
+ * the key8 are equal); equal key8 need the bytes. */
+static uint64_t key8(const char *t, size_t n)
+{
+    if (n >= 8) {
+        uint64_t k;
+        memcpy(&k, t, 8);
+        return __builtin_bswap64(k);
+    }
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; i++)
+        k = k << 8 | (i < n ? (unsigned char)t[i] : 0u);
+    return k;
+}
+
+/* Close the current block: its infos follow its terms, and its record gets
+ * the terms part's length and its mask. */
 static void end_block(qr_tdictw *w)
 {
     if (!w->nblocks)
@@ -37,10 +62,11 @@ static void end_block(qr_tdictw *w)
     size_t tlen = w->dict.len - w->blk_start;
     qr_buf_put(&w->dict, w->infos.p, w->infos.len);
     qr_buf_clear(&w->infos);
-    if (!w->index.oom) {
-        qr_store_u64(w->index.p + w->mask_at, w->mask);
-        qr_store_u32(w->index.p + w->mask_at + 8, (uint32_t)tlen);
+    if (!w->recs.oom) {
+        qr_tblk *b = (qr_tblk *)(void *)(w->recs.p + w->recs.len - sizeof *b);
+        b->tlen = (uint32_t)tlen;
     }
+    qr_buf_put_u64(&w->masks, w->mask);
     w->mask = 0;
 }
 
@@ -52,18 +78,25 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     size_t shared = 0;
     uint32_t cpl = qr_term_cpl(term, n);
     if (w->in_block == QR_TERMS_PER_BLOCK || w->nterms == 0 || cpl != w->prev_cpl) {
+        if (post_off > UINT32_MAX || pos_off > UINT32_MAX || w->dict.len > UINT32_MAX ||
+            w->firsts.len > UINT32_MAX)
+            return -1; /* past what a block can hold */
         end_block(w);
         w->prev_cpl = cpl;
         w->in_block = 0;
         w->nblocks++;
         w->blk_start = w->dict.len;
-        qr_buf_put_u32(&w->index, (uint32_t)w->dict.len);
-        qr_buf_put_varint(&w->index, post_off);
-        qr_buf_put_varint(&w->index, pos_off);
-        qr_buf_put_lenbytes(&w->index, term, n);
-        w->mask_at = w->index.len;
-        qr_buf_put_u64(&w->index, 0); /* the block's mask, patched */
-        qr_buf_put_u32(&w->index, 0); /* its terms part's length, patched */
+        qr_tblk b = {key8(term, n),
+                     (uint32_t)post_off,
+                     (uint32_t)pos_off,
+                     (uint32_t)w->dict.len,
+                     0,
+                     (uint32_t)w->firsts.len,
+                     (uint16_t)cpl,
+                     (uint8_t)n,
+                     0};
+        qr_buf_put(&w->recs, &b, sizeof b); /* `first` is made absolute at finish */
+        qr_buf_put(&w->firsts, term, n);
     } else {
         size_t m = n < w->prev_len ? n : w->prev_len;
         while (shared < m && w->prev[shared] == term[shared])
@@ -80,100 +113,155 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     w->prev_len = n;
     w->in_block++;
     w->nterms++;
-    return w->dict.oom || w->index.oom || w->infos.oom ? -1 : 0;
+    return w->dict.oom || w->recs.oom || w->firsts.oom || w->infos.oom ? -1 : 0;
 }
 
 int qr_tdictw_finish(qr_tdictw *w)
 {
     end_block(w);
-    if (w->index.oom || w->dict.oom)
+    if (w->dict.oom || w->recs.oom || w->masks.oom || w->firsts.oom)
         return -1;
-    qr_store_u32(w->index.p, w->nblocks);
-    qr_store_u64(w->index.p + 4, w->nterms);
-    return 0;
-}
-
-/* The first 8 bytes of a term as a big-endian number, zero-padded. Two
- * terms whose key8 differ compare as their key8 do (a shorter term's
- * padding is below the other's byte there, unless that byte is 0: then
- * the key8 are equal); equal key8 need the bytes. */
-static uint64_t key8(const char *t, size_t n)
-{
-    uint64_t k = 0;
-    for (size_t i = 0; i < 8; i++)
-        k = k << 8 | (i < n ? (unsigned char)t[i] : 0u);
-    return k;
+    size_t base = QR_TDICT_HEADER + (size_t)w->nblocks * (QR_TDICT_REC + 8);
+    if (base + w->firsts.len > UINT32_MAX)
+        return -1;
+    qr_buf_clear(&w->index);
+    qr_buf_put_u32(&w->index, w->nblocks);
+    qr_buf_put_u32(&w->index, 0);
+    qr_buf_put_u64(&w->index, w->nterms);
+    for (uint32_t i = 0; i < w->nblocks; i++) {
+        qr_tblk b;
+        memcpy(&b, w->recs.p + (size_t)i * sizeof b, sizeof b);
+        b.first += (uint32_t)base;
+        qr_buf_put(&w->index, &b, sizeof b);
+    }
+    qr_buf_put(&w->index, w->masks.p, w->masks.len);
+    qr_buf_put(&w->index, w->firsts.p, w->firsts.len);
+    return w->index.oom ? -1 : 0;
 }
 
 static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_t k8,
                             const char *key, size_t n);
 
-int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
+/* Record i against what it must be, given record i - 1 (checked before):
+ * inside TERMDICT and TERMINDEX, after the block before it, and its first
+ * term above that block's (seeks, binary searches over them, would not
+ * survive otherwise). 0, or -1. */
+static int check_record(const qr_tdict *d, size_t index_len, uint32_t i)
+{
+    const qr_tblk *b = &d->blk[i];
+    if (b->off >= d->dict_len || b->tlen == 0 || b->tlen > d->dict_len - b->off ||
+        b->first > index_len || b->first_len > index_len - b->first)
+        return -1; /* (first_len, a byte, cannot pass QR_MAX_TERM) */
+    const char *t = (const char *)d->index + b->first;
+    if (b->key8 != key8(t, b->first_len) || b->cpl != qr_term_cpl(t, b->first_len))
+        return -1;
+    if (i && (b->off <= b[-1].off || b[-1].tlen > b->off - b[-1].off ||
+              cmp_first(d, i, b[-1].cpl, b[-1].key8, (const char *)d->index + b[-1].first,
+                        b[-1].first_len) <= 0))
+        return -1;
+    return 0;
+}
+
+/* Format 8's varint entries, parsed into records of our own (d->own). */
+static int open_v8(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
+{
+    const unsigned char *index = d->index;
+    uint32_t nb = d->nblocks;
+    qr_tblk *blk = malloc((sizeof *blk + 8) * (nb ? nb : 1));
+    if (!blk)
+        return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
+    uint64_t *mask = (uint64_t *)(void *)(blk + (nb ? nb : 1));
+    d->own = blk;
+    d->blk = blk;
+    d->blk_mask = mask;
+    qr_rd r;
+    qr_rd_init(&r, index + 12, index_len - 12);
+    for (uint32_t i = 0; i < nb; i++) {
+        qr_tblk *b = &blk[i];
+        b->off = qr_rd_u32(&r);
+        uint64_t post = qr_rd_varint(&r), pos = qr_rd_varint(&r), l = qr_rd_varint(&r);
+        const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
+        mask[i] = qr_rd_u64(&r);
+        b->tlen = qr_rd_u32(&r);
+        if (r.bad || !t || post > UINT32_MAX || pos > UINT32_MAX)
+            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
+        b->post = (uint32_t)post;
+        b->pos = (uint32_t)pos;
+        b->first = (uint32_t)(t - index);
+        b->first_len = (uint8_t)l;
+        b->key8 = key8((const char *)t, (size_t)l);
+        b->cpl = (uint16_t)qr_term_cpl((const char *)t, (size_t)l);
+        b->zero = 0;
+        if (check_record(d, index_len, i) != 0)
+            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
+    }
+    if (qr_rd_left(&r) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
+    return 0;
+}
+
+/* Format 9: records, masks and first terms in place (copied when the block
+ * does not start on an 8-byte boundary, which no writer does). */
+static int open_v9(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
+{
+    uint32_t nb = d->nblocks;
+    size_t base = QR_TDICT_HEADER + (size_t)nb * (QR_TDICT_REC + 8);
+    if (qr_load_u32(d->index + 4) != 0 || base > index_len)
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
+    const unsigned char *recs = d->index + QR_TDICT_HEADER;
+    if (((uintptr_t)recs & 7) != 0) {
+        if (!(d->own = malloc(base - QR_TDICT_HEADER + 1)))
+            return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
+        memcpy(d->own, recs, base - QR_TDICT_HEADER);
+        recs = d->own;
+    }
+    d->blk = (const qr_tblk *)(const void *)recs;
+    d->blk_mask = (const uint64_t *)(const void *)(recs + (size_t)nb * QR_TDICT_REC);
+    size_t next_first = base; /* the first terms follow each other */
+    for (uint32_t i = 0; i < nb; i++) {
+        if (d->blk[i].zero != 0 || d->blk[i].first != next_first ||
+            check_record(d, index_len, i) != 0)
+            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
+        next_first += d->blk[i].first_len;
+    }
+    if (next_first != index_len)
+        return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
+    return 0;
+}
+
+int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, size_t index_len,
                   const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                   const char *what, qr_err *e)
 {
     memset(d, 0, sizeof *d);
     d->dict = dict;
+    d->index = index;
     d->dict_len = dict_len;
     d->has_freqs = has_freqs;
     d->has_pos = has_pos;
-    qr_rd r;
-    qr_rd_init(&r, index, index_len);
-    uint32_t nb = qr_rd_u32(&r);
-    d->nterms = qr_rd_u64(&r);
-    if (r.bad || nb > index_len / 19 || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
+    /* format 8: u32 blocks, u64 terms, entries of at least 19 bytes;
+     * format 9: u32 blocks, u32 0, u64 terms, 40 bytes a block and more */
+    size_t hdr = version >= 9 ? QR_TDICT_HEADER : 12, min_entry = version >= 9 ? 40 : 19;
+    if (index_len < hdr || index_len > UINT32_MAX)
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
+    uint32_t nb = qr_load_u32(index);
+    d->nterms = qr_load_u64(index + hdr - 8);
+    if (nb > (index_len - hdr) / min_entry || d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK ||
         d->nterms < nb)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
-    d->blk = malloc(sizeof *d->blk * (nb ? nb : 1));
-    d->blk_first = malloc(sizeof *d->blk_first * (nb ? nb : 1));
-    d->blk_mask = malloc(sizeof *d->blk_mask * (nb ? nb : 1));
-    if (!d->blk || !d->blk_first || !d->blk_mask) {
+    if ((version >= 9 ? open_v9 : open_v8)(d, index_len, what, e) != 0) {
         qr_tdict_close(d);
-        return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
+        return -1;
     }
-    for (uint32_t i = 0; i < nb; i++) {
-        qr_tblk *b = &d->blk[i];
-        b->off = qr_rd_u32(&r);
-        b->post = qr_rd_varint(&r);
-        b->pos = qr_rd_varint(&r);
-        uint64_t l = qr_rd_varint(&r);
-        const unsigned char *t = l <= QR_MAX_TERM ? qr_rd_bytes(&r, (size_t)l) : NULL;
-        d->blk_mask[i] = qr_rd_u64(&r);
-        b->tlen = qr_rd_u32(&r);
-        if (r.bad || !t || b->off >= dict_len || (i && b->off <= b[-1].off) || b->tlen == 0 ||
-            b->tlen > dict_len - b->off) {
-            qr_tdict_close(d);
-            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
-        }
-        d->blk_first[i].p = (const char *)t;
-        d->blk_first[i].n = (size_t)l;
-        b->key8 = key8((const char *)t, (size_t)l);
-        b->cpl = qr_term_cpl((const char *)t, (size_t)l);
-    }
-    if (qr_rd_left(&r) != 0) {
-        qr_tdict_close(d);
-        return qr_errf(e, QR_E_CORRUPT, "%s: trailing bytes in term index", what);
-    }
-    for (uint32_t i = 0; i + 1 < nb; i++)
-        if (d->blk[i].tlen > d->blk[i + 1].off - d->blk[i].off ||
-            cmp_first(d, i + 1, d->blk[i].cpl, d->blk[i].key8, d->blk_first[i].p,
-                      d->blk_first[i].n) <= 0) {
-            /* blocks overlap, or their first terms are out of order (which
-             * seeks, binary searches over them, would not survive) */
-            qr_tdict_close(d);
-            return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
-        }
     return 0;
 }
 
 void qr_tdict_close(qr_tdict *d)
 {
-    free(d->blk);
-    free(d->blk_first);
-    free(d->blk_mask);
+    free(d->own);
+    d->own = NULL;
     d->blk = NULL;
-    d->blk_first = NULL;
     d->blk_mask = NULL;
 }
 
@@ -188,18 +276,33 @@ static inline int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
     return an < bn ? -1 : an > bn;
 }
 
-static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
+void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref)
+{
+    d->seg = s;
+    d->ref = ref;
+}
+
+/* Enter dictionary block blk: verify its bytes (terms and infos), then
+ * point the iterator at its first term. 0, or -1 (e set) when they do not
+ * verify: the iterator is then corrupt. */
+static int iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk, qr_err *e)
 {
     const qr_tblk *b = &d->blk[blk];
+    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     it->d = d;
     it->blk = blk;
+    if (d->seg && qr_seg_check(d->seg, d->ref, b->off, end - b->off, "TERMDICT", e) != 0) {
+        qr_rd_init(&it->r, d->dict, 0);
+        it->in_blk = 0;
+        it->corrupt = 1;
+        return -1;
+    }
     it->in_blk = 0;
     it->len = 0;
     it->corrupt = 0;
     it->post_run = b->post;
     it->pos_run = b->pos;
     const unsigned char *p = d->dict + b->off;
-    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     qr_rd_init(&it->r, p, b->tlen);
     /* a seek scans on from here: ask for all the terms' lines at once; an
      * automaton walk lands a few blocks on next: ask for their heads (a
@@ -213,6 +316,7 @@ static void iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk)
     it->acc_p = p + b->tlen;
     it->info_end = d->dict + end;
     it->acc_i = 0;
+    return 0;
 }
 
 /* Read the next term of the current block (1), or 0 when the block ends.
@@ -293,7 +397,8 @@ static int __attribute__((noinline)) next_block(qr_titer *it, qr_err *e)
     }
     if (it->blk + 1 >= it->d->nblocks)
         return 0;
-    iter_at_block(it->d, it, it->blk + 1);
+    if (iter_at_block(it->d, it, it->blk + 1, e) != 0)
+        return -1;
     it->shared = 0;
     return 1;
 }
@@ -324,7 +429,7 @@ static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_
     uint64_t f = d->blk[b].key8;
     if (f != k8)
         return f < k8 ? -1 : 1;
-    return cmp_bytes(d->blk_first[b].p, d->blk_first[b].n, key, n);
+    return cmp_bytes((const char *)d->index + d->blk[b].first, d->blk[b].first_len, key, n);
 }
 
 /* Last block whose first term <= key (0 if key is before every term). */
@@ -429,8 +534,8 @@ static int seek_in(const qr_tdict *d, qr_titer *it, uint32_t b, uint32_t cpl, co
         return qr_tdict_seek_block(d, it, b + 1, e);
     if (d->blk[b].cpl > cpl) /* b = 0 and the key is below every term */
         return qr_tdict_seek_block(d, it, b, e);
-    if (!below)
-        iter_at_block(d, it, b);
+    if (!below && iter_at_block(d, it, b, e) != 0)
+        return -1;
     return scan_to(it, cpl, key, n, below, e);
 }
 
@@ -498,7 +603,8 @@ int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)
     memset(it, 0, offsetof(qr_titer, term));
     if (b >= d->nblocks)
         return 0;
-    iter_at_block(d, it, b);
+    if (iter_at_block(d, it, b, e) != 0)
+        return -1;
     int r = qr_titer_next(it, e);
     it->shared = 0;
     return r;

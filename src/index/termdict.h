@@ -10,14 +10,18 @@
  *     first term), varint suffix length, suffix bytes;
  *   infos part: per term, in the same order, varint info length, term
  *     info (postings.h).
- * TERMINDEX block: u32 number of dictionary blocks, u64 number of terms,
- *   then per block: u32 offset in TERMDICT, varint postings base, varint
- *   positions base (where the block's first term's lists start), varint
- *   length + first term, u64 byte-class mask: bit qr_tdict_byte_class(b)
- *   is set when some term of the block has byte b, u32 length of the
- *   block's terms part. A pattern whose every match must contain certain
- *   bytes (LIKE '%tion') skips blocks that lack one of them without
- *   decoding them: most blocks hold only hex ids.
+ * TERMINDEX block (format 9): u32 number K of dictionary blocks, u32 0,
+ *   u64 number of terms; K records (qr_tblk, 32 bytes: first term's key8,
+ *   postings and positions bases where the block's first term's lists
+ *   start, offset in TERMDICT, length of the terms part, offset of the
+ *   first term in TERMINDEX, code point length, first term's length, 0);
+ *   K u64 byte-class masks: bit qr_tdict_byte_class(b) is set when some
+ *   term of the block has byte b; the K first terms, concatenated. A
+ *   pattern whose every match must contain certain bytes (LIKE '%tion')
+ *   skips blocks that lack one of them without decoding them: most blocks
+ *   hold only hex ids. Format 8 stored per block: u32 offset, varint
+ *   postings base, varint positions base, varint length + first term, u64
+ *   mask, u32 terms length (after u32 K, u64 terms).
  * Supports exact lookup (binary search on the index, then a scan of one
  * block), ordered iteration, seeking to the first term >= a key, and so
  * intersection with automata that prune by prefix.
@@ -29,6 +33,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "format/segfmt.h"
+#include "format/segment.h"
 #include "index/postings.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -77,55 +83,76 @@ static inline unsigned qr_tdict_byte_class(unsigned char b)
 
 /* ---- writing: terms must be added in strictly increasing dictionary order ---- */
 typedef struct qr_tdictw {
-    qr_buf dict, index;
+    qr_buf dict, index;    /* the TERMDICT and TERMINDEX blocks (index: at finish) */
     qr_buf infos;          /* the current block's infos part */
-    size_t blk_start;      /* where the current block starts in dict */
-    size_t mask_at;        /* where the current block's mask (then terms length) is patched */
+    qr_buf recs, masks, firsts; /* the index's parts while terms come */
+    size_t blk_start;           /* where the current block starts in dict */
     uint64_t mask;
     uint32_t in_block, nblocks;
     uint64_t nterms;
     char prev[QR_MAX_TERM];
     size_t prev_len;
     uint32_t prev_cpl;
-    size_t index_count_at; /* where the block count is patched */
 } qr_tdictw;
 
 void qr_tdictw_init(qr_tdictw *w);
 void qr_tdictw_free(qr_tdictw *w);
 /* Add a term with its encoded term info (terms in dictionary order,
  * qr_term_cmp; a block holds terms of one code point length); post_off / pos_off are where its
- * lists start in the field's streams (kept per block: infos hold lengths). */
+ * lists start in the field's streams (kept per block: infos hold lengths;
+ * below 4 GiB, as every block is). -1 when out of memory or out of range. */
 int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
                   uint64_t post_off, uint64_t pos_off);
-/* Finish: patches counts into the index. */
+/* Finish: lays out the TERMINDEX block in w->index. */
 int qr_tdictw_finish(qr_tdictw *w);
 
 /* ---- reading ---- */
 /* A dictionary block as a seek sees it, in one place: landing in a block
- * costs one cache line of this, not one per array. */
+ * costs one cache line of this, not one per array. It is the record of the
+ * TERMINDEX block (format 9: little-endian, read in place), so opening an
+ * index parses nothing and allocates nothing: the first query after an
+ * open used to spend most of its time making these. */
 typedef struct qr_tblk {
     uint64_t key8;       /* the first term's first 8 bytes, big-endian, zero
                           * padded: compares without touching its bytes */
+    uint32_t post, pos;  /* where the first term's lists start */
     uint32_t off, tlen;  /* offset in TERMDICT, length of the terms part */
-    uint64_t post, pos;  /* where the first term's lists start */
-    uint32_t cpl;        /* code point length of every term of the block */
+    uint32_t first;      /* the first term: its offset in TERMINDEX */
+    uint16_t cpl;        /* code point length of every term of the block */
+    uint8_t first_len;   /* the first term's length in bytes */
+    uint8_t zero;        /* 0 */
 } qr_tblk;
+#define QR_TDICT_HEADER 16u /* u32 blocks, u32 0, u64 terms */
+#define QR_TDICT_REC    32u /* sizeof(qr_tblk) */
 
 typedef struct qr_tdict {
-    const unsigned char *dict;
+    const unsigned char *dict, *index;
     size_t dict_len;
     uint32_t nblocks;
     uint64_t nterms;
-    qr_tblk *blk;         /* malloc'ed: per block, what a seek needs */
-    qr_slice *blk_first;  /* malloc'ed, point into the TERMINDEX block */
-    uint64_t *blk_mask;   /* malloc'ed: byte classes present in each block */
+    const qr_tblk *blk;       /* per block, what a seek needs: in the TERMINDEX
+                               * block, or in `own` */
+    const uint64_t *blk_mask; /* byte classes present in each block (likewise) */
+    void *own;                /* malloc'ed records of a format 8 index (parsed)
+                               * or of a misaligned one (copied), else NULL */
     int has_freqs, has_pos;
+    /* Where the TERMDICT bytes are verified: a dictionary block is checked
+     * (qr_seg_check: the chunks holding it) when an iterator enters it.
+     * seg NULL: the bytes are trusted (verified whole, or a test's buffer). */
+    const qr_segment *seg;
+    const qr_blockref *ref;
 } qr_tdict;
 
-/* Parse the TERMINDEX block (kept mapped: slices point into it). */
-int qr_tdict_open(qr_tdict *d, const unsigned char *index, size_t index_len,
+/* Open the dictionary of TERMINDEX block `index` (verified by the caller,
+ * kept mapped: records and first terms are read in place) in segment
+ * format `version` (QR_SEG_VERSION; 8: varint entries, parsed into
+ * memory), checking every record. The TERMDICT bytes are not read here. */
+int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, size_t index_len,
                   const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                   const char *what, qr_err *e);
+/* Verify each dictionary block, before reading it, against the checksums of
+ * block `ref` of segment s (where `dict` of qr_tdict_open lies). */
+void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref);
 void qr_tdict_close(qr_tdict *d);
 
 typedef struct qr_titer {

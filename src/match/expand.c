@@ -208,9 +208,12 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
         if (!kids)
             return mt_nomem(e);
-        for (uint32_t i = 0; i < ts->n; i++)
+        for (uint32_t i = 0; i < ts->n; i++) {
+            if (qr_invfield_check_term(f, &ts->v[i], e) != 0)
+                return NULL;
             if (!(kids[i] = qr_it_postings(a, f, &ts->v[i])))
                 return mt_nomem(e);
+        }
         qr_it *it = qr_it_or(a, kids, ts->n);
         return it ? it : mt_nomem(e);
     }

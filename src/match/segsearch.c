@@ -67,6 +67,8 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
             return NULL;
         it = qr_it_bitmap(a, bits, f->rows, ti.df);
     } else {
+        if (r && qr_invfield_check_term(f, &ti, e) != 0) /* the cursor reads it */
+            return NULL;
         it = r ? qr_it_postings(a, f, &ti) : qr_it_empty(a);
     }
     return it ? it : mt_nomem(e);
@@ -85,6 +87,8 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
                     : 0;
         if (r <= 0)
             return r;
+        if (qr_invfield_check_term(*f, &(*tis)[i], e) != 0) /* what its cursor reads */
+            return -1;
     }
     /* dense words' bitmaps give the phrase its candidate rows (phrase.c) */
     for (uint32_t i = 0; i < q->n; i++)

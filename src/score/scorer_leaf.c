@@ -309,6 +309,8 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
     t->m = &qw->m;
     t->w = w;
     t->tab = tab;
+    if (qr_invfield_load_norms(f, e) != 0)
+        return NULL;
     t->norms = f->norms;
     t->rows = f->rows;
     if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)
@@ -514,6 +516,8 @@ qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
     p->sc.cost = p->it->cost;
     p->m = &qw->m;
     p->w = w;
+    if (qr_invfield_load_norms(f, e) != 0)
+        return NULL;
     p->norms = f->norms;
     p->rows = f->rows;
     p->n = q->n;

@@ -111,8 +111,8 @@ static int setup(void **state)
     }
     assert_int_equal(qr_tdictw_finish(&f->w), 0);
     qr_err e = {0};
-    assert_int_equal(qr_tdict_open(&f->d, f->w.index.p, f->w.index.len, f->w.dict.p, f->w.dict.len,
-                                   0, 0, "test", &e),
+    assert_int_equal(qr_tdict_open(&f->d, QR_SEG_VERSION, f->w.index.p, f->w.index.len, f->w.dict.p,
+                                   f->w.dict.len, 0, 0, "test", &e),
                      0);
     assert_int_equal(f->d.nterms, n);
     *state = f;
@@ -288,34 +288,20 @@ static void test_term_infos(void **state)
     }
 }
 
-/* Where block k's entry in the term index keeps its first term and its
+/* Where block k's record in the term index keeps its first term and its
  * terms part's length (the index layout of termdict.h). */
-static void index_entry(const qr_buf *index, uint32_t k, size_t *first_at, size_t *tlen_at)
+static void index_entry(const fixture *f, uint32_t k, size_t *first_at, size_t *tlen_at)
 {
-    qr_rd r;
-    qr_rd_init(&r, index->p, index->len);
-    (void)qr_rd_u32(&r);
-    (void)qr_rd_u64(&r);
-    for (uint32_t b = 0;; b++) {
-        (void)qr_rd_u32(&r);
-        (void)qr_rd_varint(&r);
-        (void)qr_rd_varint(&r);
-        uint64_t l = qr_rd_varint(&r);
-        *first_at = (size_t)(r.p - index->p);
-        (void)qr_rd_bytes(&r, (size_t)l);
-        (void)qr_rd_u64(&r);
-        *tlen_at = (size_t)(r.p - index->p);
-        (void)qr_rd_u32(&r);
-        assert_false(r.bad);
-        if (b == k)
-            return;
-    }
+    assert_true(k < f->d.nblocks);
+    *first_at = f->d.blk[k].first;
+    *tlen_at = QR_TDICT_HEADER + (size_t)k * QR_TDICT_REC + offsetof(qr_tblk, tlen);
 }
 
 static int open_copy(const fixture *f, const unsigned char *index, size_t dict_len, qr_err *e)
 {
     qr_tdict d;
-    int r = qr_tdict_open(&d, index, f->w.index.len, f->w.dict.p, dict_len, 0, 0, "test", e);
+    int r = qr_tdict_open(&d, QR_SEG_VERSION, index, f->w.index.len, f->w.dict.p, dict_len, 0, 0,
+                          "test", e);
     if (r == 0)
         qr_tdict_close(&d);
     return r;
@@ -331,7 +317,7 @@ static void test_damaged_index(void **state)
     qr_err e = {0};
     unsigned char *ix = malloc(f->w.index.len);
     size_t first_at, tlen_at;
-    index_entry(&f->w.index, 3, &first_at, &tlen_at);
+    index_entry(f, 3, &first_at, &tlen_at);
     static const uint32_t bad_tlen[] = {0, 1u << 30};
     for (size_t i = 0; i < 2; i++) {
         memcpy(ix, f->w.index.p, f->w.index.len);
@@ -345,17 +331,28 @@ static void test_damaged_index(void **state)
     while (k < f->d.nblocks && f->d.blk[k].cpl != f->d.blk[k - 1].cpl)
         k++;
     assert_true(k < f->d.nblocks);
-    index_entry(&f->w.index, k, &first_at, &tlen_at);
+    index_entry(f, k, &first_at, &tlen_at);
     memcpy(ix, f->w.index.p, f->w.index.len);
     ix[first_at] = 0;
     assert_int_equal(open_copy(f, ix, f->w.dict.len, &e), -1);
     assert_string_equal(e.code, QR_E_CORRUPT);
-    /* the last block's infos cut short: its terms read, its last info not */
-    size_t last_first, last_tlen;
-    index_entry(&f->w.index, f->d.nblocks - 1, &last_first, &last_tlen);
-    (void)last_first;
+    /* a record whose key8 or code point length disagrees with its term,
+     * a first term out of place, bytes after the last first term */
+    static const size_t field_at[] = {offsetof(qr_tblk, key8), offsetof(qr_tblk, cpl),
+                                      offsetof(qr_tblk, first), offsetof(qr_tblk, zero)};
+    for (size_t i = 0; i < sizeof field_at / sizeof *field_at; i++) {
+        memcpy(ix, f->w.index.p, f->w.index.len);
+        ix[QR_TDICT_HEADER + 5 * QR_TDICT_REC + field_at[i]] ^= 1;
+        assert_int_equal(open_copy(f, ix, f->w.dict.len, &e), -1);
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        assert_non_null(strstr(e.msg, "entry 5"));
+    }
     qr_tdict d;
-    assert_int_equal(qr_tdict_open(&d, f->w.index.p, f->w.index.len, f->w.dict.p,
+    assert_int_equal(qr_tdict_open(&d, QR_SEG_VERSION, f->w.index.p, f->w.index.len - 1,
+                                   f->w.dict.p, f->w.dict.len, 0, 0, "test", &e),
+                     -1);
+    /* the last block's infos cut short: its terms read, its last info not */
+    assert_int_equal(qr_tdict_open(&d, QR_SEG_VERSION, f->w.index.p, f->w.index.len, f->w.dict.p,
                                    f->w.dict.len - 2, 0, 0, "test", &e),
                      0);
     qr_titer it;
@@ -419,6 +416,70 @@ static void test_block_masks(void **state)
     free(n);
 }
 
+/* The same dictionary's index in format 8 (varint entries, what segments
+ * of that format hold): written out here from the records, it opens
+ * (parsed into records of its own) and reads as the format 9 one does;
+ * damaged, it is refused. */
+static void v8_index(const fixture *f, qr_buf *out)
+{
+    qr_buf_init(out);
+    qr_buf_put_u32(out, f->d.nblocks);
+    qr_buf_put_u64(out, f->d.nterms);
+    for (uint32_t b = 0; b < f->d.nblocks; b++) {
+        const qr_tblk *r = &f->d.blk[b];
+        qr_buf_put_u32(out, r->off);
+        qr_buf_put_varint(out, r->post);
+        qr_buf_put_varint(out, r->pos);
+        qr_buf_put_lenbytes(out, f->w.index.p + r->first, r->first_len);
+        qr_buf_put_u64(out, f->d.blk_mask[b]);
+        qr_buf_put_u32(out, r->tlen);
+    }
+}
+
+static void test_format8_index(void **state)
+{
+    fixture *f = *state;
+    qr_buf v8;
+    v8_index(f, &v8);
+    qr_err e = {0};
+    qr_tdict d;
+    assert_int_equal(
+        qr_tdict_open(&d, 8, v8.p, v8.len, f->w.dict.p, f->w.dict.len, 0, 0, "test", &e), 0);
+    assert_int_equal(d.nblocks, f->d.nblocks);
+    assert_int_equal(d.nterms, f->n);
+    for (uint32_t b = 0; b < d.nblocks; b++) {
+        assert_true(d.blk[b].key8 == f->d.blk[b].key8);
+        assert_int_equal(d.blk[b].off, f->d.blk[b].off);
+        assert_int_equal(d.blk[b].tlen, f->d.blk[b].tlen);
+        assert_int_equal(d.blk[b].post, f->d.blk[b].post);
+        assert_int_equal(d.blk[b].cpl, f->d.blk[b].cpl);
+        assert_true(d.blk_mask[b] == f->d.blk_mask[b]);
+    }
+    qr_titer it;
+    int r = qr_tdict_seek(&d, &it, "", 0, &e);
+    for (size_t i = 0; i < f->n; i++, r = qr_titer_next(&it, &e)) {
+        assert_int_equal(r, 1);
+        assert_int_equal(it.len, f->terms[i].n);
+        assert_memory_equal(it.term, f->terms[i].s, it.len);
+        if (i % 97 == 0) {
+            qr_terminfo ti;
+            assert_int_equal(qr_tdict_lookup(&d, f->terms[i].s, f->terms[i].n, &ti, &e), 1);
+            assert_int_equal(ti.post_off, f->post_at[i]);
+        }
+    }
+    assert_int_equal(r, 0);
+    qr_tdict_close(&d);
+    /* cut short, and with trailing bytes */
+    assert_int_equal(
+        qr_tdict_open(&d, 8, v8.p, v8.len - 1, f->w.dict.p, f->w.dict.len, 0, 0, "test", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    qr_buf_put_u8(&v8, 0);
+    assert_int_equal(
+        qr_tdict_open(&d, 8, v8.p, v8.len, f->w.dict.p, f->w.dict.len, 0, 0, "test", &e), -1);
+    assert_non_null(strstr(e.msg, "trailing bytes"));
+    qr_buf_free(&v8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_damaged_index),
         cmocka_unit_test(test_seek_at_edges),
         cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_format8_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,612 @@
+/* test_search_chunks.c - segments verified by chunk (format 9): a query
+ * verifies only the chunks it reads, so a byte flipped in a chunk far from
+ * them leaves its answer right, while a query that reads that chunk fails
+ * with XX001 naming the segment, the block and the chunk; `quarry verify`
+ * (qr_seg_verify) finds every such byte; threads sharing a segment verify
+ * the same chunks at once; a format 8 segment written by the old writer
+ * still reads and answers as its format 9 rewrite does.
+ *
+ * The segments here use 1 KiB chunks (the writer's default is 4 KiB), so
+ * a 3000-row segment's blocks have dozens of them. */
+#include "testutil.h"
+
+#include <pthread.h>
+
+#include "format/segfmt.h"
+#include "gen/otelgen.h"
+#include "index/invfmt.h"
+#include "match/segsearch.h"
+#include "search/topk.h"
+
+#define ROWS  3000
+#define SHIFT 10 /* 1 KiB chunks */
+
+static char *dir;
+static char good[4200];
+
+/* NDJSON of `n` generated OpenTelemetry rows (NUL-terminated, malloc'ed). */
+static char *gen_text(uint64_t seed, int n)
+{
+    gen_ctx *g = gen_new(seed, 0);
+    qr_buf text;
+    qr_buf_init(&text);
+    for (int i = 0; i < n; i++)
+        gen_row(g, &text);
+    qr_buf_put_u8(&text, 0);
+    gen_free(g);
+    return (char *)text.p;
+}
+
+/* Write `text` (rows of the OpenTelemetry table) as a segment with chunks
+ * of 2^shift bytes. */
+static void build(const char *path, const char *text, uint32_t rows, uint8_t shift)
+{
+    qr_batch b;
+    qr_err e;
+    assert_int_equal(qr_batch_init(&b, tu_otel(), rows, &e), 0);
+    tu_fill_batch(&b, text);
+    qr_seg_opts o;
+    qr_seg_opts_default(&o);
+    o.chunk_shift = shift;
+    if (qr_segment_build(path, &b, &o, NULL, &e) != 0)
+        fail_msg("%s", e.msg);
+    qr_batch_free(&b);
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*n ? *n : 1);
+    assert_int_equal(fread(b, 1, *n, f), *n);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+/* ---- what a one-term count reads ---- */
+typedef struct span {
+    const qr_blockref *b; /* in the intact segment's directory */
+    uint64_t off, n;
+} span;
+
+typedef struct probe {
+    uint16_t sec;
+    char term[QR_MAX_TERM + 1];
+    size_t len;
+    qr_terminfo ti;
+    span reads[2]; /* its dictionary block; its bitmap words or postings */
+    int nreads;
+} probe;
+
+static probe probes[1200];
+static int nprobes;
+static qr_segment *gs; /* the intact segment, open for the whole run */
+
+static const qr_blockref *kind_block(const qr_section *sec, uint8_t kind)
+{
+    for (uint32_t i = 0; i < sec->nblocks; i++)
+        if (sec->blocks[i].kind == kind)
+            return &sec->blocks[i];
+    return NULL;
+}
+
+/* Every `step`-th term of section sec: the bytes a count of it reads. */
+static void add_probes(uint16_t sec, int step)
+{
+    qr_invfield f;
+    qr_err e;
+    assert_int_equal(qr_invfield_open(&f, gs, sec, &e), 0);
+    qr_titer it;
+    int k = 0;
+    for (int r = qr_tdict_seek(&f.dict, &it, "", 0, &e); r == 1; r = qr_titer_next(&it, &e)) {
+        if (k++ % step || nprobes == (int)(sizeof probes / sizeof *probes))
+            continue;
+        probe *p = &probes[nprobes++];
+        p->sec = sec;
+        memcpy(p->term, it.term, it.len);
+        p->len = it.len;
+        assert_int_equal(qr_titer_info(&it, &p->ti, &e), 0);
+        const qr_tblk *b = &f.dict.blk[it.blk];
+        uint64_t end = it.blk + 1 < f.dict.nblocks ? b[1].off : f.dict.dict_len;
+        p->reads[0] = (span){f.dict.ref, b->off, end - b->off};
+        p->nreads = 1;
+        if (p->ti.has_bitmap)
+            p->reads[p->nreads++] =
+                (span){kind_block(f.sec, IBLK_BITMAPS), p->ti.bm_word * 8, (f.rows + 63) / 64 * 8};
+        else if (p->ti.kind != TI_INLINE)
+            p->reads[p->nreads++] =
+                (span){kind_block(f.sec, IBLK_POSTINGS), p->ti.post_off, p->ti.post_len};
+    }
+    qr_invfield_close(&f);
+}
+
+/* The chunks of block b that bytes [off, off + n) lie in. */
+static int span_has_chunk(const span *s, const qr_blockref *b, uint32_t c)
+{
+    if (s->b != b || s->n == 0)
+        return 0;
+    uint32_t c0 = b->chunk_shift ? (uint32_t)(s->off >> b->chunk_shift) : 0;
+    uint32_t c1 = b->chunk_shift ? (uint32_t)((s->off + s->n - 1) >> b->chunk_shift) : 0;
+    return c >= c0 && c <= c1;
+}
+
+static int probe_reads(const probe *p, const qr_blockref *b, uint32_t c)
+{
+    for (int i = 0; i < p->nreads; i++)
+        if (span_has_chunk(&p->reads[i], b, c))
+            return 1;
+    return 0;
+}
+
+/* Count term p in segment s (one field open per call): 0 with *n, or -1. */
+static int count_probe(qr_segsearch *ss, const probe *p, uint64_t *n, qr_err *e)
+{
+    qr_query q;
+    memset(&q, 0, sizeof q);
+    q.type = Q_TERM;
+    q.field = p->sec;
+    q.text = p->term;
+    q.len = p->len;
+    qr_arena a;
+    qr_arena_init(&a, 1 << 16, 0);
+    int rc = qr_segsearch_count(ss, &q, &a, n, e);
+    qr_arena_free(&a);
+    return rc;
+}
+
+static const char *sec_name(uint16_t sec) { return sec == SEC_BODY ? "Body" : "TraceId"; }
+
+static int setup(void **st)
+{
+    (void)st;
+    dir = tu_tmpdir();
+    char *text = gen_text(7, ROWS);
+    snprintf(good, sizeof good, "%s/good.qseg", dir);
+    build(good, text, ROWS, SHIFT);
+    free(text);
+    qr_err e;
+    gs = qr_seg_open(good, &e);
+    assert_non_null(gs);
+    add_probes(SEC_BODY, 23);
+    add_probes(SEC_KW_TRACE, 5);
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    qr_seg_close(gs);
+    tu_rmdir(dir);
+    return 0;
+}
+
+/* The segment's blocks are chunked as asked, and the answers of the
+ * probes are their document frequencies. */
+static void test_blocks_are_chunked(void **st)
+{
+    (void)st;
+    assert_int_equal(gs->version, QR_SEG_VERSION);
+    const qr_section *body = qr_seg_section(gs, SEC_BODY);
+    int chunked = 0;
+    for (uint32_t i = 0; i < body->nblocks; i++) {
+        const qr_blockref *b = &body->blocks[i];
+        if (b->length > (1u << SHIFT)) {
+            assert_int_equal(b->chunk_shift, SHIFT);
+            assert_int_equal(b->nchunks, (b->length + (1u << SHIFT) - 1) >> SHIFT);
+            chunked++;
+        } else {
+            assert_int_equal(b->chunk_shift, 0);
+        }
+    }
+    assert_true(chunked >= 5); /* TERMINDEX, TERMDICT, POSTINGS, POSITIONS, NORMS, ... */
+    for (uint32_t c = 0; c < gs->ncols; c++) /* column blocks keep one checksum */
+        for (uint32_t i = 0; i < gs->cols[c].nblocks; i++)
+            assert_int_equal(gs->cols[c].blocks[i].chunk_shift, 0);
+    assert_true(nprobes > 100);
+    qr_segsearch ss;
+    qr_segsearch_init(&ss, gs);
+    for (int i = 0; i < nprobes; i++) {
+        uint64_t n;
+        qr_err e;
+        assert_int_equal(count_probe(&ss, &probes[i], &n, &e), 0);
+        assert_int_equal(n, probes[i].ti.df);
+    }
+    qr_segsearch_close(&ss);
+}
+
+/* A byte flipped in each chunk of the term dictionaries, postings and
+ * bitmaps of Body and TraceId: a count whose bytes avoid that chunk gives
+ * its right answer; one that reads it fails naming segment, block and
+ * chunk; verify always finds it. */
+static void test_flipped_chunk_fails_only_its_readers(void **st)
+{
+    (void)st;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    static const uint16_t secs[] = {SEC_BODY, SEC_KW_TRACE};
+    static const uint8_t kinds[] = {IBLK_TERMDICT, IBLK_POSTINGS, IBLK_BITMAPS};
+    static const char *const kind_names[] = {"TERMDICT", "POSTINGS", "BITMAPS"};
+    int flipped = 0, failed = 0, passed = 0;
+    for (size_t si = 0; si < 2; si++) {
+        const qr_section *sec = qr_seg_section(gs, secs[si]);
+        for (size_t ki = 0; ki < 3; ki++) {
+            const qr_blockref *b = kind_block(sec, kinds[ki]);
+            if (!b)
+                continue;
+            uint32_t bi = (uint32_t)(b - sec->blocks);
+            /* every chunk of small blocks, a spread of those of large ones */
+            uint32_t step = b->nchunks > 40 ? b->nchunks / 40 : 1;
+            for (uint32_t c = 0; c < b->nchunks; c += step) {
+                uint64_t cs = 1ull << b->chunk_shift, start = (uint64_t)c * cs;
+                uint64_t clen = b->length - start < cs ? b->length - start : cs;
+                size_t at = (size_t)(b->offset + start + clen / 2);
+                img[at] ^= 0x5a;
+                spit(bad, img, len);
+                img[at] ^= 0x5a;
+                flipped++;
+                qr_err e;
+                qr_segment *s = qr_seg_open(bad, &e);
+                assert_non_null(s); /* the footer is intact: opening works */
+                qr_segsearch ss;
+                qr_segsearch_init(&ss, s);
+                char want[200], chunk[64] = " (offset"; /* unchunked: the block */
+                if (b->chunk_shift)
+                    snprintf(chunk, sizeof chunk, " chunk %u of %u", c, b->nchunks);
+                snprintf(want, sizeof want, "index section %u (%s) block %u (%s)%s", secs[si],
+                         sec_name(secs[si]), bi, kind_names[ki], chunk);
+                for (int i = 0; i < nprobes; i++) {
+                    uint64_t n = 0;
+                    qr_err_clear(&e);
+                    int rc = count_probe(&ss, &probes[i], &n, &e);
+                    if (probe_reads(&probes[i], b, c)) {
+                        if (rc == 0)
+                            fail_msg("%s chunk %u flipped: count of '%.*s' read it, no error",
+                                     kind_names[ki], c, (int)probes[i].len, probes[i].term);
+                        assert_string_equal(e.code, QR_E_CORRUPT);
+                        assert_non_null(strstr(e.msg, "bad.qseg"));
+                        if (!strstr(e.msg, want))
+                            fail_msg("message '%s' does not name '%s'", e.msg, want);
+                        assert_non_null(strstr(e.msg, "checksum mismatch"));
+                        failed++;
+                    } else {
+                        if (rc != 0)
+                            fail_msg("%s chunk %u flipped: count of '%.*s' failed: %s",
+                                     kind_names[ki], c, (int)probes[i].len, probes[i].term, e.msg);
+                        assert_int_equal(n, probes[i].ti.df);
+                        passed++;
+                    }
+                }
+                qr_segsearch_close(&ss);
+                qr_seg_close(s);
+                /* verify reads every chunk */
+                s = qr_seg_open(bad, &e);
+                assert_non_null(s);
+                assert_int_equal(qr_seg_verify(s, &e), -1);
+                assert_string_equal(e.code, QR_E_CORRUPT);
+                snprintf(want, sizeof want, "block %u (kind %u)%s", bi, kinds[ki], chunk);
+                if (!strstr(e.msg, want) || !strstr(e.msg, "bad.qseg"))
+                    fail_msg("verify message '%s' does not name '%s'", e.msg, want);
+                qr_seg_close(s);
+            }
+        }
+    }
+    assert_true(flipped >= 30);
+    assert_true(failed > 0 && passed > 10 * failed);
+    free(img);
+}
+
+/* A phrase verifies its words' positions; a count of the same word alone
+ * reads none of them, and the norms only scoring reads. */
+static void test_positions_and_norms_are_read_by_their_users(void **st)
+{
+    (void)st;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    qr_invfield f;
+    qr_err e;
+    assert_int_equal(qr_invfield_open(&f, gs, SEC_BODY, &e), 0);
+    qr_terminfo ti;
+    assert_int_equal(qr_tdict_lookup(&f.dict, "failed", 6, &ti, &e), 1);
+    assert_true(ti.pos_len > 0);
+    const qr_blockref *pb = f.pos_ref, *nb = f.norms_ref;
+    qr_invfield_close(&f);
+    static const char *const phrase = "\"failed to place order\"";
+    for (int which = 0; which < 2; which++) {
+        size_t at = which == 0 ? (size_t)(pb->offset + ti.pos_off + ti.pos_len / 2)
+                               : (size_t)(nb->offset + nb->length / 2);
+        img[at] ^= 0x5a;
+        spit(bad, img, len);
+        img[at] ^= 0x5a;
+        qr_segment *s = qr_seg_open(bad, &e);
+        assert_non_null(s);
+        /* counts: 'failed' alone is right; the phrase reads failed's positions */
+        const char *qs[] = {"failed", phrase};
+        for (int q = 0; q < 2; q++) {
+            qr_arena a;
+            qr_arena_init(&a, 1 << 16, 0);
+            qr_query *qq = qr_query_parse(qs[q], strlen(qs[q]), &a, &e);
+            assert_non_null(qq);
+            qr_segsearch ss, ok;
+            qr_segsearch_init(&ss, s);
+            qr_segsearch_init(&ok, gs);
+            uint64_t n, want;
+            assert_int_equal(qr_segsearch_count(&ok, qq, &a, &want, &e), 0);
+            qr_err_clear(&e);
+            int rc = qr_segsearch_count(&ss, qq, &a, &n, &e);
+            if (which == 0 && q == 1) {
+                assert_int_equal(rc, -1);
+                assert_string_equal(e.code, QR_E_CORRUPT);
+                if (!strstr(e.msg, "(POSITIONS) chunk") || !strstr(e.msg, "bad.qseg"))
+                    fail_msg("%s", e.msg);
+            } else {
+                if (rc != 0)
+                    fail_msg("%s: %s", qs[q], e.msg);
+                assert_int_equal(n, want);
+            }
+            qr_segsearch_close(&ss);
+            qr_segsearch_close(&ok);
+            qr_query_release(qq);
+            qr_arena_free(&a);
+        }
+        /* scoring reads the norms (of any row): by score fails, by time not */
+        for (int by = QR_BY_SCORE; by <= QR_BY_TIME; by++) {
+            qr_par_search ps;
+            qr_hit hits[10];
+            uint32_t nh;
+            qr_err_clear(&e);
+            assert_int_equal(qr_par_init(&ps, tu_otel(), &s, 1, "failed", 6, 1, &e), 0);
+            int rc = qr_par_topk(&ps, (qr_topk_by)by, 10, 0, hits, &nh, NULL, &e);
+            if (which == 1 && by == QR_BY_SCORE) {
+                assert_int_equal(rc, -1);
+                if (!strstr(e.msg, "(NORMS) chunk"))
+                    fail_msg("%s", e.msg);
+            } else {
+                assert_int_equal(rc, 0);
+            }
+            qr_par_free(&ps);
+        }
+        qr_seg_close(s);
+    }
+    free(img);
+}
+
+/* ---- threads sharing one segment ---- */
+typedef struct reader {
+    qr_segment *s;
+    const qr_blockref *bad_b; /* in gs's directory: the damaged chunk, or NULL */
+    uint32_t bad_c;
+    int id, wrong;
+    qr_err first;
+} reader;
+
+static void *read_all(void *arg)
+{
+    reader *r = arg;
+    qr_segsearch ss;
+    qr_segsearch_init(&ss, r->s);
+    for (int round = 0; round < 3; round++)
+        for (int k = 0; k < nprobes; k++) {
+            const probe *p = &probes[(k * 7 + r->id * 53 + round * 11) % nprobes];
+            uint64_t n = 0;
+            qr_err e;
+            qr_err_clear(&e);
+            int rc = count_probe(&ss, p, &n, &e);
+            int expect_fail = r->bad_b && probe_reads(p, r->bad_b, r->bad_c);
+            if (expect_fail ? rc == 0 || strcmp(e.code, QR_E_CORRUPT) != 0
+                            : rc != 0 || n != p->ti.df) {
+                if (!r->wrong++)
+                    r->first = e;
+            }
+        }
+    qr_segsearch_close(&ss);
+    return NULL;
+}
+
+static void run_readers(const char *path, const qr_blockref *bad_b, uint32_t bad_c)
+{
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    enum { N = 4 };
+    reader rs[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        rs[i] = (reader){s, bad_b, bad_c, i, 0, {{0}, {0}}};
+        assert_int_equal(pthread_create(&th[i], NULL, read_all, &rs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        if (rs[i].wrong)
+            fail_msg("reader %d: %d wrong answers, first: %s", i, rs[i].wrong, rs[i].first.msg);
+    }
+    qr_seg_close(s);
+}
+
+/* 4 threads count the same terms of one shared segment at once, so they
+ * verify the same chunks at the same time (clean under ASan; TSan by hand:
+ * docs/ARCHITECTURE.md), intact and with a damaged dictionary chunk. */
+static void test_concurrent_readers_share_verification(void **st)
+{
+    (void)st;
+    run_readers(good, NULL, 0);
+    const qr_blockref *b = kind_block(qr_seg_section(gs, SEC_BODY), IBLK_TERMDICT);
+    uint32_t c = b->nchunks / 2;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    img[b->offset + ((uint64_t)c << b->chunk_shift) + 7] ^= 1;
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad-mt.qseg", dir);
+    spit(bad, img, len);
+    free(img);
+    run_readers(bad, b, c);
+}
+
+/* ---- format 8 ---- */
+/* tests/data/v8_otel_150_seed11.qseg was written by the format 8 writer
+ * (`quarry gen --rows 150 --seed 11 | quarry ingest`, before chunks): it
+ * verifies, reads row for row, and answers every query as the same rows
+ * written now do. */
+static const char *v8_queries[] = {"failed",
+                                   "error OR failed",
+                                   "failed AND order",
+                                   "ord*",
+                                   "\"failed to place order\"",
+                                   "/c.che/",
+                                   "cahce~1",
+                                   "like:%tion",
+                                   "service:cart",
+                                   "severity:ERROR",
+                                   "sevnum:>=13",
+                                   "error -cache",
+                                   "atleast(2, error, failed, cache)"};
+
+static void test_format8_segment_reads(void **st)
+{
+    (void)st;
+    const char *fixture = "tests/data/v8_otel_150_seed11.qseg";
+    qr_err e;
+    qr_segment *old = qr_seg_open(fixture, &e);
+    if (!old)
+        fail_msg("%s (run from the repository root)", e.msg);
+    assert_int_equal(old->version, 8);
+    assert_int_equal(qr_seg_verify(old, &e), 0);
+    for (size_t i = 0; i < old->nall; i++)
+        assert_int_equal(old->all_blocks[i].nchunks, 1);
+    char *text = gen_text(11, 150);
+    char now[4200];
+    snprintf(now, sizeof now, "%s/v9.qseg", dir);
+    build(now, text, 150, QR_SEG_CHUNK_SHIFT_MIN);
+    free(text);
+    qr_buf a, b;
+    qr_buf_init(&a);
+    qr_buf_init(&b);
+    assert_int_equal(tu_seg_json(fixture, &a, &e), 0);
+    assert_int_equal(tu_seg_json(now, &b, &e), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    qr_segment *cur = qr_seg_open(now, &e);
+    assert_non_null(cur);
+    assert_int_equal(cur->version, QR_SEG_VERSION);
+    for (size_t q = 0; q < sizeof v8_queries / sizeof *v8_queries; q++) {
+        const char *t = v8_queries[q];
+        uint64_t count[2];
+        qr_hit hits[2][20];
+        uint32_t nh[2];
+        qr_segment *segs[2] = {old, cur};
+        for (int v = 0; v < 2; v++) {
+            qr_par_search ps;
+            if (qr_par_init(&ps, tu_otel(), &segs[v], 1, t, strlen(t), 1, &e) != 0 ||
+                qr_par_count(&ps, &count[v], &e) != 0 ||
+                qr_par_topk(&ps, QR_BY_SCORE, 20, 0, hits[v], &nh[v], NULL, &e) != 0)
+                fail_msg("%s: %s", t, e.msg);
+            qr_par_free(&ps);
+        }
+        assert_int_equal(count[0], count[1]);
+        assert_int_equal(nh[0], nh[1]);
+        assert_memory_equal(hits[0], hits[1], sizeof(qr_hit) * nh[0]);
+    }
+    /* a byte flipped in a block: named as format 8 names it (no chunk) */
+    const qr_blockref *pb = kind_block(qr_seg_section(old, SEC_BODY), IBLK_TERMDICT);
+    size_t len;
+    unsigned char *img = slurp(fixture, &len);
+    img[pb->offset + pb->length / 2] ^= 1;
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/v8-bad.qseg", dir);
+    spit(bad, img, len);
+    free(img);
+    qr_segment *s = qr_seg_open(bad, &e);
+    assert_non_null(s);
+    qr_par_search ps;
+    uint64_t n;
+    assert_int_equal(qr_par_init(&ps, tu_otel(), &s, 1, "failed", 6, 1, &e), 0);
+    assert_int_equal(qr_par_count(&ps, &n, &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    if (!strstr(e.msg, "(TERMDICT) (offset") || strstr(e.msg, "chunk"))
+        fail_msg("%s", e.msg);
+    qr_par_free(&ps);
+    qr_seg_close(s);
+    qr_seg_close(cur);
+    qr_seg_close(old);
+    qr_buf_free(&a);
+    qr_buf_free(&b);
+}
+
+/* Another format 8 segment of the old writer, of a table with a column of
+ * every type and full-text, paths and range indexes (fuzz/seeds.sh's wide
+ * table): every block verifies, every row reads, every term of every index
+ * and its postings and positions decode. */
+static void test_format8_every_index_kind_reads(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_segment *s = qr_seg_open("tests/data/v8_wide_types.qseg", &e);
+    if (!s)
+        fail_msg("%s (run from the repository root)", e.msg);
+    assert_int_equal(s->version, 8);
+    assert_int_equal(qr_seg_verify(s, &e), 0);
+    qr_tabdef *d = qr_seg_tabdef(s, &e);
+    assert_non_null(d);
+    qr_colreader **rd = calloc(d->ncols, sizeof *rd);
+    assert_int_equal(qr_row_readers_open(s, d, rd, &e), 0);
+    qr_buf out;
+    qr_buf_init(&out);
+    for (uint32_t r = 0; r < s->rows; r++)
+        assert_int_equal(qr_row_json(d, rd, r, &out, &e), 0);
+    assert_true(out.len > 0);
+    qr_buf_free(&out);
+    qr_row_readers_close(d, rd);
+    free(rd);
+    qr_tabdef_free(d);
+    assert_true(s->nsecs >= 5);
+    for (uint32_t i = 0; i < s->nsecs; i++) {
+        qr_invfield f;
+        assert_int_equal(qr_invfield_open(&f, s, s->secs[i].id, &e), 0);
+        assert_int_equal(qr_invfield_load_positions(&f, &e), 0);
+        qr_titer it;
+        uint64_t terms = 0;
+        for (int r = qr_tdict_seek(&f.dict, &it, "", 0, &e); r == 1;
+             r = qr_titer_next(&it, &e), terms++) {
+            qr_terminfo ti;
+            assert_int_equal(qr_titer_info(&it, &ti, &e), 0);
+            qr_pcursor c;
+            assert_int_equal(qr_invfield_cursor(&f, &ti, &c, &e), 0);
+            uint32_t docs = 0, pos[64];
+            for (uint32_t doc = qr_pc_next(&c); doc != QR_NO_DOC; doc = qr_pc_next(&c), docs++)
+                if (f.def.positions)
+                    assert_true(qr_pc_positions(&c, pos, 64) >= 1);
+            assert_false(c.corrupt);
+            assert_int_equal(docs, ti.df);
+        }
+        assert_int_equal(terms, f.dict.nterms);
+        qr_invfield_close(&f);
+    }
+    qr_seg_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocks_are_chunked),
+        cmocka_unit_test(test_flipped_chunk_fails_only_its_readers),
+        cmocka_unit_test(test_positions_and_norms_are_read_by_their_users),
+        cmocka_unit_test(test_concurrent_readers_share_verification),
+        cmocka_unit_test(test_format8_segment_reads),
+        cmocka_unit_test(test_format8_every_index_kind_reads),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
