@@ -13,6 +13,7 @@
 #ifndef QR_INVINDEX_H
 #define QR_INVINDEX_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "format/segment.h"
@@ -42,7 +43,12 @@ int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
 int qr_json_path_terms(const char *json, size_t n, qr_buf *buf,
                        int (*fn)(void *ctx, const char *t, size_t n), void *ctx);
 
-/* One field's index in an open segment. Valid while the segment is open. */
+/* One field's index in an open segment. Valid while the segment is open.
+ * An open field may be shared by threads (index/segcache.h opens each one
+ * once for every query): everything but `pos` and `bitmaps` is written
+ * only by qr_invfield_open, and those two are mapped once, on first use,
+ * under `lazy` and published with a release store (read them through the
+ * functions below, which load them with acquire: a plain load on x86). */
 typedef struct qr_invfield {
     const qr_segment *seg;
     qr_field_def def;
@@ -53,23 +59,27 @@ typedef struct qr_invfield {
     int32_t pos_blk, bm_blk; /* their blocks in the section (-1: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
+    pthread_mutex_t lazy; /* serialises the first mapping of pos and bitmaps */
 } qr_invfield;
 
 /* Open field `sec` of segment s (checksums of its blocks verified once).
  * A segment without the section is an error (QR_E_UNDEFINED_OBJECT: the
- * index was created after the segment was written). */
+ * index was created after the segment was written). On failure nothing is
+ * left to close. */
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec, qr_err *e);
+/* No thread may use f any more. */
 void qr_invfield_close(qr_invfield *f);
 /* The bitmap of a dense term (ti->has_bitmap): ceil(rows/64) little-endian
  * 64-bit words, possibly unaligned (read with memcpy). NULL (e set) when the
- * offset is out of range. The BITMAPS block is verified on first use. */
+ * offset is out of range. The BITMAPS block is verified on first use (once,
+ * whichever thread gets there first; thread-safe). */
 const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, qr_err *e);
 /* The same once qr_invfield_bitmap has mapped the block: NULL when it has
  * not, or the term has no bitmap in range (no error: callers then go
  * without it). */
 const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
 /* Verify and map the POSITIONS block (full-text fields; once). Cursors
- * opened before it carry no positions: call it before a phrase. */
+ * opened before it carry no positions: call it before a phrase. Thread-safe. */
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e);
 /* A postings cursor for a term of this field. */
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e);
