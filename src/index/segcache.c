@@ -32,7 +32,7 @@ struct qr_segref {
     uint32_t refs;
     uint8_t state, listed;
     qr_segment *seg;        /* ST_READY */
-    uint64_t bytes;         /* mapped bytes, counted in c->bytes while listed */
+    uint64_t bytes;         /* mapped bytes counted in c->bytes (0 until then) */
     qr_err err;             /* ST_FAILED: why */
     pthread_mutex_t fmu;    /* serialises opening fields; guards the reader pool */
     qr_invfield *fields;    /* by section position (seg->nsecs) */
@@ -226,8 +226,7 @@ static int open_entry(qr_segref *x)
         qr_seg_close(s);
         return qr_errf(&x->err, QR_E_NOMEM, "segment %s: out of memory", path);
     }
-    x->seg = s;
-    x->bytes = s->len;
+    x->seg = s; /* x->bytes is set under the lock, when counted */
     return 0;
 }
 
@@ -278,7 +277,8 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
     pthread_mutex_lock(&c->mu);
     if (rc == 0) {
         x->state = ST_READY;
-        if (x->listed) {
+        if (x->listed) { /* (an invalidate may have detached it meanwhile) */
+            x->bytes = x->seg->len;
             c->bytes += x->bytes;
             trim(c, &fl);
         }
