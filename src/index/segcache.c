@@ -9,6 +9,9 @@
  *   never touches a held entry.
  * - state OPENING: the thread that missed is opening the file with the lock
  *   released; other acquirers take a reference and wait on c->opened.
+ * - Entries point to their table's tabkey, which lives while any entry
+ *   (listed or not yet freed) does: lookups compare the directory's bytes
+ *   once per call, then entries by the tabkey's address.
  * Files are opened and closed with the lock released: whoever detaches an
  * idle entry collects it and closes it after unlocking.
  */
@@ -24,8 +27,18 @@
 
 enum { ST_OPENING, ST_READY, ST_FAILED };
 
+/* A table directory the cache has entries of. */
+typedef struct tabkey {
+    struct tabkey *next;
+    uint64_t hash;    /* of the directory's bytes */
+    uint32_t entries; /* entries pointing here */
+    size_t len;
+    char dir[];
+} tabkey;
+
 struct qr_segref {
     qr_segcache *c;
+    tabkey *tab;
     uint64_t id, hash;
     qr_segref *hnext;       /* hash chain (listed) */
     qr_segref *prev, *next; /* idle list (listed, refs == 0); next: free list */
@@ -40,7 +53,6 @@ struct qr_segref {
     uint32_t nidle_rd, cap_idle_rd;
     uint8_t fopen[QR_SEG_MAX_SECTIONS_PUBLIC]; /* fields[i] is open (release
                                                 * store / acquire load) */
-    char dir[]; /* the table directory (in the entry: one cache line less) */
 };
 
 struct qr_segcache {
@@ -50,6 +62,7 @@ struct qr_segcache {
     qr_segref **bucket;
     uint64_t mask;
     qr_segref idle; /* sentinel: idle.next most recently released */
+    tabkey *tabs;
     uint32_t count, held;
     uint64_t bytes;
     qr_segcache_stats st;                      /* the counters */
@@ -115,13 +128,17 @@ void qr_segcache_free(qr_segcache *c)
             next = x->hnext;
             entry_free(x);
         }
+    for (tabkey *t = c->tabs, *next; t; t = next) {
+        next = t->next;
+        free(t);
+    }
     free(c->bucket);
     pthread_cond_destroy(&c->opened);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
-static uint64_t dir_hash(const char *dir) { return qr_hash64(dir, strlen(dir)); }
+static uint64_t dir_hash(const char *dir, size_t dl) { return qr_hash64(dir, dl); }
 
 static uint64_t key_hash(uint64_t dh, uint64_t id)
 {
@@ -129,12 +146,55 @@ static uint64_t key_hash(uint64_t dh, uint64_t id)
     return h ^ (h >> 29);
 }
 
-static qr_segref *find(const qr_segcache *c, const char *dir, uint64_t h, uint64_t id)
+static tabkey *tab_find(const qr_segcache *c, const char *dir, size_t dl, uint64_t dh)
+{
+    for (tabkey *t = c->tabs; t; t = t->next)
+        if (t->hash == dh && t->len == dl && memcmp(t->dir, dir, dl) == 0)
+            return t;
+    return NULL;
+}
+
+static tabkey *tab_new(qr_segcache *c, const char *dir, size_t dl, uint64_t dh)
+{
+    tabkey *t = calloc(1, sizeof *t + dl + 1);
+    if (!t)
+        return NULL;
+    memcpy(t->dir, dir, dl + 1);
+    t->len = dl;
+    t->hash = dh;
+    t->next = c->tabs;
+    c->tabs = t;
+    return t;
+}
+
+/* One entry (or caller) less on t: the last frees it. */
+static void tab_put(qr_segcache *c, tabkey *t)
+{
+    if (--t->entries)
+        return;
+    tabkey **pp = &c->tabs;
+    while (*pp != t)
+        pp = &(*pp)->next;
+    *pp = t->next;
+    free(t);
+}
+
+static qr_segref *find(const qr_segcache *c, const tabkey *t, uint64_t h, uint64_t id)
 {
     for (qr_segref *x = c->bucket[h & c->mask]; x; x = x->hnext)
-        if (x->hash == h && x->id == id && strcmp(x->dir, dir) == 0)
+        if (x->hash == h && x->id == id && x->tab == t)
             return x;
     return NULL;
+}
+
+/* x is unreferenced and detached: collect it on *fl, to be freed unlocked. */
+static void to_free(qr_segcache *c, qr_segref *x, qr_segref **fl)
+{
+    x->next = *fl;
+    *fl = x;
+    c->st.closed += x->seg != NULL;
+    tab_put(c, x->tab);
+    x->tab = NULL;
 }
 
 static void idle_unlink(qr_segref *x)
@@ -170,9 +230,7 @@ static void detach(qr_segcache *c, qr_segref *x, qr_segref **fl)
         return;
     }
     idle_unlink(x);
-    x->next = *fl;
-    *fl = x;
-    c->st.closed += x->seg != NULL;
+    to_free(c, x, fl);
 }
 
 static int over_bounds(const qr_segcache *c)
@@ -206,9 +264,7 @@ static void unref_locked(qr_segcache *c, qr_segref *x, qr_segref **fl)
         idle_push(c, x);
         trim(c, fl);
     } else {
-        x->next = *fl;
-        *fl = x;
-        c->st.closed += x->seg != NULL;
+        to_free(c, x, fl);
     }
 }
 
@@ -216,7 +272,7 @@ static void unref_locked(qr_segcache *c, qr_segref *x, qr_segref **fl)
 static int open_entry(qr_segref *x)
 {
     char path[PATH_MAX];
-    qr_seg_path_in(x->dir, x->id, path, sizeof path);
+    qr_seg_path_in(x->tab->dir, x->id, path, sizeof path); /* x holds its tabkey */
     qr_err_clear(&x->err);
     qr_segment *s = qr_seg_open(path, &x->err);
     if (!s)
@@ -232,10 +288,12 @@ static int open_entry(qr_segref *x)
 
 qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_err *e)
 {
-    uint64_t h = key_hash(dir_hash(dir), id);
+    size_t dl = strlen(dir);
+    uint64_t dh = dir_hash(dir, dl), h = key_hash(dh, id);
     qr_segref *fl = NULL;
     pthread_mutex_lock(&c->mu);
-    qr_segref *x = find(c, dir, h, id);
+    tabkey *t = tab_find(c, dir, dl, dh);
+    qr_segref *x = t ? find(c, t, h, id) : NULL;
     if (x) {
         ref_locked(c, x);
         while (x->state == ST_OPENING)
@@ -251,13 +309,20 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
         free_list(fl);
         return NULL;
     }
-    size_t dl = strlen(dir);
-    if (!(x = calloc(1, sizeof *x + dl + 1))) {
+    if (!t && !(t = tab_new(c, dir, dl, dh))) {
         pthread_mutex_unlock(&c->mu);
         qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
         return NULL;
     }
-    memcpy(x->dir, dir, dl + 1);
+    if (!(x = calloc(1, sizeof *x))) {
+        t->entries++; /* (a new tabkey goes with the last entry) */
+        tab_put(c, t);
+        pthread_mutex_unlock(&c->mu);
+        qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
+        return NULL;
+    }
+    x->tab = t;
+    t->entries++;
     x->c = c;
     x->id = id;
     x->hash = h;
@@ -298,10 +363,12 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
 int qr_segcache_acquire_all(qr_segcache *c, const char *dir, const qr_manifest *m, qr_segref **refs,
                             qr_err *e)
 {
-    uint64_t dh = dir_hash(dir);
+    size_t dl = strlen(dir);
+    uint64_t dh = dir_hash(dir, dl);
     pthread_mutex_lock(&c->mu);
+    tabkey *t = tab_find(c, dir, dl, dh);
     for (uint32_t i = 0; i < m->nsegs; i++) {
-        qr_segref *x = find(c, dir, key_hash(dh, m->segs[i].id), m->segs[i].id);
+        qr_segref *x = t ? find(c, t, key_hash(dh, m->segs[i].id), m->segs[i].id) : NULL;
         refs[i] = NULL;
         if (x && x->state == ST_READY) {
             ref_locked(c, x);
@@ -456,15 +523,21 @@ void qr_segcache_invalidate(qr_segcache *c, const char *dir, const qr_manifest *
     if (ids)
         qsort(ids, m->nsegs, sizeof *ids, cmp_u64);
     qr_segref *fl = NULL;
+    size_t dl = strlen(dir);
     pthread_mutex_lock(&c->mu);
-    for (uint64_t b = 0; b <= c->mask; b++)
-        for (qr_segref *x = c->bucket[b], *next; x; x = next) {
-            next = x->hnext;
-            if (strcmp(x->dir, dir) == 0 && (!m || !listed_in(ids, m, x->id))) {
-                detach(c, x, &fl);
-                c->st.invalidated++;
+    tabkey *t = tab_find(c, dir, dl, dir_hash(dir, dl));
+    if (t) {
+        t->entries++; /* kept while its last entries are detached */
+        for (uint64_t b = 0; b <= c->mask; b++)
+            for (qr_segref *x = c->bucket[b], *next; x; x = next) {
+                next = x->hnext;
+                if (x->tab == t && (!m || !listed_in(ids, m, x->id))) {
+                    detach(c, x, &fl);
+                    c->st.invalidated++;
+                }
             }
-        }
+        tab_put(c, t);
+    }
     pthread_mutex_unlock(&c->mu);
     free(ids);
     free_list(fl);
