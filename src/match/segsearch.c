@@ -25,11 +25,14 @@ void qr_segsearch_init_ref(qr_segsearch *ss, qr_segref *ref)
 
 void qr_segsearch_close(qr_segsearch *ss)
 {
-    qr_qrun_free(&ss->own);
-    for (uint32_t i = 0; ss->fields && i < ss->seg->nsecs; i++)
-        if (ss->opened >> i & 1)
-            qr_invfield_close(&ss->fields[i]);
-    free(ss->fields);
+    if (ss->own.node || ss->own.aut) /* a search's segsearches use its threads' */
+        qr_qrun_free(&ss->own);
+    if (ss->fields) {
+        for (uint32_t i = 0; i < ss->seg->nsecs; i++)
+            if (ss->opened >> i & 1)
+                qr_invfield_close(&ss->fields[i]);
+        free(ss->fields);
+    }
     memset(ss, 0, sizeof *ss);
 }
 
