@@ -36,23 +36,28 @@ typedef struct tabkey {
     char dir[];
 } tabkey;
 
+/* Three parts on their own cache lines: what every holder reads (written
+ * only before the entry is published, and fopen once per field), what the
+ * cache's lock guards (refcounts, lists: written by every acquire and
+ * release), and the reader pool. A search's workers then read an entry
+ * without pulling in the line its acquirer wrote. */
 struct qr_segref {
+    qr_segment *seg;     /* ST_READY */
+    qr_invfield *fields; /* by section position (seg->nsecs) */
     qr_segcache *c;
-    tabkey *tab;
+    uint8_t fopen[QR_SEG_MAX_SECTIONS_PUBLIC]; /* fields[i] is open (release
+                                                * store / acquire load) */
+    _Alignas(64) tabkey *tab;                  /* under c->mu from here */
     uint64_t id, hash;
     qr_segref *hnext;       /* hash chain (listed) */
     qr_segref *prev, *next; /* idle list (listed, refs == 0); next: free list */
     uint32_t refs;
     uint8_t state, listed;
-    qr_segment *seg;        /* ST_READY */
-    uint64_t bytes;         /* mapped bytes counted in c->bytes (0 until then) */
-    qr_err err;             /* ST_FAILED: why */
-    pthread_mutex_t fmu;    /* serialises opening fields; guards the reader pool */
-    qr_invfield *fields;    /* by section position (seg->nsecs) */
-    qr_colreader **idle_rd; /* column readers nobody uses, any columns */
+    uint64_t bytes;                   /* mapped bytes counted in c->bytes (0 until then) */
+    qr_err err;                       /* ST_FAILED: why (written by the opener, read once failed) */
+    _Alignas(64) pthread_mutex_t fmu; /* serialises opening fields; guards the pool */
+    qr_colreader **idle_rd;           /* column readers nobody uses, any columns */
     uint32_t nidle_rd, cap_idle_rd;
-    uint8_t fopen[QR_SEG_MAX_SECTIONS_PUBLIC]; /* fields[i] is open (release
-                                                * store / acquire load) */
 };
 
 struct qr_segcache {
@@ -314,13 +319,14 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
         qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
         return NULL;
     }
-    if (!(x = calloc(1, sizeof *x))) {
+    if (!(x = aligned_alloc(_Alignof(qr_segref), sizeof *x))) {
         t->entries++; /* (a new tabkey goes with the last entry) */
         tab_put(c, t);
         pthread_mutex_unlock(&c->mu);
         qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
         return NULL;
     }
+    memset(x, 0, sizeof *x);
     x->tab = t;
     t->entries++;
     x->c = c;
