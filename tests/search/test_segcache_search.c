@@ -147,6 +147,23 @@ static void test_fresh_searches_reuse_what_the_cache_opened(void **st)
     qr_segcache_get_stats(c, &s);
     assert_int_equal(s.reader_opens, opens);
     assert_true(s.reader_reuses > 0);
+    /* a caller-built tree over the handles answers the same */
+    for (int i = 0; i < NQ; i++) {
+        qr_arena a;
+        qr_arena_init(&a, 1 << 12, 0);
+        qr_query *tree = qr_query_parse_for(tu_otel(), qs[i], strlen(qs[i]), &a, &e);
+        assert_non_null(tree);
+        qr_segref *refs[NSEG];
+        assert_int_equal(qr_segcache_acquire_all(c, tdir, &man, refs, &e), 0);
+        qr_par_search ps;
+        assert_int_equal(qr_par_init_refs_tree(&ps, NULL, tu_otel(), refs, NSEG, tree, 2, &e), 0);
+        if (answer_with(&ps, &got, &e) != 0 || !same_answer(&got, &want[i][0]))
+            fail_msg("'%s' from a tree over the cache differs (%s)", qs[i], e.msg);
+        qr_buf_free(&got.rows);
+        qr_segcache_release_all(refs, NSEG);
+        qr_query_release(tree);
+        qr_arena_free(&a);
+    }
     qr_segcache_free(c);
 }
 
