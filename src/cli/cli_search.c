@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "index/segcache.h"
 #include "index/table.h"
 #include "match/segsearch.h"
 #include "search/parallel.h"
@@ -29,9 +30,10 @@ static const char *usage_text =
     "  '/c.che/'  'like:%tion'  'cahce~1'  'service:cart severity:ERROR'\n"
     "  'atleast(2, error, failed, charge, cache)'  'sevnum:>=13'\n"
     "Counting runs one task per segment on --threads threads (default: one per\n"
-    "CPU). --repeat N counts N times with the table kept open and prints the hot\n"
-    "latency (median, p90, min in ms) to stderr: for benchmarks (with --top or\n"
-    "--limit: the search plus reading the rows).\n"
+    "CPU). --repeat N runs the search N times, each a fresh search over the\n"
+    "segments the first one opened (kept in the process's segment cache), and\n"
+    "prints the hot latency (median, p90, min in ms) to stderr: for benchmarks\n"
+    "(with --top or --limit: the search plus reading the rows).\n"
     "--timeout MS stops a search that runs longer (each repeat gets MS), with\n"
     "SQLSTATE 57014; --memory-limit BYTES bounds the memory of a search (its\n"
     "iterators, heaps, term sets, automata and rows read, all threads together;\n"
@@ -112,54 +114,63 @@ static void explain_hits(const run_opts *o, qr_table *t, const qr_hit *h, uint32
             st->blocks_total ? 100.0 * (double)skipped / (double)st->blocks_total : 0.0);
 }
 
-/* What evaluation chose for each node of the tree, over the segments. */
-static void print_plan(const qr_par_search *ps)
+/* What evaluation chose for each node of the tree, over the segments, into
+ * out (printed after the hits: the search and its tree are gone by then). */
+static void plan_text(const qr_par_search *ps, qr_buf *out)
 {
     qr_plan pl;
     qr_plan_init(&pl);
     qr_par_plan(ps, &pl);
-    qr_buf b;
-    qr_buf_init(&b);
-    qr_plan_print(&pl, ps->q[0], &b);
-    fprintf(stderr, "plan (per node: how it found its rows, in how many segments):\n%.*s",
-            (int)b.len, (const char *)b.p);
-    qr_buf_free(&b);
+    qr_buf_put(out, "plan (per node: how it found its rows, in how many segments):\n", 62);
+    qr_plan_print(&pl, ps->q[0], out);
     qr_plan_free(&pl);
 }
 
-/* Count, or find and print the top / first rows, with every segment open,
- * `reps` times (1 = once); with reps > 1 the hot latency goes to stderr. */
-static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
+/* The process's shared state: every search of this process takes its
+ * segments from one cache and runs on one pool, as a server's queries do. */
+typedef struct search_env {
+    qr_segcache *cache;
+    qr_pool *pool; /* NULL: every job on the calling thread */
+} search_env;
+
+/* Count, or find and print the top / first rows, `reps` times (1 = once):
+ * each time a fresh search over the table's segments from the cache (the
+ * first one opens them), set up, run and freed, so with reps > 1 the hot
+ * latency (to stderr) is what a query costs with the segments cached. */
+static int run(qr_table *t, const search_env *env, const char *text, const run_opts *o,
+               qr_err *e)
 {
     uint32_t ns = t->man.nsegs;
-    qr_segment **segs = calloc(ns ? ns : 1, sizeof *segs);
+    qr_segref **refs = calloc(ns ? ns : 1, sizeof *refs);
     double *lat = calloc(o->reps, sizeof *lat);
     int top = !o->count_only && o->by != QR_BY_NONE;
     qr_hit *hits = top ? malloc(sizeof *hits * (o->k ? o->k : 1)) : NULL;
-    int rc = (!segs || !lat || (top && !hits)) ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
-    for (uint32_t i = 0; i < ns && rc == 0; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        if (!(segs[i] = qr_seg_open(path, e)))
-            rc = -1;
-    }
-    qr_par_search ps;
-    int inited = 0;
-    if (rc == 0) {
-        rc = qr_par_init(&ps, t->def, segs, ns, text, strlen(text), o->threads, e);
-        inited = rc == 0;
-    }
-    if (inited && o->memory_limit)
-        qr_par_set_memory_limit(&ps, o->memory_limit);
+    int rc = (!refs || !lat || (top && !hits)) ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
+    int threads = 1;
     uint64_t total = 0;
     uint32_t nhits = 0;
     double search_ms = 0;
     qr_topk_stats st;
-    qr_buf out;
+    qr_buf out, plan;
     qr_buf_init(&out);
+    qr_buf_init(&plan);
     for (uint64_t r = 0; r < o->reps && rc == 0; r++) {
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        qr_par_search ps;
+        if (qr_segcache_acquire_all(env->cache, t->dir, &t->man, refs, e) != 0) {
+            rc = -1;
+            break;
+        }
+        if (qr_par_init_refs(&ps, env->pool, t->def, refs, ns, text, strlen(text), o->threads,
+                             e) != 0) {
+            qr_segcache_release_all(refs, ns);
+            rc = -1;
+            break;
+        }
+        threads = ps.threads;
+        if (o->memory_limit)
+            qr_par_set_memory_limit(&ps, o->memory_limit);
         if (o->timeout_ms)
             qr_par_set_limits(&ps, NULL, qr_par_now_ns() + (int64_t)o->timeout_ms * 1000000);
         if (o->explain)
@@ -178,6 +189,10 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
             if (rc == 0)
                 rc = qr_par_rows(&ps, hits, nhits, &out, e);
         }
+        if (rc == 0 && o->explain && r + 1 == o->reps)
+            plan_text(&ps, &plan); /* the last run's */
+        qr_par_free(&ps);
+        qr_segcache_release_all(refs, ns);
         lat[r] = ms_since(&t0);
         if (rc != 0 && o->timeout_ms && o->explain && !strcmp(e->code, QR_E_CANCELED))
             fprintf(stderr, "stopped %.3f ms after the start, %.3f ms past the %llu ms timeout\n",
@@ -197,18 +212,15 @@ static int run(qr_table *t, const char *text, const run_opts *o, qr_err *e)
                     nhits, lat[o->reps - 1] - search_ms);
         }
         if (rc == 0 && o->explain)
-            print_plan(&ps);
+            fprintf(stderr, "%.*s", (int)plan.len, (const char *)plan.p);
         if (rc == 0 && o->reps > 1)
-            print_latency(lat, o->reps, ps.threads);
+            print_latency(lat, o->reps, threads);
         else if (rc == 0 && o->explain)
-            fprintf(stderr, "%u segments, %d threads, %.3f ms\n", ns, ps.threads, lat[0]);
+            fprintf(stderr, "%u segments, %d threads, %.3f ms\n", ns, threads, lat[0]);
     }
     qr_buf_free(&out);
-    if (inited)
-        qr_par_free(&ps);
-    for (uint32_t i = 0; i < ns; i++)
-        qr_seg_close(segs ? segs[i] : NULL);
-    free(segs);
+    qr_buf_free(&plan);
+    free(refs);
     free(lat);
     free(hits);
     return rc;
@@ -339,7 +351,18 @@ int cli_search(int argc, char **argv)
     }
     qr_query_release(q);
     qr_arena_free(&a);
-    int r = run(t, text, &o, &e);
+    /* one pool of workers (the caller is the first) and one cache */
+    search_env env = {NULL, NULL};
+    int threads = o.threads < (int)t->man.nsegs ? o.threads : (int)t->man.nsegs;
+    if (threads > 1) {
+        qr_err pe; /* no pool: the jobs run on the caller, answers unchanged */
+        env.pool = qr_pool_new(threads - 1, &pe);
+    }
+    int r = -1;
+    if ((env.cache = qr_segcache_new(NULL, &e)))
+        r = run(t, &env, text, &o, &e);
+    qr_segcache_free(env.cache);
+    qr_pool_free(env.pool);
     qr_table_close(t);
     if (r != 0) {
         cli_fail(e.code, e.msg);

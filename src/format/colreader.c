@@ -530,21 +530,26 @@ void qr_value_int_json(int type, int fmt, int64_t v, qr_buf *out)
     }
 }
 
+int qr_row_reader_col(const qr_segment *s, const qr_tabdef *d, uint32_t i, qr_err *e)
+{
+    int c = qr_seg_col(s, d->cols[i].name);
+    if (c >= 0 && s->cols[c].type != d->cols[i].type) {
+        qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, the table says %s", s->path,
+                d->cols[i].name, qr_type_name(s->cols[c].type), qr_type_name(d->cols[i].type));
+        return -2;
+    }
+    return c;
+}
+
 int qr_row_readers_open(qr_segment *s, const qr_tabdef *d, qr_colreader **rd, qr_err *e)
 {
     for (uint32_t i = 0; i < d->ncols; i++)
         rd[i] = NULL;
     for (uint32_t i = 0; i < d->ncols; i++) {
-        int c = qr_seg_col(s, d->cols[i].name);
-        if (c < 0)
-            continue; /* added after this segment was written */
-        if (s->cols[c].type != d->cols[i].type) {
-            qr_row_readers_close(d, rd);
-            return qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, the table says %s",
-                           s->path, d->cols[i].name, qr_type_name(s->cols[c].type),
-                           qr_type_name(d->cols[i].type));
-        }
-        if (!(rd[i] = qr_colr_open(s, c, e))) {
+        int c = qr_row_reader_col(s, d, i, e);
+        if (c == -1)
+            continue;
+        if (c == -2 || !(rd[i] = qr_colr_open(s, c, e))) {
             qr_row_readers_close(d, rd);
             return -1;
         }

@@ -247,6 +247,11 @@ void qr_value_int_json(int type, int fmt, int64_t v, qr_buf *out);
  * later: NULL in every row). A column whose type differs is an error. */
 int qr_row_readers_open(qr_segment *s, const qr_tabdef *d, qr_colreader **rd, qr_err *e);
 void qr_row_readers_close(const qr_tabdef *d, qr_colreader **rd);
+/* What qr_row_readers_open maps, for readers that come from elsewhere (a
+ * segment cache's pool): the segment column of d->cols[i] (>= 0), -1 when
+ * the segment has none (added after it was written), -2 with e set when
+ * its type is not the table's. */
+int qr_row_reader_col(const qr_segment *s, const qr_tabdef *d, uint32_t i, qr_err *e);
 /* Append row `row` as one canonical NDJSON line (with '\n'): the columns
  * of d in order (NULL as null, or left out when d->omit_nulls), the members
  * of the catch-all column spread among them at its place. */

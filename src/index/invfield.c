@@ -95,23 +95,26 @@ void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
 
 int qr_invfield_load_norms(qr_invfield *f, qr_err *e)
 {
-    if (f->norms || !f->norms_ref)
+    if (qr_invfield_norms(f) || !f->norms_ref)
         return 0;
-    /* scorers read the norms of any row: the block is verified whole */
+    /* scorers read the norms of any row: the block is verified whole (the
+     * chunks' bits are atomic; threads racing here verify the same bytes
+     * and publish the same pointer) */
     if (qr_seg_check(f->seg, f->norms_ref, 0, f->norms_ref->length, "NORMS", e) != 0)
         return -1;
-    f->norms = f->norms_map;
+    __atomic_store_n(&f->norms, f->norms_map, __ATOMIC_RELEASE);
     return 0;
 }
 
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e)
 {
-    if (f->pos || !f->def.fulltext)
+    if (qr_invfield_positions(f) || !f->def.fulltext)
         return 0;
     if (!f->def.positions)
         return qr_errf(e, QR_E_FEATURE, "the %s index stores no positions: phrases cannot "
                        "be searched on it", f->def.name);
-    f->pos = f->pos_map; /* each term's range is verified when its cursor opens */
+    /* each term's range is verified when its cursor opens */
+    __atomic_store_n(&f->pos, f->pos_map, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -153,7 +156,7 @@ int qr_invfield_check_term(const qr_invfield *f, const qr_terminfo *ti, qr_err *
     if (ti->kind != TI_INLINE &&
         qr_seg_check(f->seg, f->post_ref, ti->post_off, ti->post_len, "POSTINGS", e) != 0)
         return -1;
-    if (f->pos && f->def.positions &&
+    if (qr_invfield_positions(f) && f->def.positions &&
         qr_seg_check(f->seg, f->pos_ref, ti->pos_off, ti->pos_len, "POSITIONS", e) != 0)
         return -1;
     return 0;
@@ -162,12 +165,13 @@ int qr_invfield_check_term(const qr_invfield *f, const qr_terminfo *ti, qr_err *
 int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_err *e)
 {
     /* positions only once qr_invfield_load_positions mapped them (phrases) */
-    int ft = f->def.fulltext, pos = f->def.positions && f->pos;
+    const unsigned char *pp = qr_invfield_positions(f);
+    int ft = f->def.fulltext, pos = f->def.positions && pp;
     if (qr_invfield_check_term(f, ti, e) != 0) {
         qr_pc_open_corrupt(c, ti);
         return -1;
     }
-    if (qr_pc_open(c, f->post, f->post_len, f->pos, f->pos_len, ft, pos, ti) != 0)
+    if (qr_pc_open(c, f->post, f->post_len, pp, f->pos_len, ft, pos, ti) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
                        f->seg->path, f->def.name);
     return 0;

@@ -46,7 +46,12 @@ int qr_json_path_terms(const char *json, size_t n, qr_buf *buf,
  * post, pos_map, norms_map and bitmaps are mapped, not verified: their
  * readers verify each range before decoding it (qr_invfield_cursor,
  * qr_invfield_bitmap); pos and norms are set once verified (phrases,
- * scorers: qr_invfield_load_positions, qr_invfield_load_norms). */
+ * scorers: qr_invfield_load_positions, qr_invfield_load_norms).
+ * An open field may be shared by threads (index/segcache.h opens each one
+ * once for every query): everything but `pos` and `norms` is written only
+ * by qr_invfield_open, and those two are published with a release store of
+ * the pointer mapped at open; read them through qr_invfield_positions and
+ * qr_invfield_norms (acquire loads: plain loads on x86). */
 typedef struct qr_invfield {
     const qr_segment *seg;
     qr_field_def def;
@@ -81,6 +86,15 @@ int qr_invfield_load_positions(qr_invfield *f, qr_err *e);
 /* Verify the NORMS block (once) and set f->norms (full-text fields; others
  * have none and stay NULL): what a scorer calls before reading norms. */
 int qr_invfield_load_norms(qr_invfield *f, qr_err *e);
+/* The positions / norms once loaded (above), else NULL; thread-safe. */
+static inline const unsigned char *qr_invfield_positions(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->pos, __ATOMIC_ACQUIRE);
+}
+static inline const uint8_t *qr_invfield_norms(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->norms, __ATOMIC_ACQUIRE);
+}
 /* Verify what a cursor on term ti reads: its postings and, once positions
  * are loaded, its positions (the chunks holding them, once per open of the
  * segment). qr_invfield_cursor does it as well; a caller that opens cursors

@@ -103,9 +103,14 @@ int qr_table_name_ok(const char *name)
     return 1;
 }
 
+void qr_seg_path_in(const char *dir, uint64_t id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/seg-%016llx.qseg", dir, (unsigned long long)id);
+}
+
 void qr_table_seg_path(const qr_table *t, uint64_t id, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/seg-%016llx.qseg", t->dir, (unsigned long long)id);
+    qr_seg_path_in(t->dir, id, buf, n);
 }
 
 static int in_manifest(const qr_manifest *m, uint64_t id)

@@ -59,6 +59,8 @@ qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err
 void qr_table_close(qr_table *t);
 /* Path of segment `id` in the table's directory. */
 void qr_table_seg_path(const qr_table *t, uint64_t id, char *buf, size_t n);
+/* The same for a table directory `dir` (index/segcache.h keys by it). */
+void qr_seg_path_in(const char *dir, uint64_t id, char *buf, size_t n);
 /* Reserve `n` consecutive segment ids (writer only); returns the first. */
 uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n);
 /* Publish segments: fsync of the directory, then one atomic manifest replace

@@ -17,23 +17,39 @@ void qr_segsearch_init(qr_segsearch *ss, qr_segment *seg)
     ss->seg = seg;
 }
 
+void qr_segsearch_init_ref(qr_segsearch *ss, qr_segref *ref)
+{
+    qr_segsearch_init(ss, qr_segref_segment(ref));
+    ss->ref = ref;
+}
+
 void qr_segsearch_close(qr_segsearch *ss)
 {
-    qr_qrun_free(&ss->own);
-    for (uint32_t i = 0; i < QR_SEG_MAX_SECTIONS_PUBLIC; i++)
-        if (ss->opened[i])
-            qr_invfield_close(&ss->fields[i]);
+    if (ss->own.node || ss->own.aut) /* a search's segsearches use its threads' */
+        qr_qrun_free(&ss->own);
+    if (ss->fields) {
+        for (uint32_t i = 0; i < ss->seg->nsecs; i++)
+            if (ss->opened >> i & 1)
+                qr_invfield_close(&ss->fields[i]);
+        free(ss->fields);
+    }
     memset(ss, 0, sizeof *ss);
 }
 
 qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e)
 {
+    if (ss->ref)
+        return qr_segref_field(ss->ref, sec, e);
     for (uint32_t i = 0; i < ss->seg->nsecs; i++)
         if (ss->seg->secs[i].id == sec) {
-            if (!ss->opened[i]) {
+            if (!(ss->opened >> i & 1)) {
+                if (!ss->fields && !(ss->fields = calloc(ss->seg->nsecs, sizeof *ss->fields))) {
+                    qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", ss->seg->path);
+                    return NULL;
+                }
                 if (qr_invfield_open(&ss->fields[i], ss->seg, sec, e) != 0)
                     return NULL;
-                ss->opened[i] = 1;
+                ss->opened |= 1ull << i;
             }
             return &ss->fields[i];
         }

@@ -19,6 +19,7 @@
 
 #include "format/segment.h"
 #include "index/invindex.h"
+#include "index/segcache.h"
 #include "match/iter.h"
 #include "match/plan.h"
 #include "query/query.h"
@@ -42,13 +43,20 @@ void qr_qrun_init(qr_qrun *r);
 /* Free every automaton (the tree is untouched). */
 void qr_qrun_free(qr_qrun *r);
 
+/* A segment's fields come from a cache entry (qr_segsearch_init_ref: opened
+ * once and shared with every other query, index/segcache.h) or are the
+ * segsearch's own (qr_segsearch_init: opened on first use, closed by
+ * qr_segsearch_close). Either way a segsearch is used by one thread at a
+ * time. */
 typedef struct qr_segsearch {
     qr_segment *seg;
+    qr_segref *ref; /* the cache entry the fields come from (held by the
+                     * caller, not released here); NULL = own fields */
     qr_qrun *run; /* the searching thread's run state, set by the caller before
                    * compiling; NULL = the segment's own (qr_segsearch_close frees it) */
     qr_qrun own;
-    qr_invfield fields[QR_SEG_MAX_SECTIONS_PUBLIC]; /* by section position */
-    int opened[QR_SEG_MAX_SECTIONS_PUBLIC];
+    qr_invfield *fields; /* own fields by section position, allocated on first use */
+    uint64_t opened;     /* own fields: bit i = fields[i] is open */
     uint64_t terms_expanded; /* stats: terms matched by multi-term queries */
 } qr_segsearch;
 
@@ -58,6 +66,9 @@ static inline qr_plan *qr_segsearch_plan(const qr_segsearch *ss)
 {
     return ss->run ? ss->run->plan : ss->own.plan;
 }
+/* Search the segment of cache handle ref with the entry's fields; ref must
+ * stay held until qr_segsearch_close. */
+void qr_segsearch_init_ref(qr_segsearch *ss, qr_segref *ref);
 void qr_segsearch_close(qr_segsearch *ss);
 /* Field `sec`'s index, opened on first use (NULL with e set on error). */
 qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e);

@@ -247,8 +247,8 @@ static int list_maxima(const qr_invfield *f, const qr_terminfo *ti, uint32_t *ma
         }
         if (qr_pc_tf(&c) > *max_tf)
             *max_tf = qr_pc_tf(&c);
-        if (f->norms[d] < *min_norm)
-            *min_norm = f->norms[d];
+        if (f->norms_map[d] < *min_norm) /* verified: the caller loaded them */
+            *min_norm = f->norms_map[d];
     }
     if (c.corrupt)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
@@ -271,7 +271,7 @@ static int list_best(term_sc *t, const qr_invfield *f, const qr_terminfo *ti, qr
             break;
         }
         uint32_t tf = qr_pc_tf(&c);
-        uint8_t nm = f->norms[d];
+        uint8_t nm = f->norms_map[d];
         double v = qr_bm25_score(t->m, t->w, tf, nm);
         if (v > t->exact_max)
             t->exact_max = v;
@@ -311,7 +311,7 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
     t->tab = tab;
     if (qr_invfield_load_norms(f, e) != 0)
         return NULL;
-    t->norms = f->norms;
+    t->norms = qr_invfield_norms(f);
     t->rows = f->rows;
     if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)
         return NULL;

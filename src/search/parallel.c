@@ -21,14 +21,46 @@ int qr_par_init(qr_par_search *p, const qr_tabdef *def, qr_segment **segs, uint3
     return 0;
 }
 
-/* The state of a search but its tree. */
+/* The state of a search but its tree: over segs, or cache handles refs. */
 static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
-                 uint32_t nsegs, int threads, qr_err *e);
+                 qr_segref **refs, uint32_t nsegs, int threads, qr_err *e);
+static int init_text(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     qr_segref **refs, uint32_t nsegs, const char *text, size_t len, int threads,
+                     qr_err *e);
+static int init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     qr_segref **refs, uint32_t nsegs, const qr_query *tree, int threads,
+                     qr_err *e);
 
 int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
                      uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e)
 {
-    if (setup(p, pool, def, segs, nsegs, threads, e) != 0)
+    return init_text(p, pool, def, segs, NULL, nsegs, text, len, threads, e);
+}
+
+int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     uint32_t nsegs, const qr_query *tree, int threads, qr_err *e)
+{
+    return init_tree(p, pool, def, segs, NULL, nsegs, tree, threads, e);
+}
+
+int qr_par_init_refs(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segref **refs,
+                     uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e)
+{
+    return init_text(p, pool, def, NULL, refs, nsegs, text, len, threads, e);
+}
+
+int qr_par_init_refs_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def,
+                          qr_segref **refs, uint32_t nsegs, const qr_query *tree, int threads,
+                          qr_err *e)
+{
+    return init_tree(p, pool, def, NULL, refs, nsegs, tree, threads, e);
+}
+
+static int init_text(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     qr_segref **refs, uint32_t nsegs, const char *text, size_t len, int threads,
+                     qr_err *e)
+{
+    if (setup(p, pool, def, segs, refs, nsegs, threads, e) != 0)
         return -1;
     if (!(p->q[0] = qr_query_parse_for(def, text, len, &p->qarena[0], e))) {
         qr_par_free(p);
@@ -39,12 +71,13 @@ int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
     return 0;
 }
 
-int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
-                     uint32_t nsegs, const qr_query *tree, int threads, qr_err *e)
+static int init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
+                     qr_segref **refs, uint32_t nsegs, const qr_query *tree, int threads,
+                     qr_err *e)
 {
     if (!tree)
         return qr_errf(e, QR_E_ARGS, "search: no query tree");
-    if (setup(p, pool, def, segs, nsegs, threads, e) != 0)
+    if (setup(p, pool, def, segs, refs, nsegs, threads, e) != 0)
         return -1;
     for (int t = 0; t < p->threads; t++)
         p->q[t] = (qr_query *)tree; /* read only: see match/segsearch.h qr_qrun */
@@ -98,7 +131,7 @@ int64_t qr_par_now_ns(void)
 int qr_par_check(const qr_par_search *p, qr_err *e) { return qr_qctx_check(p->ctx, e); }
 
 static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
-                 uint32_t nsegs, int threads, qr_err *e)
+                 qr_segref **refs, uint32_t nsegs, int threads, qr_err *e)
 {
     memset(p, 0, sizeof *p);
     p->def = def;
@@ -116,8 +149,12 @@ static int setup(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segme
     p->ss = calloc(nsegs ? nsegs : 1, sizeof *p->ss);
     if (!p->ss)
         return qr_errf(e, QR_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < nsegs; i++)
-        qr_segsearch_init(&p->ss[i], segs[i]);
+    for (uint32_t i = 0; i < nsegs; i++) {
+        if (refs)
+            qr_segsearch_init_ref(&p->ss[i], refs[i]);
+        else
+            qr_segsearch_init(&p->ss[i], segs[i]);
+    }
     /* one tree shared by every thread: what evaluation compiles lives in
      * each thread's qrun[t] */
     for (int t = 0; t < threads; t++) {
@@ -190,8 +227,13 @@ void qr_par_free(qr_par_search *p)
         qr_arena_free(&p->qarena[t]);
         qr_arena_free(&p->run[t]);
     }
-    for (size_t i = 0; p->readers && i < (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * p->def->ncols; i++)
-        qr_colr_close(p->readers[i]);
+    for (size_t i = 0; p->readers && i < (size_t)p->threads * (p->nsegs ? p->nsegs : 1) * p->def->ncols; i++) {
+        qr_segref *ref = p->nsegs ? p->ss[i / p->def->ncols % p->nsegs].ref : NULL;
+        if (ref) /* back to the cache entry's pool (rows.c took it there) */
+            qr_segref_reader_done(ref, p->readers[i]);
+        else
+            qr_colr_close(p->readers[i]);
+    }
     free(p->readers);
     free(p->readers_open);
     for (uint32_t i = 0; p->ss && i < p->nsegs; i++)

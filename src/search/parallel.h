@@ -61,6 +61,17 @@ int qr_par_init_pool(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_s
  * worker shares it. */
 int qr_par_init_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segment **segs,
                      uint32_t nsegs, const qr_query *tree, int threads, qr_err *e);
+/* The same two over handles of a segment cache (index/segcache.h): the
+ * search uses refs[i]'s segment and the fields its entry keeps open for
+ * every query, so setting up opens nothing once the segments are cached
+ * (a server's query: acquire the table's handles, init, run, qr_par_free,
+ * release). The handles stay the caller's and must be held until
+ * qr_par_free; segment index i is refs[i]. */
+int qr_par_init_refs(qr_par_search *p, qr_pool *pool, const qr_tabdef *def, qr_segref **refs,
+                     uint32_t nsegs, const char *text, size_t len, int threads, qr_err *e);
+int qr_par_init_refs_tree(qr_par_search *p, qr_pool *pool, const qr_tabdef *def,
+                          qr_segref **refs, uint32_t nsegs, const qr_query *tree, int threads,
+                          qr_err *e);
 /* Stop conditions of every later count, top-k and row read: `*cancel` set
  * non-zero by anyone (a client's cancel request), or the monotonic clock
  * past deadline_ns (qr_par_now_ns() + timeout; 0 = none). They are checked

@@ -74,6 +74,28 @@ typedef struct rows_task {
     qr_err err;
 } rows_task;
 
+/* The readers of one segment's row: from the cache entry's pool when the
+ * segment is a cache entry's (given back by qr_par_free), else opened. */
+static int readers_open(qr_segsearch *ss, const qr_tabdef *d, qr_colreader **rd, qr_err *e)
+{
+    if (!ss->ref)
+        return qr_row_readers_open(ss->seg, d, rd, e);
+    for (uint32_t i = 0; i < d->ncols; i++)
+        rd[i] = NULL;
+    for (uint32_t i = 0; i < d->ncols; i++) {
+        int c = qr_row_reader_col(ss->seg, d, i, e);
+        if (c == -1)
+            continue;
+        if (c == -2 || !(rd[i] = qr_segref_reader(ss->ref, c, e))) {
+            for (uint32_t j = 0; j < i; j++)
+                qr_segref_reader_done(ss->ref, rd[j]);
+            memset(rd, 0, sizeof *rd * d->ncols);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Read place[from..to) with this thread's column readers (kept in p, one
  * set per thread and segment, opened on first use in random-access mode). */
 static void rows_worker(void *arg, int w)
@@ -91,7 +113,7 @@ static void rows_worker(void *arg, int w)
         size_t slot = (size_t)k->t * p->nsegs + h->seg;
         qr_colreader **rd = &p->readers[slot * p->def->ncols];
         if (!p->readers_open[slot]) {
-            if (qr_row_readers_open(p->ss[h->seg].seg, p->def, rd, &k->err) != 0) {
+            if (readers_open(&p->ss[h->seg], p->def, rd, &k->err) != 0) {
                 k->rc = -1;
                 break;
             }
