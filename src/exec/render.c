@@ -59,6 +59,8 @@ void qr_cell_text(const qr_result *r, uint32_t col, const qr_cell *c, qr_buf *ou
 
 static void csv_field(qr_buf *out, const char *p, size_t n)
 {
+    if (n == 0)
+        return; /* NULL, or an empty text */
     if (!memchr(p, ',', n) && !memchr(p, '"', n) && !memchr(p, '\n', n) && !memchr(p, '\r', n)) {
         qr_buf_put(out, p, n);
         return;
@@ -89,7 +91,10 @@ static void render_csv(const qr_result *r, qr_buf *out)
                 qr_buf_put_u8(out, ',');
             qr_buf_clear(&t);
             qr_cell_text(r, c, &row[c], &t);
-            csv_field(out, (const char *)t.p, t.len);
+            if (!row[c].null && t.len == 0)
+                qr_buf_put(out, "\"\"", 2); /* an empty text, not NULL */
+            else
+                csv_field(out, (const char *)t.p, t.len);
         }
         qr_buf_put_u8(out, '\n');
     }
