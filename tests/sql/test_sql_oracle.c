@@ -298,7 +298,7 @@ static void sqlite_csv(const char *sql, qr_buf *out)
                 qr_buf_put(out, t, strlen(t));
             } else if (sqlite3_column_type(stm, c) != SQLITE_NULL) {
                 const char *t = (const char *)sqlite3_column_text(stm, c);
-                qr_buf_put(out, t, strlen(t));
+                qr_buf_put(out, *t ? t : "\"\"", *t ? strlen(t) : 2); /* "" is not NULL */
             }
         }
         qr_buf_put_u8(out, '\n');
