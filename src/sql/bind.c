@@ -204,13 +204,13 @@ static int is_bm25(qr_binder *b, const PgQuery__FuncCall *f)
         const PgQuery__ColumnRef *cr = a->column_ref;
         const Node *last = cr->n_fields ? cr->fields[cr->n_fields - 1] : NULL;
         if (last && last->node_case == PG_QUERY__NODE__NODE_STRING &&
-            !strcmp(last->string->sval, "tableoid")) {
+            !strcmp(last->string->sval, "tableoid") && cr->n_fields <= 2) {
             int q[2];
             quoted_parts(b->p, cr->location, q, cr->n_fields);
             if (cr->n_fields == 2 &&
                 check_qualifier(b, cr->fields[0]->string->sval, q[0], cr->location) != 0)
                 return -1;
-            return cr->n_fields <= 2 ? 1 : 0;
+            return 1;
         }
     }
     return qr_bind_fail(b, f->location, QR_E_FEATURE,
