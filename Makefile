@@ -6,8 +6,10 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lzstd -lxxhash -lunistring -lpthread -lm
+DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lpthread -lm
 INC     := -Isrc
+# the tests' independent oracle for GROUP BY answers
+TEST_LIBS := -lsqlite3
 
 REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_GNU_SOURCE $(INC)
 ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -47,7 +49,7 @@ $(REL_BIN): $(call objs,rel,$(CLI_SRC)) $(REL_LIB)
 	$(CC) $(REL_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/rel/tests/%: tests/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -MMD -MP -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS)
+	$(CC) $(REL_CFLAGS) -MMD -MP -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
 # micro-benchmarks (not part of make test), e.g. build/rel/bench/bitpack
 build/rel/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
@@ -63,7 +65,7 @@ $(ASAN_BIN): $(call objs,asan,$(CLI_SRC)) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/asan/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS)
+	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
 
 # ---- ThreadSanitizer (make tsan-stress; not part of make test) ----
 TSAN_LIB := build/tsan/libquarry.a

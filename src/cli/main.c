@@ -18,6 +18,7 @@ static void usage(FILE *f)
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"
           "  search  --data DIR --table T [--count] 'QUERY'   full-text and keyword search\n"
+          "  sql     --data DIR [--format table|csv|ndjson] 'SELECT ...'   SQL (docs/SQL.md)\n"
           "\n"
           "`quarry <command> --help` shows the options of a command.\n",
           f);
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
         return cli_describe(argc - 1, argv + 1);
     if (!strcmp(cmd, "search"))
         return cli_search(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sql"))
+        return cli_sql(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
         return 0;

@@ -94,6 +94,25 @@ check "top: --by without --top is a usage error" test $rc -eq 2
 S --top 100001 failed > /dev/null 2>"$T/topbig"; rc=$?
 check "top: k above the limit is refused" test $rc -eq 2
 
+# --- sql ------------------------------------------------------------------------
+SQL() { "$Q" sql --data "$T/d" "$@"; }
+sqlc() { SQL --format csv "SELECT count(*) FROM logs WHERE $1" | tail -1; }
+check "sql: count = search --count (full text)" test "$(sqlc "Body @@ ts_phrase('failed') ## 2 ## 'order'")" -eq "$(cnt '"failed ? ? order"')"
+check "sql: count = search --count (keywords, ranges)" test "$(sqlc "ServiceName IN ('cart','payment') AND SeverityNumber >= 13")" -eq "$(cnt '(service:cart OR service:payment) sevnum:>=13')"
+check "sql: bare list literal = ARRAY" test "$(sqlc "Body @@ ts_any(['error','cache'], 2)")" -eq "$(sqlc "Body @@ ts_any(ARRAY['error','cache'], 2)")"
+SQL --format csv "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName" | tail -n +2 > "$T/sqlgb"
+check "sql: GROUP BY counts add up to the table" test "$(awk -F, '{s += $NF} END {print s}' "$T/sqlgb")" -eq "$(SQL --format csv "SELECT count(*) FROM logs" | tail -1)"
+check "sql: GROUP BY cart = search service:cart" grep -qx "cart,$(cnt service:cart)" "$T/sqlgb"
+SQL --format ndjson "SELECT Timestamp, ServiceName FROM logs WHERE Body @@ 'failed' ORDER BY Timestamp DESC LIMIT 5" > "$T/sqlnew"
+S --top 5 --by time failed | sed 's/^{"Timestamp":\("[^"]*"\).*"ServiceName":\("[^"]*"\|null\).*/{"Timestamp":\1,"ServiceName":\2}/' > "$T/srchnew"
+check "sql: newest 5 = search --top 5 --by time" cmp "$T/sqlnew" "$T/srchnew"
+SQL "SELECT bdy FROM logs" 2>"$T/sqlerr"; rc=$?
+check "sql: unknown column exits 1" test $rc -eq 1
+check "sql: unknown column names code and position" grep -q 'error 42703: column "bdy" does not exist at character 8' "$T/sqlerr"
+SQL "SELECT * FROM logs a JOIN logs b ON a.TraceId = b.TraceId" 2>"$T/sqlerr"; rc=$?
+check "sql: JOIN is 0A000 and says so" grep -q 'error 0A000: JOIN is not supported yet' "$T/sqlerr"
+check "sql: EXPLAIN says row count only" sh -c "\"$Q\" sql --data \"$T/d\" \"EXPLAIN SELECT count(*) FROM logs WHERE Body @@ 'failed'\" | grep -q 'row count only'"
+
 # --- bad input ----------------------------------------------------------------
 {
     head -n 3 "$T/gen.ndjson"

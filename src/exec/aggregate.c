@@ -1,0 +1,507 @@
+/* aggregate.c - GROUP BY: per-segment hash tables on codes / integers /
+ * interned bytes, merged by value into per-worker tables, then into one.
+ * See aggregate.h for the contract. */
+#include "exec/aggregate.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/colvec.h"
+#include "match/select.h"
+#include "util/buf.h"
+#include "util/hash.h"
+
+#define WINDOW 65536u
+
+typedef struct aggst {
+    int64_t cnt; /* non-NULL values seen */
+    __int128 sum;
+    int64_t min, max;
+} aggst;
+
+typedef struct kval {
+    uint8_t null;
+    int64_t i;     /* integer value, dictionary code or interned id */
+    const char *s; /* bytes (global tables and interners) */
+    uint32_t n;
+} kval;
+
+/* One hash table of groups. bytes[k]: key k compares as bytes (copied into
+ * the table's arena), else as (null, i). */
+typedef struct gtab {
+    qr_qctx *ctx;
+    uint32_t nkeys, naggs;
+    uint8_t bytes[QR_GB_MAX_KEYS];
+    uint64_t n, cap;
+    uint64_t *hash;
+    kval *keys;
+    uint64_t *count;
+    aggst *st;
+    uint32_t *slots; /* entry + 1, 0 empty */
+    uint64_t mask;
+    qr_arena a;
+} gtab;
+
+static void gtab_init(gtab *t, qr_qctx *ctx, uint32_t nkeys, uint32_t naggs)
+{
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    t->nkeys = nkeys;
+    t->naggs = naggs;
+    qr_arena_init(&t->a, 64 << 10, 0);
+    qr_arena_set_ctx(&t->a, ctx);
+}
+
+static void gtab_free(gtab *t)
+{
+    qr_qfree(t->ctx, t->hash);
+    qr_qfree(t->ctx, t->keys);
+    qr_qfree(t->ctx, t->count);
+    qr_qfree(t->ctx, t->st);
+    qr_qfree(t->ctx, t->slots);
+    qr_arena_free(&t->a);
+    t->n = t->cap = 0;
+    t->hash = NULL;
+    t->keys = NULL;
+    t->count = NULL;
+    t->st = NULL;
+    t->slots = NULL;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t key_hash(const gtab *t, const kval *k)
+{
+    uint64_t h = 0x12345;
+    for (uint32_t i = 0; i < t->nkeys; i++) {
+        if (k[i].null)
+            h = mix(h, 0xdeadbeef);
+        else if (t->bytes[i])
+            h = mix(h, qr_hash64(k[i].s, k[i].n));
+        else
+            h = mix(h, (uint64_t)k[i].i);
+    }
+    return h;
+}
+
+static int key_eq(const gtab *t, const kval *a, const kval *b)
+{
+    for (uint32_t i = 0; i < t->nkeys; i++) {
+        if (a[i].null != b[i].null)
+            return 0;
+        if (a[i].null)
+            continue;
+        if (t->bytes[i] ? a[i].n != b[i].n || memcmp(a[i].s, b[i].s, a[i].n) : a[i].i != b[i].i)
+            return 0;
+    }
+    return 1;
+}
+
+static int gtab_grow(gtab *t)
+{
+    uint64_t cap = t->cap ? t->cap * 2 : 64;
+    uint32_t nk = t->nkeys ? t->nkeys : 1, na = t->naggs ? t->naggs : 1;
+    uint64_t *h = qr_qrealloc(t->ctx, t->hash, sizeof *h * cap);
+    if (h)
+        t->hash = h;
+    kval *k = h ? qr_qrealloc(t->ctx, t->keys, sizeof *k * cap * nk) : NULL;
+    if (k)
+        t->keys = k;
+    uint64_t *c = k ? qr_qrealloc(t->ctx, t->count, sizeof *c * cap) : NULL;
+    if (c)
+        t->count = c;
+    aggst *s = c ? qr_qrealloc(t->ctx, t->st, sizeof *s * cap * na) : NULL;
+    if (s)
+        t->st = s;
+    uint32_t *sl = s ? qr_qmalloc(t->ctx, sizeof *sl * cap * 2) : NULL;
+    if (!sl)
+        return -1;
+    memset(sl, 0, sizeof *sl * cap * 2);
+    t->mask = cap * 2 - 1;
+    for (uint64_t i = 0; i < t->n; i++) {
+        uint64_t j = t->hash[i] & t->mask;
+        while (sl[j])
+            j = (j + 1) & t->mask;
+        sl[j] = (uint32_t)(i + 1);
+    }
+    qr_qfree(t->ctx, t->slots);
+    t->slots = sl;
+    t->cap = cap;
+    return 0;
+}
+
+/* The entry of key k (inserted when new: bytes copied when copy_bytes).
+ * -1 when out of memory. */
+static int64_t gtab_find(gtab *t, const kval *k, int copy_bytes)
+{
+    uint64_t h = key_hash(t, k);
+    if (t->cap) {
+        for (uint64_t j = h & t->mask; t->slots[j]; j = (j + 1) & t->mask) {
+            uint64_t i = t->slots[j] - 1;
+            if (t->hash[i] == h && key_eq(t, t->keys + i * t->nkeys, k))
+                return (int64_t)i;
+        }
+    }
+    if (t->n == t->cap && gtab_grow(t) != 0)
+        return -1;
+    uint64_t i = t->n++;
+    t->hash[i] = h;
+    for (uint32_t x = 0; x < t->nkeys; x++) {
+        kval v = k[x];
+        if (copy_bytes && t->bytes[x] && !v.null) {
+            char *d = qr_arena_memdup(&t->a, v.n ? v.s : "", v.n ? v.n : 1);
+            if (!d)
+                return -1;
+            v.s = d;
+        }
+        t->keys[i * t->nkeys + x] = v;
+    }
+    t->count[i] = 0;
+    for (uint32_t a = 0; a < t->naggs; a++)
+        t->st[i * t->naggs + a] = (aggst){0, 0, INT64_MAX, INT64_MIN};
+    uint64_t j = h & t->mask;
+    while (t->slots[j])
+        j = (j + 1) & t->mask;
+    t->slots[j] = (uint32_t)(i + 1);
+    return (int64_t)i;
+}
+
+static void st_merge(aggst *d, const aggst *s)
+{
+    d->cnt += s->cnt;
+    d->sum += s->sum;
+    if (s->min < d->min)
+        d->min = s->min;
+    if (s->max > d->max)
+        d->max = s->max;
+}
+
+int qr_agg_accepts(int fn, int t)
+{
+    switch (fn) {
+    case QR_AGG_COUNT_STAR:
+    case QR_AGG_COUNT:
+        return 1;
+    case QR_AGG_MIN:
+    case QR_AGG_MAX:
+        return qr_type_is_int(t);
+    default:
+        return qr_type_is_int(t) && t != QT_TIMESTAMP && t != QT_BOOL && t != QT_FLOAT64;
+    }
+}
+
+/* ---- one segment ---- */
+typedef struct job {
+    qr_par_search *ps;
+    const qr_groupby *g;
+    atomic_uint next;
+    atomic_int failed;
+    gtab *wt; /* per worker */
+    qr_err err[QR_MAX_SEARCH_THREADS];
+    int rc[QR_MAX_SEARCH_THREADS];
+} job;
+
+typedef struct segcols {
+    int col[QR_GB_MAX_KEYS + QR_GB_MAX_AGGS]; /* segment column, -1 absent */
+    qr_colreader *rd[QR_GB_MAX_KEYS + QR_GB_MAX_AGGS];
+    qr_vec vec[QR_GB_MAX_KEYS + QR_GB_MAX_AGGS];
+    uint32_t n; /* keys first, then one per aggregate */
+} segcols;
+
+static int vnull(const qr_vec *v, uint32_t j)
+{
+    switch (v->kind) {
+    case QR_VEC_INT:
+        return v->isnull[j];
+    case QR_VEC_CODES:
+        return v->codes[j] == 0;
+    default:
+        return v->vals[j].p == NULL;
+    }
+}
+
+/* A key value of the segment: (null, part); bytes interned in `in`. */
+static int seg_key(const qr_vec *v, uint32_t j, gtab *in, kval *out)
+{
+    out->s = NULL;
+    out->n = 0;
+    out->null = (uint8_t)(v ? vnull(v, j) : 1);
+    out->i = 0;
+    if (out->null)
+        return 0;
+    if (v->kind == QR_VEC_INT)
+        out->i = v->ints[j];
+    else if (v->kind == QR_VEC_CODES)
+        out->i = v->codes[j];
+    else {
+        kval b = {0, 0, v->vals[j].p, (uint32_t)v->vals[j].n};
+        int64_t id = gtab_find(in, &b, 1);
+        if (id < 0)
+            return -1;
+        out->i = id;
+    }
+    return 0;
+}
+
+static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
+{
+    qr_par_search *ps = jb->ps;
+    const qr_groupby *g = jb->g;
+    qr_segment *seg = ps->ss[si].seg;
+    qr_arena *ia = &ps->run[t];
+    qr_arena_reset(ia);
+    ps->ss[si].run = &ps->qrun[t];
+    qr_it *it = qr_segsearch_compile(&ps->ss[si], ps->q[t], ia, e);
+    if (!it)
+        return -1;
+    segcols sc;
+    memset(&sc, 0, sizeof sc);
+    sc.n = g->nkeys + g->naggs;
+    gtab local, intern[QR_GB_MAX_KEYS];
+    gtab_init(&local, ps->ctx, g->nkeys, g->naggs);
+    for (uint32_t k = 0; k < g->nkeys; k++) {
+        gtab_init(&intern[k], ps->ctx, 1, 0);
+        intern[k].bytes[0] = 1;
+    }
+    qr_arena va;
+    qr_arena_init(&va, 1 << 20, 0);
+    qr_arena_set_ctx(&va, ps->ctx);
+    uint32_t *rows = qr_qmalloc(ps->ctx, sizeof *rows * WINDOW);
+    qr_buf mb;
+    qr_buf_init(&mb);
+    int rc = rows ? 0 : qr_qctx_nomem(ps->ctx, e);
+    for (uint32_t c = 0; c < sc.n && rc == 0; c++) {
+        int tc = c < g->nkeys ? g->keys[c] : g->arg[c - g->nkeys];
+        sc.col[c] = tc < 0 ? -1 : qr_seg_col(seg, ps->def->cols[tc].name);
+        if (sc.col[c] >= 0 && !(sc.rd[c] = qr_colr_open(seg, sc.col[c], e)))
+            rc = -1;
+    }
+    qr_itsel sel;
+    qr_itsel_init(&sel, it, (uint32_t)seg->rows);
+    for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
+        uint32_t hi = (uint32_t)(lo + WINDOW < seg->rows ? lo + WINDOW : seg->rows);
+        uint32_t n = 0;
+        /* a window has at most WINDOW rows: one call returns all of it */
+        if (qr_it_select(&sel, (uint32_t)lo, hi, rows, WINDOW, &n, e) < 0 ||
+            qr_par_check(ps, e) != 0) {
+            rc = -1;
+            break;
+        }
+        if (n == 0)
+            continue;
+        qr_arena_reset(&va);
+        for (uint32_t c = 0; c < sc.n && rc == 0; c++)
+            if (sc.rd[c] && qr_colvec_gather(sc.rd[c], rows, n, &sc.vec[c], &va, e) != 0)
+                rc = -1;
+        for (uint32_t j = 0; j < n && rc == 0; j++) {
+            kval kv[QR_GB_MAX_KEYS];
+            for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
+                if (seg_key(sc.rd[k] ? &sc.vec[k] : NULL, j, &intern[k], &kv[k]) != 0)
+                    rc = qr_qctx_nomem(ps->ctx, e);
+            int64_t gi = rc == 0 ? gtab_find(&local, kv, 0) : -1;
+            if (gi < 0) {
+                rc = rc ? rc : qr_qctx_nomem(ps->ctx, e);
+                break;
+            }
+            local.count[gi]++;
+            for (uint32_t a = 0; a < g->naggs; a++) {
+                uint32_t c = g->nkeys + a;
+                if (!sc.rd[c] || vnull(&sc.vec[c], j))
+                    continue;
+                aggst *s = &local.st[(uint64_t)gi * g->naggs + a];
+                s->cnt++;
+                if (sc.vec[c].kind != QR_VEC_INT)
+                    continue;
+                int64_t v = sc.vec[c].ints[j];
+                if (v < s->min)
+                    s->min = v;
+                if (v > s->max)
+                    s->max = v;
+                s->sum += sc.vec[c].type == QT_UINT64 ? (__int128)qr_num_to_u64(v) : (__int128)v;
+            }
+        }
+    }
+    if (rc == 0 && qr_it_failed(it))
+        rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                     seg->path);
+    /* merge the segment's groups by value into the worker's table */
+    gtab *w = &jb->wt[t];
+    for (uint64_t i = 0; i < local.n && rc == 0; i++) {
+        kval kv[QR_GB_MAX_KEYS];
+        for (uint32_t k = 0; k < g->nkeys && rc == 0; k++) {
+            kv[k] = local.keys[i * g->nkeys + k];
+            if (kv[k].null || !sc.rd[k])
+                continue;
+            const qr_vec *v = &sc.vec[k];
+            qr_slice s = {NULL, 0};
+            if (v->kind == QR_VEC_CODES) {
+                uint32_t nd = 0;
+                const qr_slice *dict = qr_colr_dict(sc.rd[k], &nd);
+                s = dict[kv[k].i - 1];
+            } else if (v->kind == QR_VEC_BYTES) {
+                const kval *b = &intern[k].keys[kv[k].i];
+                s = (qr_slice){b->s, b->n};
+            } else {
+                continue;
+            }
+            if (ps->def->cols[g->keys[k]].type == QT_MAP) {
+                qr_buf_clear(&mb);
+                if (qr_colr_map_json(sc.rd[k], s, &mb, e) != 0) {
+                    rc = -1;
+                    break;
+                }
+                s = (qr_slice){(const char *)mb.p, mb.len};
+            }
+            kv[k].s = s.p;
+            kv[k].n = (uint32_t)s.n;
+        }
+        int64_t gi = rc == 0 ? gtab_find(w, kv, 1) : -1;
+        if (gi < 0) {
+            rc = rc ? rc : qr_qctx_nomem(ps->ctx, e);
+            break;
+        }
+        w->count[gi] += local.count[i];
+        for (uint32_t a = 0; a < g->naggs; a++)
+            st_merge(&w->st[(uint64_t)gi * g->naggs + a], &local.st[i * g->naggs + a]);
+    }
+    qr_buf_free(&mb);
+    for (uint32_t c = 0; c < sc.n; c++)
+        if (sc.rd[c])
+            qr_colr_close(sc.rd[c]);
+    qr_qfree(ps->ctx, rows);
+    qr_arena_free(&va);
+    gtab_free(&local);
+    for (uint32_t k = 0; k < g->nkeys; k++)
+        gtab_free(&intern[k]);
+    qr_arena_reset(ia);
+    return rc;
+}
+
+static void worker(void *ctx, int slot)
+{
+    job *jb = ctx;
+    for (;;) {
+        if (atomic_load(&jb->failed))
+            return;
+        uint32_t si = atomic_fetch_add(&jb->next, 1);
+        if (si >= jb->ps->nsegs)
+            return;
+        if (qr_par_check(jb->ps, &jb->err[slot]) != 0 ||
+            run_segment(jb, slot, si, &jb->err[slot]) != 0) {
+            jb->rc[slot] = -1;
+            atomic_store(&jb->failed, 1);
+            return;
+        }
+    }
+}
+
+/* The key columns' byte-compared flags: text, json and map keys. */
+static void set_bytes(const qr_par_search *ps, const qr_groupby *g, gtab *t)
+{
+    for (uint32_t k = 0; k < g->nkeys; k++)
+        t->bytes[k] = !qr_type_is_int(ps->def->cols[g->keys[k]].type);
+}
+
+static int emit(const qr_par_search *ps, const qr_groupby *g, const gtab *t, qr_result *out,
+                qr_err *e)
+{
+    for (uint64_t i = 0; i < t->n; i++) {
+        qr_cell *row = qr_result_add_row(out, e);
+        if (!row)
+            return -1;
+        for (uint32_t k = 0; k < g->nkeys; k++) {
+            const kval *v = &t->keys[i * g->nkeys + k];
+            qr_cell *c = &row[g->key_out[k]];
+            if (v->null)
+                continue;
+            if (t->bytes[k]) {
+                if (qr_result_set_text(out, c, v->s, v->n, e) != 0)
+                    return -1;
+            } else {
+                c->null = 0;
+                c->i = v->i;
+            }
+        }
+        for (uint32_t a = 0; a < g->naggs; a++) {
+            const aggst *s = &t->st[i * g->naggs + a];
+            qr_cell *c = &row[g->agg_out[a]];
+            switch (g->fn[a]) {
+            case QR_AGG_COUNT_STAR:
+                *c = (qr_cell){.i = (int64_t)t->count[i]};
+                break;
+            case QR_AGG_COUNT:
+                *c = (qr_cell){.i = s->cnt};
+                break;
+            case QR_AGG_MIN:
+            case QR_AGG_MAX:
+                if (s->cnt)
+                    *c = (qr_cell){.i = g->fn[a] == QR_AGG_MIN ? s->min : s->max};
+                break;
+            case QR_AGG_SUM:
+                if (!s->cnt)
+                    break;
+                if (s->sum > INT64_MAX || s->sum < INT64_MIN)
+                    return qr_errf(e, QR_E_OUT_OF_RANGE, "sum(%s) is out of range for bigint",
+                                   ps->def->cols[g->arg[a]].name);
+                *c = (qr_cell){.i = (int64_t)s->sum};
+                break;
+            case QR_AGG_AVG:
+                if (s->cnt)
+                    *c = (qr_cell){.f = (double)s->sum / (double)s->cnt};
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+int qr_x_groupby(qr_par_search *ps, const qr_groupby *g, qr_result *out, qr_err *e)
+{
+    int nt = ps->threads < 1 ? 1 : ps->threads;
+    job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.ps = ps;
+    jb.g = g;
+    jb.wt = qr_qmalloc(ps->ctx, sizeof *jb.wt * (size_t)nt);
+    if (!jb.wt)
+        return qr_qctx_nomem(ps->ctx, e);
+    for (int t = 0; t < nt; t++) {
+        gtab_init(&jb.wt[t], ps->ctx, g->nkeys, g->naggs);
+        set_bytes(ps, g, &jb.wt[t]);
+    }
+    qr_pool_run(ps->pool, nt, worker, &jb);
+    int rc = 0;
+    for (int t = 0; t < nt && rc == 0; t++)
+        if (jb.rc[t]) {
+            *e = jb.err[t];
+            rc = -1;
+        }
+    /* merge the workers' tables into the first */
+    gtab *all = &jb.wt[0];
+    for (int t = 1; t < nt && rc == 0; t++) {
+        const gtab *w = &jb.wt[t];
+        for (uint64_t i = 0; i < w->n && rc == 0; i++) {
+            int64_t gi = gtab_find(all, w->keys + i * g->nkeys, 1);
+            if (gi < 0) {
+                rc = qr_qctx_nomem(ps->ctx, e);
+                break;
+            }
+            all->count[gi] += w->count[i];
+            for (uint32_t a = 0; a < g->naggs; a++)
+                st_merge(&all->st[(uint64_t)gi * g->naggs + a], &w->st[i * g->naggs + a]);
+        }
+    }
+    if (rc == 0 && g->nkeys == 0 && all->n == 0 && gtab_find(all, NULL, 0) < 0)
+        rc = qr_qctx_nomem(ps->ctx, e);
+    if (rc == 0)
+        rc = emit(ps, g, all, out, e);
+    for (int t = 0; t < nt; t++)
+        gtab_free(&jb.wt[t]);
+    qr_qfree(ps->ctx, jb.wt);
+    return rc;
+}

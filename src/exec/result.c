@@ -1,0 +1,168 @@
+/* result.c - the result set: columns, rows of cells, slicing and the
+ * stable multi-key sort (merge sort over row indexes). */
+#include "exec/result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/schema.h"
+
+void qr_result_init(qr_result *r, qr_qctx *ctx)
+{
+    memset(r, 0, sizeof *r);
+    r->ctx = ctx;
+    qr_arena_init(&r->a, 64 << 10, 0);
+    qr_arena_set_ctx(&r->a, ctx);
+}
+
+void qr_result_free(qr_result *r)
+{
+    qr_qfree(r->ctx, r->cells);
+    qr_arena_free(&r->a);
+    memset(r, 0, sizeof *r);
+}
+
+void qr_result_clear_rows(qr_result *r)
+{
+    r->nrows = 0;
+    qr_arena_reset(&r->a);
+}
+
+int qr_result_add_col(qr_result *r, const char *name, int kind, int type, int tsfmt, qr_err *e)
+{
+    if (r->ncols == QR_RESULT_MAX_COLS)
+        return qr_errf(e, QR_E_TOO_LONG, "a result has at most %d columns", QR_RESULT_MAX_COLS);
+    qr_rcol *c = &r->cols[r->ncols++];
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->kind = (uint8_t)kind;
+    c->type = (uint8_t)type;
+    c->tsfmt = (uint8_t)tsfmt;
+    return 0;
+}
+
+qr_cell *qr_result_add_row(qr_result *r, qr_err *e)
+{
+    if (r->nrows == r->cap) {
+        uint64_t cap = r->cap ? r->cap * 2 : 64;
+        qr_cell *c = qr_qrealloc(r->ctx, r->cells, sizeof *c * cap * (r->ncols ? r->ncols : 1));
+        if (!c) {
+            qr_qctx_nomem(r->ctx, e);
+            return NULL;
+        }
+        r->cells = c;
+        r->cap = cap;
+    }
+    qr_cell *row = qr_result_row(r, r->nrows++);
+    for (uint32_t i = 0; i < r->ncols; i++)
+        row[i] = (qr_cell){.null = 1};
+    return row;
+}
+
+int qr_result_set_text(qr_result *r, qr_cell *c, const char *p, size_t n, qr_err *e)
+{
+    char *d = qr_arena_memdup(&r->a, n ? p : "", n ? n : 1);
+    if (!d)
+        return qr_qctx_nomem(r->ctx, e);
+    c->null = 0;
+    c->s = d;
+    c->n = (uint32_t)n;
+    return 0;
+}
+
+void qr_result_slice(qr_result *r, uint64_t off, uint64_t lim)
+{
+    if (off >= r->nrows) {
+        r->nrows = 0;
+        return;
+    }
+    uint64_t n = r->nrows - off;
+    if (lim < n)
+        n = lim;
+    if (off)
+        memmove(r->cells, qr_result_row(r, off), sizeof *r->cells * n * r->ncols);
+    r->nrows = n;
+}
+
+int qr_cell_cmp(const qr_result *r, uint32_t col, const qr_cell *a, const qr_cell *b)
+{
+    if (a->null || b->null)
+        return a->null - b->null;
+    switch (r->cols[col].kind) {
+    case QR_RK_INT:
+        if (r->cols[col].type == QT_UINT64) {
+            uint64_t x = qr_num_to_u64(a->i), y = qr_num_to_u64(b->i);
+            return x < y ? -1 : x > y;
+        }
+        return a->i < b->i ? -1 : a->i > b->i;
+    case QR_RK_FLOAT:
+        return a->f < b->f ? -1 : a->f > b->f;
+    default: {
+        size_t n = a->n < b->n ? a->n : b->n;
+        int c = memcmp(a->s, b->s, n);
+        return c ? c : (a->n > b->n) - (a->n < b->n);
+    }
+    }
+}
+
+typedef struct sortctx {
+    const qr_result *r;
+    const uint32_t *keys;
+    const uint8_t *desc;
+    uint32_t nkeys;
+} sortctx;
+
+static int row_cmp(const sortctx *s, uint64_t x, uint64_t y)
+{
+    const qr_cell *a = qr_result_row(s->r, x), *b = qr_result_row(s->r, y);
+    for (uint32_t k = 0; k < s->nkeys; k++) {
+        uint32_t c = s->keys[k];
+        int d = qr_cell_cmp(s->r, c, &a[c], &b[c]);
+        if (d)
+            return s->desc[k] ? -d : d;
+    }
+    return 0;
+}
+
+static void merge_sort(const sortctx *s, uint64_t *v, uint64_t *tmp, uint64_t n)
+{
+    if (n < 2)
+        return;
+    uint64_t h = n / 2;
+    merge_sort(s, v, tmp, h);
+    merge_sort(s, v + h, tmp, n - h);
+    uint64_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        tmp[k++] = row_cmp(s, v[j], v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, sizeof *v * n);
+}
+
+int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                   qr_err *e)
+{
+    if (r->nrows < 2 || nkeys == 0)
+        return 0;
+    uint64_t n = r->nrows;
+    uint64_t *ix = qr_qmalloc(r->ctx, sizeof *ix * n * 2);
+    qr_cell *out = qr_qmalloc(r->ctx, sizeof *out * n * r->ncols);
+    if (!ix || !out) {
+        qr_qfree(r->ctx, ix);
+        qr_qfree(r->ctx, out);
+        return qr_qctx_nomem(r->ctx, e);
+    }
+    for (uint64_t i = 0; i < n; i++)
+        ix[i] = i;
+    sortctx s = {r, keys, desc, nkeys};
+    merge_sort(&s, ix, ix + n, n);
+    for (uint64_t i = 0; i < n; i++)
+        memcpy(out + i * r->ncols, qr_result_row(r, ix[i]), sizeof *out * r->ncols);
+    qr_qfree(r->ctx, r->cells);
+    r->cells = out;
+    r->cap = n;
+    qr_qfree(r->ctx, ix);
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* result.h - a statement's result: named, typed output columns and rows of
+ * cells, built by the operators (project, aggregate) and rendered by
+ * render.h.
+ *
+ * A cell is NULL, an int64 in the stored domain of an integer-stored column
+ * type (schema.h: timestamps in ns, uint64 with the sign flipped, float64
+ * as its ordered bits, bool 0/1), a double (avg, bm25) or bytes (text,
+ * canonical JSON text of json and map values).
+ *
+ * Ownership: the result owns its column names and cells (counted against
+ * the query context given at init: qr_qmalloc) and the bytes of text cells
+ * (its arena, charged to the same context); qr_result_free frees it all. */
+#ifndef QR_EXEC_RESULT_H
+#define QR_EXEC_RESULT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/err.h"
+#include "util/qctx.h"
+
+typedef enum {
+    QR_RK_INT = 1,   /* i, rendered by `type` (a qr_type) */
+    QR_RK_FLOAT = 2, /* f */
+    QR_RK_TEXT = 3,  /* s, n: a string */
+    QR_RK_JSON = 4,  /* s, n: JSON text (json and map columns) */
+} qr_rkind;
+
+typedef struct qr_rcol {
+    char name[64]; /* output name (cut to 63 bytes) */
+    uint8_t kind;  /* qr_rkind */
+    uint8_t type;  /* QR_RK_INT: the qr_type */
+    uint8_t tsfmt; /* QR_RK_INT timestamps: the column's qr_tsfmt */
+} qr_rcol;
+
+typedef struct qr_cell {
+    uint8_t null;
+    int64_t i;
+    double f;
+    const char *s;
+    uint32_t n;
+} qr_cell;
+
+#define QR_RESULT_MAX_COLS 64
+
+typedef struct qr_result {
+    qr_qctx *ctx;
+    qr_arena a; /* text cells' bytes */
+    uint32_t ncols;
+    qr_rcol cols[QR_RESULT_MAX_COLS];
+    uint64_t nrows, cap;
+    qr_cell *cells; /* nrows x ncols, row-major */
+    char tag[64];   /* what a statement without rows reports ("EXPLAIN"), or "" */
+} qr_result;
+
+void qr_result_init(qr_result *r, qr_qctx *ctx);
+void qr_result_free(qr_result *r);
+/* Drop the rows, keep the columns. */
+void qr_result_clear_rows(qr_result *r);
+/* Add an output column; -1 with e set past QR_RESULT_MAX_COLS. */
+int qr_result_add_col(qr_result *r, const char *name, int kind, int type, int tsfmt, qr_err *e);
+/* Append one row of NULL cells; returns it, or NULL with e set (53200). */
+qr_cell *qr_result_add_row(qr_result *r, qr_err *e);
+static inline qr_cell *qr_result_row(const qr_result *r, uint64_t i)
+{
+    return r->cells + i * r->ncols;
+}
+/* Copy bytes into the result's arena for a text cell; -1 with e (53200). */
+int qr_result_set_text(qr_result *r, qr_cell *c, const char *p, size_t n, qr_err *e);
+/* Keep rows [off, off + lim) (lim UINT64_MAX = all after off). */
+void qr_result_slice(qr_result *r, uint64_t off, uint64_t lim);
+
+/* Sort rows by keys (output column positions; desc[i] != 0 = descending),
+ * NULLs after every value ascending and before them descending (as
+ * PostgreSQL); rows equal on every key keep their order (stable).
+ * -1 with e set when out of memory. */
+int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                   qr_err *e);
+/* Compare two cells of column col (NULL largest): <0, 0, >0. */
+int qr_cell_cmp(const qr_result *r, uint32_t col, const qr_cell *a, const qr_cell *b);
+#endif

@@ -1,0 +1,131 @@
+/* plan.c - choosing the scan for a bound SELECT, and EXPLAIN (plan.h). */
+#include "sql/plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/aggregate.h"
+#include "search/topk.h"
+
+int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
+{
+    int has_bm25 = 0;
+    for (uint32_t i = 0; i < s->nitems; i++)
+        has_bm25 |= s->items[i].kind == QR_SI_BM25;
+    if (s->has_agg || s->ngroup) {
+        int only_count = s->ngroup == 0;
+        for (uint32_t i = 0; i < s->nitems; i++)
+            only_count &= s->items[i].kind == QR_SI_AGG && s->items[i].fn == QR_AGG_COUNT_STAR;
+        for (uint32_t i = 0; i < s->norder; i++)
+            if (s->order[i].kind == QR_SO_BM25)
+                return qr_errf(e, QR_E_FEATURE,
+                               "ORDER BY bm25() with aggregates is not "
+                               "supported");
+        *kind = only_count ? QR_PLAN_COUNT : QR_PLAN_AGGREGATE;
+        return 0;
+    }
+    if (s->norder == 0) {
+        if (has_bm25)
+            return qr_errf(e, QR_E_FEATURE,
+                           "bm25() in the select list needs ORDER BY bm25() DESC "
+                           "LIMIT k in this version");
+        *kind = QR_PLAN_FIRST;
+        return 0;
+    }
+    const qr_sqlorder *o = &s->order[0];
+    if (s->norder > 1)
+        return qr_errf(e, QR_E_FEATURE,
+                       "ORDER BY several keys without GROUP BY is not supported "
+                       "yet (bm25() DESC or the sort column DESC)");
+    int by_score = o->kind == QR_SO_BM25;
+    int by_time = o->kind == QR_SO_COL && o->col == s->def->sort_col;
+    if (!(by_score || by_time) || !o->desc)
+        return qr_errf(e, QR_E_FEATURE,
+                       "ORDER BY %s%s is not supported yet without GROUP BY "
+                       "(bm25() DESC, or %s DESC: the table's sort column)",
+                       o->kind == QR_SO_BM25  ? "bm25()"
+                       : o->kind == QR_SO_COL ? s->def->cols[o->col].name
+                                              : "an aggregate",
+                       o->desc ? " DESC" : " ASC",
+                       s->def->sort_col >= 0 ? s->def->cols[s->def->sort_col].name : "(none)");
+    if (has_bm25 && !by_score)
+        return qr_errf(e, QR_E_FEATURE,
+                       "bm25() in the select list needs ORDER BY bm25() DESC "
+                       "in this version");
+    if (s->limit == UINT64_MAX)
+        return qr_errf(e, QR_E_FEATURE, "ORDER BY %s DESC needs a LIMIT in this version",
+                       by_score ? "bm25()" : s->def->cols[o->col].name);
+    if (s->limit + s->offset > QR_TOPK_MAX || s->limit + s->offset < s->limit)
+        return qr_errf(e, QR_E_TOO_LONG, "LIMIT + OFFSET with ORDER BY is at most %u", QR_TOPK_MAX);
+    *kind = by_score ? QR_PLAN_TOPK_SCORE : QR_PLAN_TOPK_TIME;
+    return 0;
+}
+
+static void line(qr_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(qr_buf *out, const char *fmt, ...)
+{
+    char t[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    qr_buf_put(out, t, strlen(t));
+    qr_buf_put_u8(out, '\n');
+}
+
+static void columns(const qr_sqlsel *s, char *t, size_t n)
+{
+    size_t w = 0;
+    t[0] = 0;
+    for (uint32_t i = 0; i < s->nitems && w + 1 < n; i++)
+        if (s->items[i].kind == QR_SI_COL)
+            w += (size_t)snprintf(t + w, n - w, "%s%s", w ? ", " : "",
+                                  s->def->cols[s->items[i].col].name);
+    if (!w)
+        snprintf(t, n, "(none)");
+}
+
+void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
+{
+    char filter[700], cols[300], lim[64] = "";
+    qr_query_print(s->filter, filter, sizeof filter);
+    columns(s, cols, sizeof cols);
+    if (s->limit != UINT64_MAX || s->offset)
+        snprintf(lim, sizeof lim, " limit %llu offset %llu",
+                 s->limit == UINT64_MAX ? 0ull : (unsigned long long)s->limit,
+                 (unsigned long long)s->offset);
+    const char *tab = s->def->name;
+    switch (kind) {
+    case QR_PLAN_COUNT:
+        line(out, "IndexScan on %s: row count only (no column opened)", tab);
+        break;
+    case QR_PLAN_TOPK_SCORE:
+        line(out, "Project %s (the winners' rows only)", cols);
+        line(out, "  IndexScan on %s: top %llu by bm25 (block-max pruning)%s", tab,
+             (unsigned long long)(s->limit + s->offset), lim);
+        break;
+    case QR_PLAN_TOPK_TIME:
+        line(out, "Project %s (the winners' rows only)", cols);
+        line(out, "  IndexScan on %s: newest %llu by %s%s", tab,
+             (unsigned long long)(s->limit + s->offset), s->def->cols[s->def->sort_col].name, lim);
+        break;
+    case QR_PLAN_FIRST:
+        line(out, "Project %s", cols);
+        line(out, "  IndexScan on %s: first matches in table order%s", tab, lim);
+        break;
+    default: {
+        char keys[300] = "";
+        size_t w = 0;
+        for (uint32_t g = 0; g < s->ngroup; g++)
+            w += (size_t)snprintf(keys + w, sizeof keys - w, "%s%s", g ? ", " : "",
+                                  s->def->cols[s->group[g]].name);
+        if (s->norder || s->limit != UINT64_MAX || s->offset)
+            line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
+        line(out, "HashAggregate%s%s", s->ngroup ? " by " : " (one group)", keys);
+        line(out, "  IndexScan on %s: selections, column vectors", tab);
+    }
+    }
+    line(out, "    index filter: %s", s->has_where ? filter : "(all rows)");
+    line(out, "    pushed down: %s", s->has_where ? "the whole WHERE clause" : "nothing to push");
+}

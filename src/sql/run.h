@@ -1,0 +1,15 @@
+/* run.h - running a planned SELECT (plan.h) on a table's segments through
+ * the search core (search/parallel.h, search/topk.h) and the operators of
+ * exec/: count, top-k or first-k with the select list read for the winners
+ * only, or hash aggregation then sort and LIMIT. Everything it takes is
+ * charged to out->ctx and released before it returns. */
+#ifndef QR_SQL_RUN_H
+#define QR_SQL_RUN_H
+#include "exec/result.h"
+#include "format/segment.h"
+#include "sql/bind.h"
+#include "util/pool.h"
+
+int qr_sql_run(const qr_sqlsel *s, int kind, qr_segment **segs, uint32_t nsegs, qr_pool *pool,
+               int threads, qr_result *out, qr_err *e);
+#endif

@@ -1,0 +1,163 @@
+/* test_sql_errors.c - the front end's errors: SQLSTATE codes and
+ * PostgreSQL-style character positions for syntax errors, unknown tables
+ * and columns, unsupported constructs and bad arguments; names bound
+ * case-insensitively unless quoted; the list-literal rewrite keeps
+ * positions of the user's text. */
+#include "testutil.h"
+
+#include "sql/parse.h"
+#include "sql/sql.h"
+
+static qr_catalog cat;
+static char *dir;
+
+static int setup(void **st)
+{
+    (void)st;
+    dir = tu_tmpdir();
+    tu_create_otel_table(dir, "logs");
+    qr_err e;
+    assert_int_equal(qr_catalog_load(dir, &cat, &e), 0);
+    return 0;
+}
+
+static int teardown(void **st)
+{
+    (void)st;
+    qr_catalog_free(&cat);
+    tu_rmdir(dir);
+    return 0;
+}
+
+static void expect(const char *sql, const char *code, const char *msg)
+{
+    qr_err e;
+    qr_err_clear(&e);
+    int rc = qr_sql_check(&cat, sql, strlen(sql), &e);
+    if (!code) {
+        if (rc != 0)
+            fail_msg("%s: unexpected %s %s", sql, e.code, e.msg);
+        return;
+    }
+    if (rc == 0)
+        fail_msg("%s: accepted, expected %s", sql, code);
+    if (strcmp(e.code, code) || strcmp(e.msg, msg))
+        fail_msg("%s:\n got  %s %s\n want %s %s", sql, e.code, e.msg, code, msg);
+}
+
+static void test_sql_error_positions(void **st)
+{
+    (void)st;
+    expect("SELECT Body FROM logs WHERE bdy @@ 'x'", "42703",
+           "column \"bdy\" does not exist at character 29");
+    expect("SELECT bdy FROM logs", "42703", "column \"bdy\" does not exist at character 8");
+    expect("SELECT * FORM logs", "42601", "syntax error at or near \"FORM\" at character 10");
+    expect("SELECT * FROM nope", "42P01", "relation \"nope\" does not exist at character 15");
+    expect("SELECT x.Body FROM logs t", "42P01",
+           "missing FROM-clause entry for table \"x\" at character 8");
+    /* positions count characters, not bytes, and ignore the inserted ARRAY */
+    expect("SELECT Body FROM logs WHERE Body @@ ts_any(['é', 'ü']) AND nope = 1", "42703",
+           "column \"nope\" does not exist at character 60");
+    expect("SELECT * FROM logs WHERE Body @@ ts_any([1, 2])", "42804",
+           "expected a string literal, found a literal at character 42");
+}
+
+static void test_sql_identifiers_fold_unless_quoted(void **st)
+{
+    (void)st;
+    expect("SELECT Body, body, BODY, \"Body\" FROM LOGS WHERE servicename = 'cart'", NULL, NULL);
+    expect("SELECT \"body\" FROM logs", "42703", "column \"body\" does not exist at character 8");
+    expect("SELECT t.body FROM logs AS t WHERE T.SeverityNumber > 3", NULL, NULL);
+    expect("SELECT Body FROM \"LOGS\"", "42P01",
+           "relation \"LOGS\" does not exist at character 18");
+}
+
+static void test_sql_unsupported_says_what(void **st)
+{
+    (void)st;
+    expect("SELECT a.Body FROM logs a JOIN logs b ON a.TraceId = b.TraceId", "0A000",
+           "JOIN is not supported yet (FROM one table) at character 20");
+    expect("INSERT INTO logs (Body) VALUES ('x')", "0A000",
+           "INSERT is not supported yet (SELECT and EXPLAIN SELECT are)");
+    expect("SELECT DISTINCT Body FROM logs", "0A000", "SELECT DISTINCT is not supported yet");
+    expect("SELECT count(DISTINCT TraceId) FROM logs", "0A000",
+           "count(DISTINCT ...) is not supported yet at character 8");
+    expect("SELECT Body FROM logs WHERE Body LIKE '%x%'", "0A000",
+           "LIKE on a column value is not answered by the index (ts_like matches words; filters "
+           "on column values come next) at character 34");
+    expect("SELECT Body FROM logs WHERE ServiceName IS NULL", "0A000",
+           "IS NULL is not answered by the index (filters on column values come next) at "
+           "character 41");
+    expect("SELECT Body FROM logs WHERE ServiceName @@ 'x'", "0A000",
+           "column \"ServiceName\" has no full-text index: @@ needs one at character 29");
+    expect("SELECT Body FROM logs ORDER BY ServiceName LIMIT 3", "0A000",
+           "ORDER BY ServiceName ASC is not supported yet without GROUP BY (bm25() DESC, or "
+           "Timestamp DESC: the table's sort column)");
+    expect("SELECT Body FROM logs ORDER BY bm25() DESC", "0A000",
+           "ORDER BY bm25() DESC needs a LIMIT in this version");
+    expect("SELECT Body, count(*) FROM logs", "42803",
+           "column \"Body\" must appear in the GROUP BY clause or be used in an aggregate "
+           "function at character 8");
+    expect("SELECT sum(Body) FROM logs", "42804",
+           "function sum(text) does not exist (column \"Body\") at character 8");
+    expect("SELECT 1; SELECT 2", "0A000",
+           "several statements in one call are not supported yet "
+           "(got 2)");
+}
+
+static void test_sql_dialect_accepted(void **st)
+{
+    (void)st;
+    static const char *ok[] = {
+        "SELECT count(*) FROM logs WHERE Body @@ ts_phrase('failed') ## 2 ## 'order'",
+        "SELECT count(*) FROM logs t WHERE t.Body @@ ts_any(ARRAY['a','b'], 2)",
+        "SELECT Body, BM25(t.tableoid) FROM logs t WHERE Body @@ 'x' ORDER BY BM25(t.tableoid) "
+        "DESC LIMIT 10",
+        "SELECT * FROM logs WHERE Timestamp BETWEEN TIMESTAMP '2025-09-23 00:00:00' AND "
+        "'2025-09-23 00:01:00'::TIMESTAMP_NS ORDER BY Timestamp DESC LIMIT 5",
+        "SELECT ServiceName, SeverityText, count(*), min(SeverityNumber), avg(SeverityNumber) "
+        "FROM logs GROUP BY 1, SeverityText ORDER BY 3 DESC LIMIT 5 OFFSET 2",
+        "EXPLAIN SELECT count(*) FROM logs WHERE Body @@ ts_levenshtein('cahce', 2)",
+        "SELECT Body FROM logs WHERE ServiceName NOT IN ('a', 'b') AND NOT (SeverityNumber < 9)",
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        expect(ok[i], NULL, NULL);
+    expect("SELECT count(*) FROM logs WHERE Body @@ ts_levenshtein('cahce', 3)", "22023",
+           "ts_levenshtein takes a word and a distance of 1 or 2 at character 41");
+    expect("SELECT count(*) FROM logs WHERE Body @@ ts_any(['a'], 2)", "22023",
+           "ts_any's minimum match 2 is more than its 1 words at character 55");
+    expect(
+        "SELECT count(*) FROM logs WHERE Timestamp > TIMESTAMP 'yesterday'", "22P02",
+        "invalid timestamp for column \"Timestamp\" (TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.fffffffff]' "
+        "or RFC 3339) at character 55");
+}
+
+static void test_sql_list_rewrite_positions(void **st)
+{
+    (void)st;
+    const char *sql = "SELECT x FROM t WHERE a @@ ts_any(['a', ['b']], x[1])";
+    qr_sqlparse p;
+    qr_err e;
+    assert_int_equal(qr_sqlp_parse(&p, sql, strlen(sql), &e), 0);
+    /* two lists rewritten ( '(' before one, ',' before the other); x[1] a subscript */
+    assert_int_equal(p.nins, 2);
+    assert_non_null(strstr(p.text, "ts_any(ARRAY['a', ARRAY['b']], x[1])"));
+    assert_int_equal(qr_sqlp_origoff(&p, 34), 34); /* the first "ARRAY" -> its '[' */
+    assert_int_equal(qr_sqlp_origoff(&p, 39), 34); /* its '[' */
+    assert_int_equal(qr_sqlp_origoff(&p, 45), 40); /* the second "ARRAY" -> its '[' */
+    assert_int_equal(qr_sqlp_origoff(&p, 52), 42); /* past both: 10 bytes earlier */
+    assert_int_equal(qr_sqlp_charpos(&p, 52), 43);
+    qr_sqlp_free(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sql_error_positions),
+        cmocka_unit_test(test_sql_identifiers_fold_unless_quoted),
+        cmocka_unit_test(test_sql_unsupported_says_what),
+        cmocka_unit_test(test_sql_dialect_accepted),
+        cmocka_unit_test(test_sql_list_rewrite_positions),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,405 @@
+/* test_sql_oracle.c - SQL answers against independent oracles, on the
+ * search oracle's 100k generated rows (tests/search/oracle.h) registered as
+ * table "logs" of a data directory:
+ *   - WHERE clauses in the full-text dialect give exactly the counts of the
+ *     brute-force per-row matcher run on the equivalent `quarry search`
+ *     tree, and the same top-k rows and BM25 scores as qr_par_topk on it;
+ *   - GROUP BY answers equal SQLite's on the same rows (loaded from the
+ *     oracle's independent read-back);
+ *   - newest-k equals a brute-force sort of the matching rows. */
+#include "search/oracle.h"
+
+#include <limits.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "exec/render.h"
+#include "index/table.h"
+#include "search/topk.h"
+#include "sql/sql.h"
+
+ORACLE_FIXTURE
+
+static char *datadir;
+static qr_sql_session sess;
+static sqlite3 *db;
+
+/* The oracle's segments as table logs of a fresh data directory (hard
+ * links: the same files). */
+static void make_datadir(void)
+{
+    qr_err e;
+    datadir = tu_tmpdir();
+    assert_non_null(datadir);
+    tu_create_otel_table(datadir, "logs");
+    qr_table *w = qr_table_open(datadir, "logs", QR_TABLE_WRITE | QR_TABLE_CREATE, &e);
+    if (!w)
+        fail_msg("open: %s", e.msg);
+    uint64_t id = qr_table_reserve_ids(w, NSEG);
+    qr_seg_entry add[NSEG];
+    for (int s = 0; s < NSEG; s++) {
+        char from[PATH_MAX], to[PATH_MAX];
+        snprintf(from, sizeof from, "%s/s%d.qseg", od.dir, s);
+        qr_table_seg_path(w, id + (uint64_t)s, to, sizeof to);
+        assert_int_equal(link(from, to), 0);
+        struct stat sb;
+        assert_int_equal(stat(to, &sb), 0);
+        add[s] = (qr_seg_entry){id + (uint64_t)s, od.segs[s]->rows, 0, 0, (uint64_t)sb.st_size};
+    }
+    if (qr_table_commit(w, add, NSEG, &e) != 0)
+        fail_msg("commit: %s", e.msg);
+    qr_table_close(w);
+}
+
+static void load_sqlite(void)
+{
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE logs(ServiceName TEXT, SeverityText TEXT, "
+                                  "ScopeName TEXT, SeverityNumber INTEGER, Timestamp INTEGER)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *ins;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO logs VALUES (?,?,?,?,?)", -1, &ins, NULL),
+                     SQLITE_OK);
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    for (int s = 0; s < NSEG; s++)
+        for (uint32_t r = 0; r < od.nrows[s]; r++) {
+            const orow *o = &od.rows[s][r];
+            const char *txt[3] = {o->service, o->severity, o->scope};
+            for (int k = 0; k < 3; k++)
+                txt[k] ? sqlite3_bind_text(ins, k + 1, txt[k], -1, SQLITE_STATIC)
+                       : sqlite3_bind_null(ins, k + 1);
+            o->sevnum_null ? sqlite3_bind_null(ins, 4) : sqlite3_bind_int64(ins, 4, o->sevnum);
+            o->ts_null ? sqlite3_bind_null(ins, 5) : sqlite3_bind_int64(ins, 5, o->ts);
+            assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+            sqlite3_reset(ins);
+        }
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_finalize(ins);
+}
+
+static int group_setup(void **st)
+{
+    setup(st);
+    make_datadir();
+    load_sqlite();
+    qr_err e;
+    if (qr_sql_open(&sess, datadir, 2, &e) != 0)
+        fail_msg("session: %s", e.msg);
+    return 0;
+}
+
+static int group_teardown(void **st)
+{
+    qr_sql_close(&sess);
+    sqlite3_close(db);
+    tu_rmdir(datadir);
+    return teardown(st);
+}
+
+/* Run sql into r (a fresh result under ctx); the statement must succeed. */
+static void run(const char *sql, qr_qctx *ctx, qr_result *r)
+{
+    qr_err e;
+    qr_qctx_init(ctx, QR_QCTX_DEFAULT_LIMIT);
+    qr_result_init(r, ctx);
+    if (qr_sql_exec(&sess, sql, strlen(sql), r, &e) != 0)
+        fail_msg("%s: %s %s", sql, e.code, e.msg);
+}
+
+static uint64_t sql_count(const char *where)
+{
+    char sql[2048];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM logs WHERE %s", where);
+    qr_qctx ctx;
+    qr_result r;
+    run(sql, &ctx, &r);
+    assert_int_equal(r.nrows, 1);
+    uint64_t n = (uint64_t)qr_result_row(&r, 0)[0].i;
+    qr_result_free(&r);
+    assert_int_equal(ctx.used, 0); /* everything given back */
+    return n;
+}
+
+static uint64_t oracle_count(const char *search)
+{
+    qr_arena a;
+    qr_arena_init(&a, 1 << 12, 0);
+    qr_query *q = oracle_parse(search, &a);
+    regex_t *res[16];
+    int nre = 0;
+    oracle_collect_regexes(q, res, &nre);
+    uint64_t n = 0;
+    for (int s = 0; s < NSEG; s++)
+        for (uint32_t r = 0; r < od.nrows[s]; r++) {
+            int ri = 0;
+            n += (uint64_t)oracle_full(&od.rows[s][r], q, res, &ri);
+        }
+    oracle_free_regexes(res, nre);
+    qr_arena_free(&a);
+    return n;
+}
+
+/* SQL WHERE clause and the equivalent quarry search query. */
+static const char *pairs[][2] = {
+    {"Body @@ 'failed'", "failed"},
+    {"body @@ 'FAILED'", "failed"},
+    {"\"Body\" @@ 'cache'", "cache"},
+    {"ts_split_by_non_alpha(Body, true) @@ 'order'", "order"},
+    {"Body @@ ts_all(['failed', 'order'])", "failed AND order"},
+    {"Body @@ ts_all(ARRAY['failed', 'order'])", "failed AND order"},
+    {"Body @@ ts_any(['error', 'cache'])", "error OR cache"},
+    {"Body @@ ts_any(['error', 'failed', 'charge', 'cache'], 2)",
+     "atleast(2, error, failed, charge, cache)"},
+    {"Body @@ ts_phrase('failed', 'to', 'place', 'order')", "\"failed to place order\""},
+    {"Body @@ ts_phrase('failed') ## 2 ## 'order'", "\"failed ? ? order\""},
+    {"Body @@ 'send_order'", "send_order"},
+    {"Body @@ ts_regexp('c.che')", "/c.che/"},
+    {"Body @@ ts_starts_with('ord')", "ord*"},
+    {"Body @@ ts_like('%tion')", "like:%tion"},
+    {"Body @@ ts_levenshtein('cahce', 1)", "cahce~1"},
+    {"Body @@ ts_levenshtein('cahce', 2)", "cahce~2"},
+    {"ServiceName = 'cart'", "service:cart"},
+    {"ServiceName IN ('cart', 'payment')", "service:cart OR service:payment"},
+    {"ServiceName NOT IN ('cart', 'payment')", "NOT (service:cart OR service:payment)"},
+    {"SeverityText = 'ERROR' AND Body @@ 'failed'", "severity:ERROR failed"},
+    {"SeverityNumber >= 13", "sevnum:>=13"},
+    {"SeverityNumber > 13", "sevnum:>=14"},
+    {"SeverityNumber < 9", "sevnum:<9"},
+    {"SeverityNumber BETWEEN 9 AND 17", "sevnum:[9 TO 17]"},
+    {"SeverityNumber NOT BETWEEN 9 AND 17", "NOT sevnum:[9 TO 17]"},
+    {"SeverityNumber <> 9", "NOT sevnum:9"},
+    {"Body @@ 'error' AND NOT Body @@ 'cache'", "error -cache"},
+    {"NOT Body @@ 'failed'", "NOT failed"},
+    {"(Body @@ 'failed' OR ServiceName = 'cart') AND SeverityNumber >= 9",
+     "(failed OR service:cart) AND sevnum:>=9"},
+    {"Timestamp BETWEEN TIMESTAMP '2025-09-23 00:00:00' AND TIMESTAMP '2025-09-23 00:00:00.05'",
+     "time:[2025-09-23T00:00:00Z TO 2025-09-23T00:00:00.05Z]"},
+    {"Timestamp >= '2025-09-23T00:00:00.1Z'::TIMESTAMP_NS AND Body @@ 'failed'",
+     "time:>=2025-09-23T00:00:00.1Z failed"},
+};
+
+static void test_sql_counts_equal_the_oracle(void **st)
+{
+    (void)st;
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        uint64_t got = sql_count(pairs[i][0]), want = oracle_count(pairs[i][1]);
+        if (got != want)
+            fail_msg("%s: sql %llu, oracle (%s) %llu", pairs[i][0], (unsigned long long)got,
+                     pairs[i][1], (unsigned long long)want);
+    }
+    assert_true(sql_count("Body @@ 'failed'") > 1000); /* the data exercises it */
+}
+
+/* ORDER BY bm25 DESC LIMIT k: the rows and scores of qr_par_topk on the
+ * search tree, in order. */
+static void test_sql_topk_equals_search(void **st)
+{
+    (void)st;
+    static const char *q[][2] = {
+        {"Body @@ 'failed'", "failed"},
+        {"Body @@ ts_any(['error', 'cache', 'order'])", "error OR cache OR order"},
+        {"Body @@ ts_phrase('failed') ## 2 ## 'order'", "\"failed ? ? order\""},
+        {"Body @@ ts_all(['failed','order']) AND ServiceName = 'checkout'",
+         "failed order service:checkout"}};
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        char sql[1024];
+        snprintf(sql, sizeof sql,
+                 "SELECT Timestamp, bm25(), ServiceName FROM logs t WHERE %s ORDER BY "
+                 "BM25(t.tableoid) DESC LIMIT 40 OFFSET 5",
+                 q[i][0]);
+        qr_qctx ctx;
+        qr_result r;
+        run(sql, &ctx, &r);
+        qr_arena a;
+        qr_arena_init(&a, 1 << 12, 0);
+        qr_query *tree = oracle_parse(q[i][1], &a);
+        qr_par_search ps;
+        qr_err e;
+        assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), od.segs, NSEG, tree, 1, &e), 0);
+        qr_hit hits[45];
+        uint32_t n = 0;
+        assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 45, 1, hits, &n, NULL, &e), 0);
+        assert_true(n > 5);
+        assert_int_equal(r.nrows, n - 5);
+        for (uint32_t k = 5; k < n; k++) {
+            const qr_cell *row = qr_result_row(&r, k - 5);
+            const orow *o = &od.rows[hits[k].seg][hits[k].doc];
+            assert_true(row[1].f == hits[k].score); /* bit for bit */
+            assert_int_equal(row[0].null, o->ts_null);
+            if (!o->ts_null)
+                assert_int_equal(row[0].i, o->ts);
+            assert_int_equal(row[2].null, o->service == NULL);
+            if (o->service)
+                assert_memory_equal(row[2].s, o->service, strlen(o->service));
+        }
+        qr_par_free(&ps);
+        qr_arena_free(&a);
+        qr_result_free(&r);
+    }
+}
+
+/* ORDER BY Timestamp DESC LIMIT k: the k newest matching rows by brute force. */
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+static void test_sql_newest_equals_brute_force(void **st)
+{
+    (void)st;
+    qr_qctx ctx;
+    qr_result r;
+    run("SELECT Timestamp, SeverityNumber FROM logs WHERE Body @@ 'failed' AND SeverityNumber >= "
+        "13 ORDER BY Timestamp DESC LIMIT 25",
+        &ctx, &r);
+    qr_arena a;
+    qr_arena_init(&a, 1 << 12, 0);
+    qr_query *q = oracle_parse("failed sevnum:>=13", &a);
+    int64_t *ts = malloc(sizeof *ts * NSEG * (ROWS_PER_SEG + 10));
+    size_t n = 0;
+    for (int s = 0; s < NSEG; s++)
+        for (uint32_t k = 0; k < od.nrows[s]; k++)
+            if (oracle(&od.rows[s][k], q))
+                ts[n++] = od.rows[s][k].ts;
+    qsort(ts, n, sizeof *ts, cmp_desc);
+    assert_int_equal(r.nrows, 25);
+    for (uint64_t i = 0; i < r.nrows; i++) {
+        assert_int_equal(qr_result_row(&r, i)[0].i, ts[i]);
+        assert_true(qr_result_row(&r, i)[1].i >= 13);
+    }
+    free(ts);
+    qr_arena_free(&a);
+    qr_result_free(&r);
+}
+
+/* A GROUP BY answer rendered as CSV (no header) and SQLite's answer to the
+ * same statement written out the same way must be equal. */
+static void sqlite_csv(const char *sql, qr_buf *out)
+{
+    sqlite3_stmt *stm;
+    if (sqlite3_prepare_v2(db, sql, -1, &stm, NULL) != SQLITE_OK)
+        fail_msg("sqlite: %s: %s", sql, sqlite3_errmsg(db));
+    int rc;
+    while ((rc = sqlite3_step(stm)) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(stm); c++) {
+            if (c)
+                qr_buf_put_u8(out, ',');
+            if (sqlite3_column_type(stm, c) == SQLITE_FLOAT) {
+                char t[64];
+                double d = sqlite3_column_double(stm, c);
+                for (int p = 15; p <= 17; p++) {
+                    snprintf(t, sizeof t, "%.*g", p, d);
+                    if (strtod(t, NULL) == d)
+                        break;
+                }
+                qr_buf_put(out, t, strlen(t));
+            } else if (sqlite3_column_type(stm, c) != SQLITE_NULL) {
+                const char *t = (const char *)sqlite3_column_text(stm, c);
+                qr_buf_put(out, *t ? t : "\"\"", *t ? strlen(t) : 2); /* "" is not NULL */
+            }
+        }
+        qr_buf_put_u8(out, '\n');
+    }
+    assert_int_equal(rc, SQLITE_DONE);
+    sqlite3_finalize(stm);
+}
+
+static void test_sql_group_by_equals_sqlite(void **st)
+{
+    (void)st;
+    /* {quarry, sqlite}: the same question; ORDER BY makes both orders total */
+    static const char *q[][2] = {
+        {"SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY ServiceName",
+         "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY ServiceName IS "
+         "NULL, ServiceName"},
+        {"SELECT severitytext, count(*) AS n FROM logs GROUP BY SeverityText ORDER BY n DESC, 1",
+         "SELECT SeverityText, count(*) AS n FROM logs GROUP BY SeverityText ORDER BY n DESC, "
+         "SeverityText IS NULL, 1"},
+        {"SELECT ScopeName, count(*), min(SeverityNumber), max(SeverityNumber), "
+         "sum(SeverityNumber), count(SeverityNumber) FROM logs GROUP BY ScopeName ORDER BY "
+         "count(*) DESC, ScopeName LIMIT 7",
+         "SELECT ScopeName, count(*), min(SeverityNumber), max(SeverityNumber), "
+         "sum(SeverityNumber), count(SeverityNumber) FROM logs GROUP BY ScopeName ORDER BY "
+         "count(*) DESC, ScopeName IS NULL, ScopeName LIMIT 7"},
+        {"SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs WHERE "
+         "SeverityNumber >= 9 AND ServiceName IN ('cart', 'payment', 'checkout') GROUP BY "
+         "ServiceName, SeverityText ORDER BY ServiceName, SeverityText",
+         "SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs WHERE "
+         "SeverityNumber >= 9 AND ServiceName IN ('cart', 'payment', 'checkout') GROUP BY "
+         "ServiceName, SeverityText ORDER BY ServiceName, SeverityText IS NULL, SeverityText"},
+        {"SELECT SeverityNumber, count(*) FROM logs GROUP BY SeverityNumber ORDER BY count(*) "
+         "DESC, SeverityNumber LIMIT 3 OFFSET 1",
+         "SELECT SeverityNumber, count(*) FROM logs GROUP BY SeverityNumber ORDER BY count(*) "
+         "DESC, SeverityNumber IS NULL, SeverityNumber LIMIT 3 OFFSET 1"},
+        {"SELECT count(*), min(Timestamp), max(Timestamp), sum(SeverityNumber) FROM logs WHERE "
+         "SeverityNumber BETWEEN 1 AND 12",
+         "SELECT count(*), min(Timestamp), max(Timestamp), sum(SeverityNumber) FROM logs WHERE "
+         "SeverityNumber BETWEEN 1 AND 12"},
+        {"SELECT min(SeverityNumber), count(SeverityNumber) FROM logs WHERE ServiceName = 'nope'",
+         "SELECT min(SeverityNumber), count(SeverityNumber) FROM logs WHERE ServiceName = 'nope'"},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        qr_qctx ctx;
+        qr_result r;
+        run(q[i][0], &ctx, &r);
+        /* timestamps as ns integers, like the SQLite table */
+        for (uint32_t c = 0; c < r.ncols; c++)
+            if (r.cols[c].type == QT_TIMESTAMP)
+                r.cols[c].type = QT_INT64;
+        qr_buf got, want;
+        qr_buf_init(&got);
+        qr_buf_init(&want);
+        qr_result_render(&r, QR_FMT_CSV, &got);
+        const char *body = memchr(got.p, '\n', got.len) + 1; /* past the header */
+        sqlite_csv(q[i][1], &want);
+        qr_buf_put_u8(&want, 0);
+        if (strlen((const char *)want.p) != got.len - (size_t)(body - (const char *)got.p) ||
+            memcmp(body, want.p, strlen((const char *)want.p)))
+            fail_msg("%s\nquarry:\n%.*s\nsqlite:\n%s", q[i][0],
+                     (int)(got.len - (size_t)(body - (const char *)got.p)), body, want.p);
+        assert_true(r.nrows > 0);
+        qr_buf_free(&got);
+        qr_buf_free(&want);
+        qr_result_free(&r);
+        assert_int_equal(ctx.used, 0);
+    }
+}
+
+/* GROUP BY over full-text matches: counts per group add up to the oracle's
+ * count of the same filter, and each group's count is the oracle's. */
+static void test_sql_group_by_fulltext_equals_oracle(void **st)
+{
+    (void)st;
+    qr_qctx ctx;
+    qr_result r;
+    run("SELECT ServiceName, count(*) FROM logs WHERE Body @@ 'failed' GROUP BY ServiceName", &ctx,
+        &r);
+    assert_true(r.nrows > 1);
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < r.nrows; i++) {
+        const qr_cell *row = qr_result_row(&r, i);
+        char q[256];
+        sum += (uint64_t)row[1].i;
+        if (row[0].null)
+            continue; /* the rows without a ServiceName: counted in the sum */
+        snprintf(q, sizeof q, "failed service:\"%.*s\"", (int)row[0].n, row[0].s);
+        assert_int_equal((uint64_t)row[1].i, oracle_count(q));
+    }
+    assert_int_equal(sum, oracle_count("failed"));
+    qr_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sql_counts_equal_the_oracle),
+        cmocka_unit_test(test_sql_topk_equals_search),
+        cmocka_unit_test(test_sql_newest_equals_brute_force),
+        cmocka_unit_test(test_sql_group_by_equals_sqlite),
+        cmocka_unit_test(test_sql_group_by_fulltext_equals_oracle),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
