@@ -51,6 +51,10 @@ typedef struct pipeline {
     unit **q;
     unsigned qcap, qhead, qlen;
     atomic_int abort; /* a unit failed: the ingest will not commit */
+    /* the earliest line known to stop the ingest: units keep parsing the
+     * lines before it, so with --strict the error reported is the first bad
+     * line of the input whichever worker met a later one first */
+    _Atomic uint64_t fail_line;
     size_t prefix_at; /* bytes of o->prefix already handed out */
     /* input buffers of finished units, reused so their pages stay mapped */
     char *pool[8];
@@ -111,6 +115,9 @@ static void fail_unit(pipeline *pl, unit *u, uint64_t line, const qr_err *err)
         qr_errf(&u->err, err->code, "%s:%llu: %s", pl->name, (unsigned long long)line, err->msg);
     else
         u->err = *err;
+    uint64_t at = line ? line : u->first_line, cur = atomic_load(&pl->fail_line);
+    while (at < cur && !atomic_compare_exchange_weak(&pl->fail_line, &cur, at))
+        ;
     atomic_store(&pl->abort, 1);
 }
 
@@ -120,8 +127,8 @@ static void process_unit(pipeline *pl, unit *u, qr_batch *b, qr_ndjson *nj)
     const char *p = u->buf, *end = u->buf + u->len;
     uint64_t line = u->first_line;
     for (; p < end; line++) {
-        if (atomic_load(&pl->abort))
-            break; /* another unit failed: nothing will be committed */
+        if (atomic_load(&pl->abort) && line > atomic_load(&pl->fail_line))
+            break; /* a unit failed earlier: nothing will be committed */
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         qr_err err;
         qr_err_clear(&err);
@@ -486,6 +493,7 @@ int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o, qr
     pl.t = t;
     pl.o = o;
     pl.name = name;
+    atomic_init(&pl.fail_line, UINT64_MAX);
     pl.qcap = 1; /* a hand-off slot: memory is about threads + 1 units */
     pl.q = calloc(pl.qcap, sizeof *pl.q);
     pthread_t *tids = calloc((size_t)threads, sizeof *tids);
