@@ -22,4 +22,8 @@ int cli_uint(const char *opt, const char *s, uint64_t max, uint64_t *out);
 /* Print "quarry: <code>: <msg>" for a qr_err-style failure. */
 void cli_fail(const char *code, const char *msg);
 
+/* The hot latency of --repeat runs (lat[0] the first run, sorted here):
+ * median, p90 and min, to stderr. */
+void cli_print_latency(double *lat, uint64_t reps, int threads);
+
 #endif

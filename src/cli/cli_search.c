@@ -39,27 +39,11 @@ static const char *usage_text =
     "iterators, heaps, term sets, automata and rows read, all threads together;\n"
     "default 2 GiB): past it, 53200.\n";
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double ms_since(const struct timespec *t0)
 {
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
-static void print_latency(double *lat, uint64_t reps, int threads)
-{
-    double first = lat[0];
-    qsort(lat, reps, sizeof *lat, cmp_double);
-    fprintf(stderr,
-            "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first %.3f ms), "
-            "%d threads\n",
-            lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first, threads);
 }
 
 typedef struct run_opts {
@@ -214,7 +198,7 @@ static int run(qr_table *t, const search_env *env, const char *text, const run_o
         if (rc == 0 && o->explain)
             fprintf(stderr, "%.*s", (int)plan.len, (const char *)plan.p);
         if (rc == 0 && o->reps > 1)
-            print_latency(lat, o->reps, threads);
+            cli_print_latency(lat, o->reps, threads);
         else if (rc == 0 && o->explain)
             fprintf(stderr, "%u segments, %d threads, %.3f ms\n", ns, threads, lat[0]);
     }

@@ -20,12 +20,6 @@ static const char *usage_text =
     "row; NULL as null). --repeat N runs it N times in one session (tables kept\n"
     "open) and prints the hot latency to stderr.\n";
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int cli_sql(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -111,15 +105,8 @@ int cli_sql(int argc, char **argv)
         }
         qr_result_free(&res);
     }
-    if (rc == 0 && reps > 1) {
-        double first = lat[0];
-        qsort(lat, reps, sizeof *lat, cmp_double);
-        fprintf(stderr,
-                "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first "
-                "%.3f ms), %d threads\n",
-                lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first,
-                s.threads);
-    }
+    if (rc == 0 && reps > 1)
+        cli_print_latency(lat, reps, s.threads);
     qr_buf_free(&out);
     free(lat);
     qr_sql_close(&s);

@@ -1,6 +1,7 @@
 /* cli_util.c - option value parsing and error printing shared by commands. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
 
@@ -45,4 +46,20 @@ bad:
 void cli_fail(const char *code, const char *msg)
 {
     fprintf(stderr, "quarry: error %s: %s\n", code, msg);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void cli_print_latency(double *lat, uint64_t reps, int threads)
+{
+    double first = lat[0];
+    qsort(lat, reps, sizeof *lat, cmp_double);
+    fprintf(stderr,
+            "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first %.3f ms), "
+            "%d threads\n",
+            lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first, threads);
 }
