@@ -85,15 +85,15 @@ int cli_sql(int argc, char **argv)
         cli_fail(e.code, e.msg);
         return 1;
     }
+    s.set.memory_limit = mem;
+    s.set.statement_timeout_ms = timeout;
     double *lat = calloc(reps, sizeof *lat);
     int rc = lat ? 0 : -1;
     qr_buf out;
     qr_buf_init(&out);
     for (uint64_t r = 0; r < reps && rc == 0; r++) {
         qr_qctx ctx;
-        qr_qctx_init(&ctx, (size_t)mem);
-        if (timeout)
-            qr_qctx_set_stop(&ctx, NULL, qr_qctx_now_ns() + (int64_t)timeout * 1000000);
+        qr_sql_ctx_init(&s, &ctx, NULL);
         qr_result res;
         qr_result_init(&res, &ctx);
         int64_t t0 = qr_qctx_now_ns();
@@ -106,7 +106,7 @@ int cli_sql(int argc, char **argv)
         qr_result_free(&res);
     }
     if (rc == 0 && reps > 1)
-        cli_print_latency(lat, reps, s.threads);
+        cli_print_latency(lat, reps, s.set.threads);
     qr_buf_free(&out);
     free(lat);
     qr_sql_close(&s);

@@ -178,6 +178,8 @@ qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err
     t->dir = strdup(path);
     struct stat st;
     if (stat(t->dir, &st) != 0) {
+        if (!(flags & QR_TABLE_WRITE))
+            return t; /* defined, never written: an empty table to read */
         if (!(flags & QR_TABLE_CREATE)) {
             qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s does not exist in %s", name, datadir);
             goto fail;

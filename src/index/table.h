@@ -54,7 +54,8 @@ typedef struct qr_table {
  * directory's catalog (index/catalog.h; QR_E_UNDEFINED_TABLE when it is not
  * there). QR_TABLE_WRITE takes the writer lock (fails with QR_E_LOCKED if
  * another process holds it) and removes leftover files; QR_TABLE_CREATE
- * (with WRITE) creates the table's directory if missing. */
+ * (with WRITE) creates the table's directory if missing. A table defined in
+ * the catalog but never written opens for reading as an empty one. */
 qr_table *qr_table_open(const char *datadir, const char *name, int flags, qr_err *e);
 void qr_table_close(qr_table *t);
 /* Path of segment `id` in the table's directory. */

@@ -170,13 +170,13 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
     return 0;
 }
 
-int qr_sql_run(const qr_sqlsel *s, int kind, qr_segment **segs, uint32_t nsegs, qr_pool *pool,
+int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e)
 {
     if (define_columns(s, out, e) != 0)
         return -1;
     qr_par_search ps;
-    if (qr_par_init_tree(&ps, pool, s->def, segs, nsegs, s->filter, threads, e) != 0)
+    if (qr_par_init_refs_tree(&ps, pool, s->def, refs, nsegs, s->filter, threads, e) != 0)
         return -1;
     int rc = qr_par_set_ctx(&ps, out->ctx, e);
     if (rc == 0 && kind == QR_PLAN_COUNT) {

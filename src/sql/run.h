@@ -1,4 +1,4 @@
-/* run.h - running a planned SELECT (plan.h) on a table's segments through
+/* run.h - running a planned SELECT (plan.h) on a table's cached segments through
  * the search core (search/parallel.h, search/topk.h) and the operators of
  * exec/: count, top-k or first-k with the select list read for the winners
  * only, or hash aggregation then sort and LIMIT. Everything it takes is
@@ -6,10 +6,12 @@
 #ifndef QR_SQL_RUN_H
 #define QR_SQL_RUN_H
 #include "exec/result.h"
-#include "format/segment.h"
+#include "index/segcache.h"
 #include "sql/bind.h"
 #include "util/pool.h"
 
-int qr_sql_run(const qr_sqlsel *s, int kind, qr_segment **segs, uint32_t nsegs, qr_pool *pool,
+/* refs: handles on the table's segments (index/segcache.h), held by the
+ * caller until this returns. */
+int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e);
 #endif

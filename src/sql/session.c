@@ -1,85 +1,251 @@
-/* session.c - a SQL session: the catalog, the tables it opened, and one
- * statement's path from text to result (parse, bind, plan, run). */
+/* session.c - the shared database (catalog, pool, segment cache, each
+ * table's latest manifest) and a session's path of one statement from text
+ * to result (parse, bind, plan, run).
+ *
+ * Freshness: another process (quarry ingest, a DDL of another server) may
+ * change the catalog or a table's manifest at any time; both files are
+ * replaced atomically, so a statement stats them (two syscalls) and reads
+ * again only what changed. A table's definition and manifest form a
+ * snapshot that running statements keep (refcounted) while a newer one
+ * replaces it for the statements that start later. */
 #include "sql/sql.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "sql/plan.h"
+#include "index/segcache.h"
 #include "search/parallel.h"
+#include "sql/plan.h"
 #include "sql/run.h"
 
-int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
+/* Identity of a file replaced by rename: any change gives another value. */
+typedef struct fileid {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    int64_t mtime_ns;
+} fileid;
+
+static int file_id(const char *path, fileid *id)
 {
-    memset(s, 0, sizeof *s);
+    struct stat st;
+    memset(id, 0, sizeof *id);
+    if (stat(path, &st) != 0)
+        return -1;
+    *id = (fileid){st.st_dev, st.st_ino, st.st_size,
+                   (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
+    return 0;
+}
+
+static int same_file(const fileid *a, const fileid *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns;
+}
+
+#define SQL_MAX_TABLES 256 /* snapshots kept; past it a statement opens its own */
+
+/* One table as of one manifest (read-only once published). */
+typedef struct tsnap {
+    qr_table *t;
+    fileid man_id;
+    int refs; /* under db->tlock: the db's pointer + each statement's */
+} tsnap;
+
+struct qr_sql_db {
+    char *dir;
+    int threads;
+    qr_pool *pool; /* threads - 1 workers: each statement's caller is one */
+    qr_segcache *cache;
+    pthread_rwlock_t catlock; /* shared by statements, exclusive to reload */
+    qr_catalog cat;
+    fileid cat_id;
+    pthread_mutex_t tlock; /* the table snapshots */
+    uint32_t ntabs;
+    tsnap *tabs[SQL_MAX_TABLES];
+};
+
+qr_sql_db *qr_sql_db_open(const char *datadir, int threads, qr_err *e)
+{
     if (threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n > 0 ? (int)n : 1;
     }
     if (threads > QR_MAX_SEARCH_THREADS)
         threads = QR_MAX_SEARCH_THREADS;
-    s->threads = threads;
-    if (!(s->datadir = strdup(datadir)))
-        return qr_errf(e, QR_E_NOMEM, "out of memory");
-    if (qr_catalog_load(datadir, &s->cat, e) != 0)
-        return -1;
+    qr_sql_db *db = calloc(1, sizeof *db);
+    if (!db || !(db->dir = strdup(datadir))) {
+        free(db);
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    db->threads = threads;
+    pthread_rwlock_init(&db->catlock, NULL);
+    pthread_mutex_init(&db->tlock, NULL);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/CATALOG", datadir);
+    file_id(path, &db->cat_id);
+    if (qr_catalog_load(datadir, &db->cat, e) != 0 || !(db->cache = qr_segcache_new(NULL, e))) {
+        qr_sql_db_close(db);
+        return NULL;
+    }
     if (threads > 1) {
         qr_err pe;
-        s->pool = qr_pool_new(threads - 1, &pe); /* none: jobs run on the caller */
+        db->pool = qr_pool_new(threads - 1, &pe); /* none: jobs run on the caller */
     }
+    return db;
+}
+
+static void snap_unref(qr_sql_db *db, tsnap *t)
+{
+    pthread_mutex_lock(&db->tlock);
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&db->tlock);
+    if (last) {
+        qr_table_close(t->t);
+        free(t);
+    }
+}
+
+void qr_sql_db_close(qr_sql_db *db)
+{
+    if (!db)
+        return;
+    for (uint32_t i = 0; i < db->ntabs; i++)
+        snap_unref(db, db->tabs[i]);
+    qr_segcache_free(db->cache);
+    qr_pool_free(db->pool);
+    qr_catalog_free(&db->cat);
+    pthread_rwlock_destroy(&db->catlock);
+    pthread_mutex_destroy(&db->tlock);
+    free(db->dir);
+    free(db);
+}
+
+const char *qr_sql_db_dir(const qr_sql_db *db)
+{
+    return db->dir;
+}
+
+int qr_sql_db_threads(const qr_sql_db *db)
+{
+    return db->threads;
+}
+
+/* Read the catalog again when its file changed since the last read. Called
+ * without the lock; takes it exclusively only to swap. */
+static int catalog_fresh(qr_sql_db *db, qr_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/CATALOG", db->dir);
+    fileid now;
+    file_id(path, &now);
+    pthread_rwlock_rdlock(&db->catlock);
+    int same = same_file(&now, &db->cat_id);
+    pthread_rwlock_unlock(&db->catlock);
+    if (same)
+        return 0;
+    qr_catalog c;
+    if (qr_catalog_load(db->dir, &c, e) != 0)
+        return -1;
+    pthread_rwlock_wrlock(&db->catlock);
+    qr_catalog_free(&db->cat);
+    db->cat = c;
+    db->cat_id = now;
+    pthread_rwlock_unlock(&db->catlock);
+    return 0;
+}
+
+/* The latest snapshot of table `name` (one reference for the caller), read
+ * again when its manifest file changed. NULL with e set. */
+static tsnap *table_snap(qr_sql_db *db, const char *name, qr_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s/MANIFEST", db->dir, name);
+    fileid now;
+    file_id(path, &now);
+    pthread_mutex_lock(&db->tlock);
+    uint32_t at = db->ntabs;
+    for (uint32_t i = 0; i < db->ntabs; i++)
+        if (!strcmp(db->tabs[i]->t->name, name))
+            at = i;
+    if (at < db->ntabs && same_file(&db->tabs[at]->man_id, &now)) {
+        tsnap *t = db->tabs[at];
+        t->refs++;
+        pthread_mutex_unlock(&db->tlock);
+        return t;
+    }
+    pthread_mutex_unlock(&db->tlock);
+    tsnap *t = calloc(1, sizeof *t);
+    if (!t) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (!(t->t = qr_table_open(db->dir, name, QR_TABLE_READ, e))) {
+        free(t);
+        return NULL;
+    }
+    t->man_id = now;
+    t->refs = 2; /* the db's and the caller's */
+    qr_segcache_invalidate(db->cache, t->t->dir, &t->t->man);
+    tsnap *old = NULL;
+    pthread_mutex_lock(&db->tlock);
+    at = db->ntabs;
+    for (uint32_t i = 0; i < db->ntabs; i++)
+        if (!strcmp(db->tabs[i]->t->name, name))
+            at = i;
+    if (at < db->ntabs) {
+        old = db->tabs[at];
+        db->tabs[at] = t;
+    } else if (db->ntabs < SQL_MAX_TABLES) {
+        db->tabs[db->ntabs++] = t;
+    } else {
+        t->refs = 1; /* not kept: the caller's only */
+    }
+    pthread_mutex_unlock(&db->tlock);
+    if (old)
+        snap_unref(db, old);
+    return t;
+}
+
+void qr_sql_session_init(qr_sql_session *s, qr_sql_db *db)
+{
+    memset(s, 0, sizeof *s);
+    s->db = db;
+    s->set.threads = db->threads;
+    s->set.memory_limit = QR_QCTX_DEFAULT_LIMIT;
+}
+
+int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
+{
+    memset(s, 0, sizeof *s);
+    qr_sql_db *db = qr_sql_db_open(datadir, threads, e);
+    if (!db)
+        return -1;
+    qr_sql_session_init(s, db);
+    s->own_db = 1;
     return 0;
 }
 
 void qr_sql_close(qr_sql_session *s)
 {
-    for (uint32_t i = 0; i < s->ntabs; i++) {
-        for (uint32_t k = 0; k < s->tabs[i].nsegs; k++)
-            qr_seg_close(s->tabs[i].segs[k]);
-        free(s->tabs[i].segs);
-        qr_table_close(s->tabs[i].t);
-    }
-    qr_pool_free(s->pool);
-    qr_catalog_free(&s->cat);
-    free(s->datadir);
+    if (s->own_db)
+        qr_sql_db_close(s->db);
     memset(s, 0, sizeof *s);
 }
 
-/* The table of definition def, opened on first use (segments mapped). */
-static qr_sql_table *table_for(qr_sql_session *s, const qr_tabdef *def, qr_err *e)
+void qr_sql_ctx_init(const qr_sql_session *s, qr_qctx *ctx, const atomic_int *cancel)
 {
-    for (uint32_t i = 0; i < s->ntabs; i++)
-        if (!strcmp(s->tabs[i].t->def->name, def->name))
-            return &s->tabs[i];
-    if (s->ntabs == QR_SQL_MAX_TABLES) {
-        qr_errf(e, QR_E_TOO_LONG, "a session opens at most %d tables", QR_SQL_MAX_TABLES);
-        return NULL;
-    }
-    qr_table *t = qr_table_open(s->datadir, def->name, QR_TABLE_READ, e);
-    if (!t)
-        return NULL;
-    uint32_t ns = t->man.nsegs;
-    qr_segment **segs = calloc(ns ? ns : 1, sizeof *segs);
-    if (!segs) {
-        qr_table_close(t);
-        qr_errf(e, QR_E_NOMEM, "out of memory");
-        return NULL;
-    }
-    for (uint32_t i = 0; i < ns; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        if (!(segs[i] = qr_seg_open(path, e))) {
-            for (uint32_t k = 0; k < i; k++)
-                qr_seg_close(segs[k]);
-            free(segs);
-            qr_table_close(t);
-            return NULL;
-        }
-    }
-    qr_sql_table *st = &s->tabs[s->ntabs++];
-    *st = (qr_sql_table){t, segs, ns};
-    return st;
+    qr_qctx_init(ctx, (size_t)s->set.memory_limit);
+    int64_t deadline = 0;
+    if (s->set.statement_timeout_ms)
+        deadline = qr_qctx_now_ns() + (int64_t)s->set.statement_timeout_ms * 1000000;
+    qr_qctx_set_stop(ctx, cancel, deadline);
 }
 
 static const PgQuery__Node *one_statement(const qr_sqlparse *p, qr_err *e)
@@ -89,7 +255,8 @@ static const PgQuery__Node *one_statement(const qr_sqlparse *p, qr_err *e)
         return NULL;
     }
     if (p->tree->n_stmts > 1) {
-        qr_errf(e, QR_E_FEATURE, "several statements in one call are not supported yet (got %zu)",
+        qr_errf(e, QR_E_FEATURE,
+                "one statement at a time here (got %zu): split them with qr_sql_split",
                 p->tree->n_stmts);
         return NULL;
     }
@@ -112,37 +279,107 @@ int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
     return rc;
 }
 
+static int explain_rows(const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
+{
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_sql_explain(sel, kind, &b);
+    int rc = qr_result_add_col(out, "QUERY PLAN", QR_RK_TEXT, 0, 0, e);
+    for (size_t at = 0; rc == 0 && at < b.len;) {
+        const char *nl = memchr(b.p + at, '\n', b.len - at);
+        size_t len = (size_t)(nl - (const char *)b.p) - at;
+        qr_cell *c = qr_result_add_row(out, e);
+        rc = c ? qr_result_set_text(out, c, (const char *)b.p + at, len, e) : -1;
+        at += len + 1;
+    }
+    qr_buf_free(&b);
+    return rc;
+}
+
+/* Run a bound SELECT over its table's latest segments, held through the
+ * segment cache for the statement's length. */
+static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out,
+                      qr_err *e)
+{
+    qr_sql_db *db = s->db;
+    tsnap *t = table_snap(db, sel->def->name, e);
+    if (!t)
+        return -1;
+    uint32_t ns = t->t->man.nsegs;
+    qr_segref **refs = qr_qmalloc(out->ctx, sizeof *refs * (ns ? ns : 1));
+    int rc = refs ? 0 : qr_qctx_nomem(out->ctx, e);
+    if (rc == 0)
+        rc = qr_segcache_acquire_all(db->cache, t->t->dir, &t->t->man, refs, e);
+    if (rc == 0) {
+        int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads
+                                                                          : db->threads;
+        rc = qr_sql_run(sel, kind, refs, ns, db->pool, threads, out, e);
+        qr_segcache_release_all(refs, ns);
+    }
+    qr_qfree(out->ctx, refs);
+    snap_unref(db, t);
+    return rc;
+}
+
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
 {
+    qr_sql_db *db = s->db;
+    if (catalog_fresh(db, e) != 0)
+        return -1;
     qr_sqlparse p;
     qr_arena a; /* the statement's tree and names */
     qr_arena_init(&a, 16 << 10, 0);
     qr_arena_set_ctx(&a, out->ctx);
+    pthread_rwlock_rdlock(&db->catlock);
     int rc = qr_sqlp_parse(&p, sql, n, e);
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
     qr_sqlsel sel;
     int kind = 0;
     if (rc == 0)
         rc =
-            st && qr_sql_bind(&p, st, &s->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
-    if (rc == 0 && sel.explain) {
-        qr_buf b;
-        qr_buf_init(&b);
-        qr_sql_explain(&sel, kind, &b);
-        rc = qr_result_add_col(out, "QUERY PLAN", QR_RK_TEXT, 0, 0, e);
-        for (size_t at = 0; rc == 0 && at < b.len;) {
-            const char *nl = memchr(b.p + at, '\n', b.len - at);
-            size_t len = (size_t)(nl - (const char *)b.p) - at;
-            qr_cell *c = qr_result_add_row(out, e);
-            rc = c ? qr_result_set_text(out, c, (const char *)b.p + at, len, e) : -1;
-            at += len + 1;
-        }
-        qr_buf_free(&b);
-    } else if (rc == 0) {
-        qr_sql_table *t = table_for(s, sel.def, e);
-        rc = t ? qr_sql_run(&sel, kind, t->segs, t->nsegs, s->pool, s->threads, out, e) : -1;
-    }
+            st && qr_sql_bind(&p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    if (rc == 0)
+        rc = sel.explain ? explain_rows(&sel, kind, out, e) : run_select(s, &sel, kind, out, e);
+    pthread_rwlock_unlock(&db->catlock);
     qr_sqlp_free(&p);
     qr_arena_free(&a);
+    return rc;
+}
+
+int qr_sql_split(const char *sql, size_t n, qr_sql_span **spans, uint32_t *nspans, qr_err *e)
+{
+    *spans = NULL;
+    *nspans = 0;
+    char *text = malloc(n + 1);
+    if (!text)
+        return qr_errf(e, QR_E_NOMEM, "out of memory splitting SQL");
+    memcpy(text, sql, n);
+    text[n] = 0;
+    PgQuerySplitResult r = pg_query_split_with_scanner(text);
+    int rc = 0;
+    if (r.error || strlen(text) != n) {
+        /* the scanner gave up (or a NUL byte inside): one statement, whose
+         * parse reports the error with its position */
+        if ((*spans = malloc(sizeof **spans)))
+            **spans = (qr_sql_span){0, (uint32_t)n}, *nspans = 1;
+        else
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory splitting SQL");
+    } else if (r.n_stmts > 0) {
+        if (!(*spans = malloc(sizeof **spans * (size_t)r.n_stmts)))
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory splitting SQL");
+        for (int i = 0; rc == 0 && i < r.n_stmts; i++) {
+            uint32_t off = (uint32_t)r.stmts[i]->stmt_location;
+            uint32_t len = (uint32_t)r.stmts[i]->stmt_len;
+            if (len == 0 && off < n) /* the last statement, without a ';' */
+                len = (uint32_t)n - off;
+            int blank = 1;
+            for (uint32_t k = off; k < off + len && blank; k++)
+                blank = text[k] == ' ' || text[k] == '\t' || text[k] == '\n' || text[k] == '\r';
+            if (!blank)
+                (*spans)[(*nspans)++] = (qr_sql_span){off, len};
+        }
+    }
+    pg_query_free_split_result(r);
+    free(text);
     return rc;
 }
