@@ -302,6 +302,9 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
                       qr_err *e)
 {
     qr_sql_db *db = s->db;
+    int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads : db->threads;
+    if (!sel->def) /* no FROM */
+        return qr_sql_run(sel, kind, NULL, 0, db->pool, threads, out, e);
     tsnap *t = table_snap(db, sel->def->name, e);
     if (!t)
         return -1;
@@ -311,8 +314,6 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
     if (rc == 0)
         rc = qr_segcache_acquire_all(db->cache, t->t->dir, &t->t->man, refs, e);
     if (rc == 0) {
-        int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads
-                                                                          : db->threads;
         rc = qr_sql_run(sel, kind, refs, ns, db->pool, threads, out, e);
         qr_segcache_release_all(refs, ns);
     }

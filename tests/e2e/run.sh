@@ -106,6 +106,10 @@ check "sql: GROUP BY cart = search service:cart" grep -qx "cart,$(cnt service:ca
 SQL --format ndjson "SELECT Timestamp, ServiceName FROM logs WHERE Body @@ 'failed' ORDER BY Timestamp DESC LIMIT 5" > "$T/sqlnew"
 S --top 5 --by time failed | sed 's/^{"Timestamp":\("[^"]*"\).*"ServiceName":\("[^"]*"\|null\).*/{"Timestamp":\1,"ServiceName":\2}/' > "$T/srchnew"
 check "sql: newest 5 = search --top 5 --by time" cmp "$T/sqlnew" "$T/srchnew"
+check "sql: residual LIKE count = keyword IN count" test "$(sqlc "Body @@ 'failed' AND ServiceName LIKE 'ca%'")" -eq "$(sqlc "Body @@ 'failed' AND ServiceName IN ('cart')")"
+SQL --format csv "SELECT date_trunc('second', Timestamp) AS s, count(*) FROM logs GROUP BY 1 HAVING count(*) > 0 ORDER BY 1" | tail -n +2 > "$T/sqlsec"
+check "sql: GROUP BY date_trunc adds up to the table" test "$(awk -F, '{s += $NF} END {print s}' "$T/sqlsec")" -eq "$(SQL --format csv "SELECT count(*) FROM logs" | tail -1)"
+check "sql: SELECT without FROM" test "$(SQL --format csv "SELECT 1 + 2 * 3 AS x" | tail -1)" = 7
 SQL "SELECT bdy FROM logs" 2>"$T/sqlerr"; rc=$?
 check "sql: unknown column exits 1" test $rc -eq 1
 check "sql: unknown column names code and position" grep -q 'error 42703: column "bdy" does not exist at character 8' "$T/sqlerr"
