@@ -123,7 +123,7 @@ static size_t ident_end(const qr_sqlparse *p, size_t off, int *quoted)
 }
 
 /* For each of the n dotted parts of a name written at loc: quoted or not. */
-static void quoted_parts(const qr_sqlparse *p, int32_t loc, int *q, size_t n)
+void qr_bind_quoted_parts(const qr_sqlparse *p, int32_t loc, int *q, size_t n)
 {
     int64_t off = qr_sqlp_origoff(p, loc);
     for (size_t i = 0; i < n; i++) {
@@ -164,6 +164,55 @@ static int check_qualifier(qr_binder *b, const char *q, int quoted, int32_t loc)
                         q);
 }
 
+const qr_coldef *qr_bind_coldef(const qr_binder *b, int c)
+{
+    if (!b->scope)
+        return &b->def->cols[c];
+    for (uint32_t r = b->scope->n; r-- > 0;)
+        if ((uint32_t)c >= b->scope->r[r].base)
+            return &b->scope->r[r].def->cols[(uint32_t)c - b->scope->r[r].base];
+    return NULL;
+}
+
+/* A column through the scope of a join: by qualifier, or the one entry
+ * that has a column of that name (42702 when several do). */
+static int scope_column(qr_binder *b, const PgQuery__ColumnRef *cr, const int *q, size_t nf)
+{
+    const qr_sqlscope *sc = b->scope;
+    const char *name = cr->fields[nf - 1]->string->sval;
+    int found = -1;
+    for (uint32_t r = 0; r < sc->n; r++) {
+        if (nf == 2) {
+            const char *qn = cr->fields[0]->string->sval;
+            if (!(sc->r[r].alias ? same_name(sc->r[r].alias, qn, q[0])
+                                 : same_name(sc->r[r].relname, qn, q[0])))
+                continue;
+        }
+        int c = find_col(sc->r[r].def, name, q[nf - 1]);
+        if (c < 0)
+            continue;
+        if (found >= 0)
+            return qr_bind_fail(b, cr->location, "42702", "column reference \"%s\" is ambiguous",
+                                name);
+        found = (int)(sc->r[r].base + (uint32_t)c);
+        b->last_range = r;
+    }
+    if (found < 0 && nf == 2) {
+        int any = 0;
+        for (uint32_t r = 0; r < sc->n; r++)
+            any |= sc->r[r].alias ? same_name(sc->r[r].alias, cr->fields[0]->string->sval, q[0])
+                                  : same_name(sc->r[r].relname, cr->fields[0]->string->sval, q[0]);
+        if (!any)
+            return qr_bind_fail(b, cr->location, QR_E_UNDEFINED_TABLE,
+                                "missing FROM-clause entry for table \"%s\"",
+                                cr->fields[0]->string->sval);
+    }
+    if (found < 0)
+        return qr_bind_fail(b, cr->location, QR_E_UNDEFINED_COLUMN, "column \"%s\" does not exist",
+                            name);
+    return found;
+}
+
 int qr_bind_column(qr_binder *b, const PgQuery__ColumnRef *cr)
 {
     int q[4];
@@ -171,10 +220,12 @@ int qr_bind_column(qr_binder *b, const PgQuery__ColumnRef *cr)
     if (nf < 1 || nf > 2)
         return qr_bind_fail(b, cr->location, QR_E_FEATURE,
                             "names with more than two parts are not supported");
-    quoted_parts(b->p, cr->location, q, nf);
+    qr_bind_quoted_parts(b->p, cr->location, q, nf);
     for (size_t i = 0; i < nf; i++)
         if (cr->fields[i]->node_case != PG_QUERY__NODE__NODE_STRING)
             return qr_bind_fail(b, cr->location, QR_E_FEATURE, "* is not allowed here");
+    if (b->scope)
+        return scope_column(b, cr, q, nf);
     if (nf == 2 && check_qualifier(b, cr->fields[0]->string->sval, q[0], cr->location) != 0)
         return -1;
     const char *name = cr->fields[nf - 1]->string->sval;
@@ -206,7 +257,7 @@ static int is_bm25(qr_binder *b, const PgQuery__FuncCall *f)
         if (last && last->node_case == PG_QUERY__NODE__NODE_STRING &&
             !strcmp(last->string->sval, "tableoid") && cr->n_fields <= 2) {
             int q[2];
-            quoted_parts(b->p, cr->location, q, cr->n_fields);
+            qr_bind_quoted_parts(b->p, cr->location, q, cr->n_fields);
             if (cr->n_fields == 2 &&
                 check_qualifier(b, cr->fields[0]->string->sval, q[0], cr->location) != 0)
                 return -1;
@@ -217,7 +268,7 @@ static int is_bm25(qr_binder *b, const PgQuery__FuncCall *f)
                         "bm25 takes no argument or the table's tableoid (BM25(t.tableoid))");
 }
 
-static qr_xbind row_scope(qr_binder *b, qr_sqlsel *s, const char *where, int score);
+
 static void expr_name(const Node *v, char *out, size_t n);
 
 static int add_item(qr_binder *b, qr_sqlsel *s, const qr_sqlitem *it, int32_t loc)
@@ -238,16 +289,31 @@ static int select_item(qr_binder *b, qr_sqlsel *s, const PgQuery__ResTarget *rt)
         const PgQuery__ColumnRef *cr = v->column_ref;
         const Node *last = cr->n_fields ? cr->fields[cr->n_fields - 1] : NULL;
         if (last && last->node_case == PG_QUERY__NODE__NODE_A_STAR) { /* * or t.* */
-            if (cr->n_fields == 2) {
+            if (cr->n_fields == 2 && !b->scope) {
                 int q[2];
-                quoted_parts(b->p, cr->location, q, 2);
+                qr_bind_quoted_parts(b->p, cr->location, q, 2);
                 if (cr->fields[0]->node_case != PG_QUERY__NODE__NODE_STRING ||
                     check_qualifier(b, cr->fields[0]->string->sval, q[0], cr->location) != 0)
                     return -1;
             }
-            for (uint32_t c = 0; c < b->def->ncols; c++) {
+            uint32_t from = 0, to = b->def ? b->def->ncols : 0;
+            if (b->scope) { /* *: every entry's columns; t.*: that entry's */
+                to = b->scope->nslots;
+                if (cr->n_fields == 2)
+                    for (uint32_t r = 0; r < b->scope->n; r++) {
+                        const char *qn = cr->fields[0]->string->sval;
+                        if (b->scope->r[r].alias ? !strcmp(b->scope->r[r].alias, qn)
+                                                 : !strcmp(b->scope->r[r].relname, qn)) {
+                            from = b->scope->r[r].base;
+                            to = from + b->scope->r[r].def->ncols;
+                        }
+                    }
+            }
+            for (uint32_t c = from; c < to; c++) {
                 qr_sqlitem x = {.kind = QR_SI_COL, .col = (int)c};
-                snprintf(x.name, sizeof x.name, "%s", b->def->cols[c].name);
+                snprintf(x.name, sizeof x.name, "%s", qr_bind_coldef(b, (int)c)->name);
+                if (s->need)
+                    s->need[c] = 1;
                 if (add_item(b, s, &x, cr->location) != 0)
                     return -1;
             }
@@ -256,7 +322,9 @@ static int select_item(qr_binder *b, qr_sqlsel *s, const PgQuery__ResTarget *rt)
         it.kind = QR_SI_COL;
         if ((it.col = qr_bind_column(b, cr)) < 0)
             return -1;
-        snprintf(it.name, sizeof it.name, "%s", b->def->cols[it.col].name);
+        snprintf(it.name, sizeof it.name, "%s", qr_bind_coldef(b, it.col)->name);
+        if (s->need)
+            s->need[it.col] = 1;
     } else if (v && v->node_case == PG_QUERY__NODE__NODE_FUNC_CALL &&
                is_bm25(b, v->func_call) != 0) {
         if (is_bm25(b, v->func_call) < 0)
@@ -264,7 +332,7 @@ static int select_item(qr_binder *b, qr_sqlsel *s, const PgQuery__ResTarget *rt)
         it.kind = QR_SI_BM25;
         snprintf(it.name, sizeof it.name, "bm25");
     } else {
-        qr_xbind x = row_scope(b, s, "in the select list without GROUP BY", 1);
+        qr_xbind x = qr_bind_row_scope(b, s, "in the select list without GROUP BY", 1);
         it.kind = QR_SI_EXPR;
         it.col = -1;
         if (!(it.x = qr_sql_expr(&x, v)))
@@ -304,7 +372,7 @@ static int order_item(qr_binder *b, qr_sqlsel *s, const PgQuery__SortBy *sb)
         if (r) {
             o.kind = QR_SO_BM25;
         } else {
-            qr_xbind x = row_scope(b, s, "in ORDER BY without GROUP BY", 1);
+            qr_xbind x = qr_bind_row_scope(b, s, "in ORDER BY without GROUP BY", 1);
             if (!(o.x = qr_sql_expr(&x, n)))
                 return -1;
             s->uses_score |= x.uses_score;
@@ -325,12 +393,22 @@ static int order_item(qr_binder *b, qr_sqlsel *s, const PgQuery__SortBy *sb)
                 o.kind = QR_SO_BM25;
         }
         if (!o.kind) {
-            o.kind = QR_SO_COL;
-            if ((o.col = qr_bind_column(b, cr)) < 0)
-                return -1;
+            qr_err tmp;
+            qr_binder tb = *b;
+            tb.e = &tmp;
+            int c = qr_bind_column(&tb, cr);
+            if (c >= 0 && b->def && c == b->def->sort_col) {
+                o.kind = QR_SO_COL; /* newest-first when DESC with LIMIT */
+                o.col = c;
+            } else {
+                qr_xbind x = qr_bind_row_scope(b, s, "in ORDER BY without GROUP BY", 1);
+                if (!(o.x = qr_sql_expr(&x, n)))
+                    return -1;
+                o.kind = QR_SO_EXPR;
+            }
         }
     } else {
-        qr_xbind x = row_scope(b, s, "in ORDER BY without GROUP BY", 1);
+        qr_xbind x = qr_bind_row_scope(b, s, "in ORDER BY without GROUP BY", 1);
         if (!(o.x = qr_sql_expr(&x, n)))
             return -1;
         s->uses_score |= x.uses_score;
@@ -450,7 +528,7 @@ static int has_agg_call(const Node *n)
     }
 }
 
-static qr_xbind row_scope(qr_binder *b, qr_sqlsel *s, const char *where, int score)
+qr_xbind qr_bind_row_scope(qr_binder *b, qr_sqlsel *s, const char *where, int score)
 {
     qr_xbind x;
     memset(&x, 0, sizeof x);
@@ -471,10 +549,12 @@ static int register_agg(qr_xbind *x, const PgQuery__FuncCall *f)
         return -1;
     qr_sqlitem it;
     memset(&it, 0, sizeof it);
-    qr_sqlagg ag = {0, -1, NULL, f->location};
-    if (f->agg_distinct)
+    qr_sqlagg ag = {0, -1, NULL, 0, f->location};
+    if (f->agg_distinct && strcmp(name, "count"))
         return qr_bind_fail(x->b, f->location, QR_E_FEATURE,
-                            "%s(DISTINCT ...) is not supported yet", name) - 1;
+                            "%s(DISTINCT ...) is not supported yet (count(DISTINCT ...) is)",
+                            name) - 1;
+    ag.distinct = f->agg_distinct != 0;
     if (f->over)
         return qr_bind_fail(x->b, f->location, QR_E_FEATURE,
                             "window functions are not supported") - 1;
@@ -492,11 +572,11 @@ static int register_agg(qr_xbind *x, const PgQuery__FuncCall *f)
     } else {
         if (f->n_args != 1)
             return qr_bind_fail(x->b, f->location, "42883", "%s() takes one argument", name) - 1;
-        qr_xbind rx = row_scope(x->b, s, "in aggregate arguments", 0);
+        qr_xbind rx = qr_bind_row_scope(x->b, s, "in aggregate arguments", 0);
         qr_expr *arg = qr_sql_expr(&rx, f->args[0]);
         if (!arg)
             return -2;
-        if (arg->kind == QR_EX_COL) {
+        if (arg->kind == QR_EX_COL && !x->b->scope && !ag.distinct) {
             ag.col = (int)arg->slot;
             int t = x->b->def->cols[ag.col].type;
             if (!qr_agg_accepts(fn, t))
@@ -528,6 +608,7 @@ static int register_agg(qr_xbind *x, const PgQuery__FuncCall *f)
         xt = QR_XT_FLOAT, ct = QT_INT64;
     for (uint32_t i = 0; i < s->naggs; i++)
         if (s->aggs[i].fn == ag.fn && s->aggs[i].col == ag.col &&
+            s->aggs[i].distinct == ag.distinct &&
             (s->aggs[i].arg == NULL) == (ag.arg == NULL) &&
             (!ag.arg || qr_expr_same(s->aggs[i].arg, ag.arg)))
             return (int)(s->ngroup + i);
@@ -600,7 +681,7 @@ static int bind_where(qr_binder *b, qr_sqlsel *s, const Node *w)
         qr_err_clear(&xe);
         qr_binder xb = *b;
         xb.e = &xe;
-        qr_xbind x = row_scope(&xb, s, "in WHERE", 0);
+        qr_xbind x = qr_bind_row_scope(&xb, s, "in WHERE", 0);
         qr_expr *r = qr_sql_bool_expr(&x, cj[i], "WHERE");
         if (!r) {
             /* the index's "cannot answer" is no news when the column engine
@@ -721,7 +802,7 @@ static int bind_grouped(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *s
         keys[nk++] = g;
     }
     for (uint32_t k = 0; k < nk; k++) {
-        qr_xbind rx = row_scope(b, s, "in GROUP BY", 0);
+        qr_xbind rx = qr_bind_row_scope(b, s, "in GROUP BY", 0);
         qr_expr *x = qr_sql_expr(&rx, keys[k]);
         if (!x)
             return -1;
@@ -746,7 +827,7 @@ static int bind_grouped(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *s
             int c = qr_bind_column(b, v->column_ref);
             if (c < 0)
                 return -1;
-            snprintf(it.name, sizeof it.name, "%s", b->def->cols[c].name);
+            snprintf(it.name, sizeof it.name, "%s", qr_bind_coldef(b, c)->name);
             it.col = c;
         } else {
             it.col = -1;
@@ -803,12 +884,14 @@ static int bind_grouped(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *s
     return 0;
 }
 
+static int bind_tail(qr_binder *bp, qr_sqlsel *s, const PgQuery__SelectStmt *st);
+
 int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_sqlsel *s,
                 qr_arena *a, qr_err *e)
 {
     memset(s, 0, sizeof *s);
     s->limit = UINT64_MAX;
-    qr_binder b = {p, NULL, NULL, NULL, a, e};
+    qr_binder b = {p, NULL, NULL, NULL, a, e, NULL, 0};
     if (stmt && stmt->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT) {
         const PgQuery__ExplainStmt *x = stmt->explain_stmt;
         for (size_t i = 0; i < x->n_options; i++) {
@@ -853,7 +936,7 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
             memset(&it, 0, sizeof it);
             it.kind = QR_SI_EXPR;
             it.col = -1;
-            qr_xbind x = row_scope(&b, s, "without FROM", 0);
+            qr_xbind x = qr_bind_row_scope(&b, s, "without FROM", 0);
             if (!(it.x = qr_sql_expr(&x, rt->val)))
                 return -1;
             expr_name(rt->val, it.name, sizeof it.name);
@@ -867,10 +950,12 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
                    ? -1
                    : 0;
     }
-    if (st->n_from_clause != 1)
-        return qr_errf(e, QR_E_FEATURE, "%s",
-                       "a FROM clause with several tables is not supported yet (one table)");
     const Node *from = st->from_clause[0];
+    if (st->n_from_clause > 1 || from->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
+        if (qr_bind_from_join(&b, s, st, c) != 0)
+            return -1;
+        return bind_tail(&b, s, st);
+    }
     if (from->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
         return qr_bind_fail(
             &b,
@@ -883,7 +968,7 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
                             "schema-qualified table names are "
                             "not supported");
     int q[1];
-    quoted_parts(p, rv->location, q, 1);
+    qr_bind_quoted_parts(p, rv->location, q, 1);
     const qr_tabdef *def = qr_catalog_find(c, rv->relname);
     if (def && q[0] && strcmp(def->name, rv->relname))
         def = NULL;
@@ -903,6 +988,13 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
     } else if (!(s->filter = qr_q_all(a, e))) {
         return -1;
     }
+    return bind_tail(&b, s, st);
+}
+
+/* The select list, GROUP BY, HAVING, ORDER BY, LIMIT: after FROM and WHERE. */
+static int bind_tail(qr_binder *bp, qr_sqlsel *s, const PgQuery__SelectStmt *st)
+{
+    qr_binder b = *bp;
     int grouped = st->n_group_clause || st->having_clause || st->n_distinct_clause;
     for (size_t i = 0; i < st->n_target_list && !grouped; i++)
         grouped = has_agg_call(st->target_list[i]->res_target->val);

@@ -44,6 +44,7 @@ typedef struct qr_sqlagg {
     uint8_t fn;    /* exec/aggregate.h qr_aggfn */
     int col;       /* a plain column argument; -1 for count(*) or an expression */
     qr_expr *arg;  /* the argument in row scope (NULL for count(*)) */
+    uint8_t distinct; /* count(DISTINCT arg) */
     int32_t loc;
 } qr_sqlagg;
 
@@ -64,6 +65,20 @@ typedef struct qr_sqlorder {
 } qr_sqlorder;
 
 #define QR_SQL_MAX_AGGS 32
+#define QR_SQL_MAX_RANGES 8
+
+/* The FROM entries of a join: a column is a slot of the joined row, the
+ * entry's base + its position in the entry's table. */
+typedef struct qr_sqlscope {
+    uint32_t n;
+    struct {
+        const qr_tabdef *def;
+        const char *relname, *alias; /* alias NULL when none */
+        uint32_t base;
+    } r[QR_SQL_MAX_RANGES];
+    uint32_t nslots;
+} qr_sqlscope;
+
 
 typedef struct qr_sqlsel {
     const qr_tabdef *def; /* NULL: SELECT without FROM (one row, no column) */
@@ -79,6 +94,19 @@ typedef struct qr_sqlsel {
     uint8_t slot_type[QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS];  /* group scope: qr_xtype per slot */
     uint8_t slot_ctype[QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS]; /* its stored qr_type */
     qr_expr *having; /* group scope; NULL: none */
+    /* A join (def NULL, scope.n >= 2): entry r is scanned with its own index
+     * filter and residual (slots of its table), then joined left-deep to
+     * the entries before it on equal keys; `rest` then filters the joined
+     * rows, and everything after it reads joined slots. */
+    qr_sqlscope scope;
+    struct {
+        qr_query *filter;
+        int has_where;
+        qr_expr *rest;
+        uint8_t kind;                  /* 0 inner, 1 left (entries r >= 1) */
+        uint32_t nkeys;                /* equal keys with the entries before it */
+        qr_expr *lkey[4], *rkey[4];    /* joined slots / the entry's own slots */
+    } rng[QR_SQL_MAX_RANGES];
     int explain; /* 1 EXPLAIN */
     uint32_t nitems;
     qr_sqlitem items[QR_SQL_MAX_ITEMS];
@@ -104,7 +132,22 @@ typedef struct qr_binder {
     const char *alias;   /* NULL when none */
     qr_arena *a;
     qr_err *e;
+    const qr_sqlscope *scope; /* several FROM entries (def NULL then), or NULL */
+    uint32_t last_range;      /* the entry of the last column bound through scope */
 } qr_binder;
+
+/* For each of the n dotted parts of a name written at loc: quoted or not. */
+void qr_bind_quoted_parts(const qr_sqlparse *p, int32_t loc, int *q, size_t n);
+/* An expression binder of the row scope (columns of def, or the scope's). */
+struct qr_sqlsel;
+/* The FROM clause of a join (several entries, or JOIN): the scope, each
+ * entry's pushed-down filter and residual, the join keys, the filter on
+ * joined rows (join.c). 0, or -1 with b->e set. */
+int qr_bind_from_join(qr_binder *b, struct qr_sqlsel *s, const PgQuery__SelectStmt *st,
+                      const qr_catalog *c);
+
+/* The column definition of slot c (a column of def, or a slot of scope). */
+const qr_coldef *qr_bind_coldef(const qr_binder *b, int c);
 
 /* The table column a ColumnRef names (-1 with e set: 42703, 42P01). */
 int qr_bind_column(qr_binder *b, const PgQuery__ColumnRef *cr);
@@ -131,6 +174,7 @@ typedef struct qr_xbind {
     uint8_t *need;
     const char *where; /* "in WHERE", for "aggregate functions are not allowed ..." */
     int allow_score, uses_score;
+    uint32_t refs; /* bit r: the expression reads a column of FROM entry r */
     int (*agg_cb)(struct qr_xbind *x, const PgQuery__FuncCall *f);
     void *cb_ctx;
     uint32_t nkeys;
@@ -138,6 +182,7 @@ typedef struct qr_xbind {
     const uint8_t *slot_type, *slot_ctype;
 } qr_xbind;
 qr_expr *qr_sql_expr(qr_xbind *x, const PgQuery__Node *n);
+qr_xbind qr_bind_row_scope(qr_binder *b, struct qr_sqlsel *s, const char *where, int score);
 /* The same, the value must be boolean (what: "WHERE", "HAVING"). */
 qr_expr *qr_sql_bool_expr(qr_xbind *x, const PgQuery__Node *n, const char *what);
 /* 1 when a and b are the same expression. */

@@ -592,23 +592,25 @@ static qr_expr *column(qr_xbind *x, const PgQuery__ColumnRef *cr)
         qr_err tmp;
         qr_binder tb = *x->b;
         tb.e = &tmp;
-        int c = x->b->def ? qr_bind_column(&tb, cr) : -1;
-        if (c < 0 && x->b->def) {
+        int has_cols = x->b->def || x->b->scope;
+        int c = has_cols ? qr_bind_column(&tb, cr) : -1;
+        if (c < 0 && has_cols) {
             qr_bind_column(x->b, cr); /* 42703 with its position */
             return NULL;
         }
         return fail(x, cr->location, "42803",
                     "column \"%s\" must appear in the GROUP BY clause or be used in an aggregate "
                     "function",
-                    x->b->def->cols[c].name);
+                    qr_bind_coldef(x->b, c)->name);
     }
-    if (!x->b->def)
+    if (!x->b->def && !x->b->scope)
         return fail(x, cr->location, QR_E_UNDEFINED_COLUMN, "column \"%s\" does not exist",
                     cr->n_fields ? str_of(cr->fields[cr->n_fields - 1]) : "?");
     int c = qr_bind_column(x->b, cr);
     if (c < 0)
         return NULL;
-    const qr_coldef *cd = &x->b->def->cols[c];
+    const qr_coldef *cd = qr_bind_coldef(x->b, c);
+    x->refs |= x->b->scope ? 1u << x->b->last_range : 1u;
     qr_expr *e = node(x, QR_EX_COL, qr_xtype_of_col(cd->type), cr->location, 0);
     if (!e)
         return NULL;

@@ -13,6 +13,16 @@ int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
     int has_bm25 = s->uses_score;
     for (uint32_t i = 0; i < s->nitems; i++)
         has_bm25 |= s->items[i].kind == QR_SI_BM25;
+    int distinct = 0;
+    for (uint32_t i = 0; i < s->naggs; i++)
+        distinct |= s->aggs[i].distinct;
+    if (s->scope.n >= 2 || distinct) {
+        if (has_bm25)
+            return qr_errf(e, QR_E_FEATURE, "bm25() is not available in a join or with "
+                                            "count(DISTINCT)");
+        *kind = QR_PLAN_JOIN;
+        return 0;
+    }
     if (!s->def) {
         *kind = QR_PLAN_CONST;
         return 0;
@@ -86,6 +96,35 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
                  (unsigned long long)s->offset);
     if (kind == QR_PLAN_CONST) {
         line(out, "Result (one row, no table)");
+        return;
+    }
+    if (kind == QR_PLAN_JOIN) {
+        if (s->norder || s->limit != UINT64_MAX || s->offset)
+            line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
+        if (s->grouped)
+            line(out, "HashAggregate%s (cells; count(DISTINCT) by (group, value) pairs)",
+                 s->ngroup ? " by the GROUP BY keys" : " (one group)");
+        if (s->rest && s->scope.n)
+            line(out, "  Filter on joined rows");
+        uint32_t n = s->scope.n ? s->scope.n : 1;
+        for (uint32_t r = n; r-- > 0;) {
+            const qr_tabdef *d = s->scope.n ? s->scope.r[r].def : s->def;
+            const qr_query *f = s->scope.n ? s->rng[r].filter : s->filter;
+            int hw = s->scope.n ? s->rng[r].has_where : s->has_where;
+            char fl[700];
+            qr_query_print(f, fl, sizeof fl);
+            if (r > 0)
+                line(out, "  HashJoin%s on %u equal key%s (build: %s)",
+                     s->rng[r].kind ? " LEFT" : "", s->rng[r].nkeys,
+                     s->rng[r].nkeys == 1 ? "" : "s",
+                     s->scope.r[r].alias ? s->scope.r[r].alias : s->scope.r[r].relname);
+            line(out, "    IndexScan on %s%s%s: every match, the columns used", d->name,
+                 s->scope.n && s->scope.r[r].alias ? " " : "",
+                 s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "");
+            line(out, "      index filter: %s", hw ? fl : "(all rows)");
+            if (s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
+                line(out, "      residual filter: on column values of the matches");
+        }
         return;
     }
     const char *tab = s->def->name;

@@ -29,6 +29,8 @@ typedef enum {
     QR_PLAN_AGGREGATE,
     QR_PLAN_SORT,  /* ORDER BY other keys: every match read, sorted, LIMIT */
     QR_PLAN_CONST, /* no FROM: the select list evaluated once */
+    QR_PLAN_JOIN,  /* a join, or count(DISTINCT): entries scanned, hash-joined, then
+                    * hash aggregation or projection over the joined rows */
 } qr_plankind;
 
 /* The plan kind for s (0, or -1 with e set: 0A000, 54000). */

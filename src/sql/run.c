@@ -18,11 +18,12 @@
 #include "exec/project.h"
 #include "search/topk.h"
 #include "sql/plan.h"
+#include "sql/run_int.h"
 
 /* The result column of an expression: a slot read as it is stored keeps its
  * stored type (a plain column, a key, min/max); anything else its natural
  * type. raw: cells are copied, not converted. */
-static void expr_rcol(const qr_expr *x, int *kind, int *type, int *raw)
+void qr_run_expr_rcol(const qr_expr *x, int *kind, int *type, int *raw)
 {
     *raw = 0;
     if (x->kind == QR_EX_COL) {
@@ -39,16 +40,29 @@ static void expr_rcol(const qr_expr *x, int *kind, int *type, int *raw)
     qr_xtype_rcol(x->type, kind, type);
 }
 
-static int define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
+/* The column of slot c: of the one table, or of a join's scope. */
+static const qr_coldef *slot_def(const qr_sqlsel *s, int c)
+{
+    if (c < 0)
+        return NULL;
+    if (s->def)
+        return &s->def->cols[c];
+    for (uint32_t r = s->scope.n; r-- > 0;)
+        if ((uint32_t)c >= s->scope.r[r].base)
+            return &s->scope.r[r].def->cols[(uint32_t)c - s->scope.r[r].base];
+    return NULL;
+}
+
+int qr_run_define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 {
     for (uint32_t i = 0; i < s->nitems; i++) {
         const qr_sqlitem *it = &s->items[i];
-        const qr_coldef *c = s->def && it->col >= 0 ? &s->def->cols[it->col] : NULL;
+        const qr_coldef *c = slot_def(s, it->col);
         int kind, type, raw, tsfmt = c ? c->tsfmt : 0;
         if (it->kind == QR_SI_BM25) {
             kind = QR_RK_FLOAT, type = 0;
         } else if (it->kind == QR_SI_EXPR) {
-            expr_rcol(it->x, &kind, &type, &raw);
+            qr_run_expr_rcol(it->x, &kind, &type, &raw);
         } else {
             kind = qr_x_kind_of(c->type), type = c->type;
         }
@@ -60,7 +74,7 @@ static int define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 
 /* Copy a cell into column col of output row `row` (text bytes into the
  * result's arena). */
-static int put_cell(qr_result *out, qr_cell *row, uint32_t col, const qr_cell *v, qr_err *e)
+int qr_run_put_cell(qr_result *out, qr_cell *row, uint32_t col, const qr_cell *v, qr_err *e)
 {
     qr_cell *o = &row[col];
     if (v->null) {
@@ -77,7 +91,7 @@ static int put_cell(qr_result *out, qr_cell *row, uint32_t col, const qr_cell *v
 
 /* A result's rows as a batch: column c of the batch is column map[c] of r
  * (-1: none), typed types[c]. Arrays from a. */
-static int result_batch(const qr_result *r, uint32_t ncols, const int *map, const uint8_t *types,
+int qr_run_result_batch(const qr_result *r, uint32_t ncols, const int *map, const uint8_t *types,
                         qr_xbatch *b, qr_arena *a, qr_err *e)
 {
     qr_cell **cols = qr_arena_alloc(a, sizeof *cols * (ncols ? ncols : 1));
@@ -150,7 +164,7 @@ static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const doubl
         rc = qr_x_project(rr->ps, hits, n, rr->cols, outc, rr->ncols, &T, 0, e);
     qr_xbatch b;
     if (rc == 0)
-        rc = result_batch(&T, s->def->ncols, rr->tmap, rr->types, &b, &a, e);
+        rc = qr_run_result_batch(&T, s->def->ncols, rr->tmap, rr->types, &b, &a, e);
     b.score = scores;
     uint32_t *sel = rc == 0 ? qr_arena_alloc(&a, sizeof *sel * (n ? n : 1)) : NULL;
     uint32_t ns = n;
@@ -197,13 +211,13 @@ static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const doubl
             if (it->kind == QR_SI_BM25)
                 row[i] = scores ? (qr_cell){.f = scores[j]} : (qr_cell){.null = 1};
             else if (it->kind == QR_SI_COL)
-                rc = put_cell(rr->out, row, i, &b.cols[it->col][j], e);
+                rc = qr_run_put_cell(rr->out, row, i, &b.cols[it->col][j], e);
             else
-                rc = put_cell(rr->out, row, i, &vals[v][j], e);
+                rc = qr_run_put_cell(rr->out, row, i, &vals[v][j], e);
         }
         for (uint32_t i = 0, h = s->nitems; i < s->norder && rc == 0; i++)
             if (s->order[i].kind == QR_SO_EXPR)
-                rc = put_cell(rr->out, row, h++, &vals[v++][j], e);
+                rc = qr_run_put_cell(rr->out, row, h++, &vals[v++][j], e);
     }
     if (kept)
         *kept = ns;
@@ -226,12 +240,12 @@ static int first_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
 
 /* Hidden ORDER BY columns (expressions not in the select list), after the
  * items; their types from the expressions. */
-static int hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
+int qr_run_hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 {
     for (uint32_t i = 0; i < s->norder; i++)
         if (s->order[i].kind == QR_SO_EXPR) {
             int kind, type, raw;
-            expr_rcol(s->order[i].x, &kind, &type, &raw);
+            qr_run_expr_rcol(s->order[i].x, &kind, &type, &raw);
             if (qr_result_add_col(out, "order", kind, type, 0, e) != 0)
                 return -1;
         }
@@ -239,7 +253,7 @@ static int hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 }
 
 /* Sort by the ORDER BY keys (columns of out), slice, drop hidden columns. */
-static int sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
 {
     uint32_t keys[QR_SQL_MAX_ORDER];
     uint8_t desc[QR_SQL_MAX_ORDER];
@@ -295,7 +309,7 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
     for (uint32_t c = 0; c < s->def->ncols; c++)
         rr->types[c] = s->def->cols[c].type;
     rr->ncols = read_columns(s, rr->cols, rr->tmap);
-    int rc = hidden_columns(s, out, e);
+    int rc = qr_run_hidden_columns(s, out, e);
     if (rc == 0 && (kind == QR_PLAN_FIRST || kind == QR_PLAN_SORT)) {
         if (kind == QR_PLAN_FIRST) {
             rr->skip = s->offset;
@@ -307,7 +321,7 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
                 rc = 0;
         }
         if (rc == 0 && kind == QR_PLAN_SORT)
-            rc = sort_slice(s, out, e);
+            rc = qr_run_sort_slice(s, out, e);
         qr_qfree(out->ctx, rr);
         return rc;
     }
@@ -406,7 +420,7 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
         } else {
             g.keys[k] = -1;
             g.kx[k] = x;
-            expr_rcol(x, &kind, &type, &raw);
+            qr_run_expr_rcol(x, &kind, &type, &raw);
             rc = qr_result_add_col(&R, "key", kind, type, 0, e);
         }
         g.key_out[k] = k;
@@ -426,6 +440,16 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
     g.need = s->need;
     if (rc == 0)
         rc = qr_x_groupby(ps, &g, &R, e);
+    if (rc == 0)
+        rc = qr_run_post_groups(s, &R, out, e);
+    qr_result_free(&R);
+    return rc;
+}
+
+int qr_run_post_groups(const qr_sqlsel *s, qr_result *Rp, qr_result *out, qr_err *e)
+{
+    qr_result R = *Rp; /* a view: rows sorted in place */
+    int rc = 0;
     /* groups in key order first, so rows equal under ORDER BY keep it */
     uint32_t keys[QR_SQL_MAX_GROUP];
     uint8_t asc[QR_SQL_MAX_GROUP] = {0};
@@ -442,7 +466,7 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
         map[i] = (int)i;
     qr_xbatch b;
     if (rc == 0)
-        rc = result_batch(&R, nslots, map, s->slot_ctype, &b, &a, e);
+        rc = qr_run_result_batch(&R, nslots, map, s->slot_ctype, &b, &a, e);
     uint32_t *sel = rc == 0 ? qr_arena_alloc(&a, sizeof *sel * (R.nrows ? R.nrows : 1)) : NULL;
     uint32_t ns = (uint32_t)R.nrows;
     if (rc == 0 && !sel)
@@ -453,7 +477,7 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
         for (uint32_t i = 0; i < ns; i++)
             sel[i] = i;
     if (rc == 0)
-        rc = hidden_columns(s, out, e);
+        rc = qr_run_hidden_columns(s, out, e);
     const qr_cell *vals[QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER];
     uint32_t nv = 0;
     for (uint32_t i = 0; i < s->nitems && rc == 0; i++)
@@ -469,14 +493,15 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
             break;
         }
         for (uint32_t v = 0; v < nv && rc == 0; v++)
-            rc = put_cell(out, row, v, &vals[v][sel[q]], e);
+            rc = qr_run_put_cell(out, row, v, &vals[v][sel[q]], e);
     }
     qr_arena_free(&a);
-    qr_result_free(&R);
+    *Rp = R;
     if (rc == 0)
-        rc = sort_slice(s, out, e);
+        rc = qr_run_sort_slice(s, out, e);
     return rc;
 }
+
 
 /* SELECT without FROM: the select list over one row of no column. */
 static int run_const(const qr_sqlsel *s, qr_result *out, qr_err *e)
@@ -489,7 +514,7 @@ static int run_const(const qr_sqlsel *s, qr_result *out, qr_err *e)
     qr_cell *row = s->offset == 0 && s->limit > 0 ? qr_result_add_row(out, e) : NULL;
     for (uint32_t i = 0; row && i < s->nitems && rc == 0; i++) {
         const qr_cell *v = qr_expr_eval(s->items[i].x, &b, &a, e);
-        rc = v ? put_cell(out, row, i, v, e) : -1;
+        rc = v ? qr_run_put_cell(out, row, i, v, e) : -1;
     }
     if (!row && s->offset == 0 && s->limit > 0)
         rc = -1;
@@ -497,10 +522,17 @@ static int run_const(const qr_sqlsel *s, qr_result *out, qr_err *e)
     return rc;
 }
 
-/* Every expression tree of s, for prepare / free. */
-static uint32_t trees(const qr_sqlsel *s, qr_expr **t)
+uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t)
 {
     uint32_t n = 0;
+    for (uint32_t r = 0; r < s->scope.n; r++) {
+        if (s->rng[r].rest)
+            t[n++] = s->rng[r].rest;
+        for (uint32_t k = 0; k < s->rng[r].nkeys; k++) {
+            t[n++] = s->rng[r].lkey[k];
+            t[n++] = s->rng[r].rkey[k];
+        }
+    }
     for (uint32_t i = 0; i < s->nitems; i++)
         if (s->items[i].x)
             t[n++] = s->items[i].x;
@@ -526,9 +558,9 @@ static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t 
 int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e)
 {
-    qr_expr *t[QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER + QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS + 2];
-    uint32_t nt = trees(s, t);
-    int rc = define_columns(s, out, e);
+    qr_expr *t[QR_RUN_MAX_TREES];
+    uint32_t nt = qr_run_trees(s, t);
+    int rc = qr_run_define_columns(s, out, e);
     for (uint32_t i = 0; i < nt && rc == 0; i++)
         rc = qr_expr_prepare(t[i], e);
     if (rc == 0)

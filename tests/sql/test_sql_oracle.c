@@ -56,11 +56,11 @@ static void load_sqlite(void)
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "CREATE TABLE logs(ServiceName TEXT, SeverityText TEXT, "
-                                  "ScopeName TEXT, SeverityNumber INTEGER, Timestamp INTEGER)",
+                                  "ScopeName TEXT, SeverityNumber INTEGER, Timestamp INTEGER, TraceId TEXT)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_stmt *ins;
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO logs VALUES (?,?,?,?,?)", -1, &ins, NULL),
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO logs VALUES (?,?,?,?,?,?)", -1, &ins, NULL),
                      SQLITE_OK);
     sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     for (int s = 0; s < NSEG; s++)
@@ -72,6 +72,8 @@ static void load_sqlite(void)
                        : sqlite3_bind_null(ins, k + 1);
             o->sevnum_null ? sqlite3_bind_null(ins, 4) : sqlite3_bind_int64(ins, 4, o->sevnum);
             o->ts_null ? sqlite3_bind_null(ins, 5) : sqlite3_bind_int64(ins, 5, o->ts);
+            o->trace ? sqlite3_bind_text(ins, 6, o->trace, -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(ins, 6);
             assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
             sqlite3_reset(ins);
         }
@@ -469,6 +471,35 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "'%t%' GROUP BY 1 ORDER BY 1",
          NULL},
         {"SELECT 1 + 2 * 3, 7 / 2, 7 % 3, 'a' || 'b', coalesce(NULL, 5)", NULL},
+        /* count(DISTINCT), joins (trace correlation) */
+        {"SELECT count(DISTINCT TraceId), count(*) FROM logs WHERE ServiceName = 'cart'", NULL},
+        {"SELECT ServiceName, count(DISTINCT SeverityText), count(DISTINCT TraceId) FROM logs "
+         "WHERE ServiceName IS NOT NULL GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+         "b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' AND a.TraceId "
+         "<> ''",
+         NULL},
+        {"SELECT a.ServiceName, count(*) FROM logs a JOIN logs b USING (TraceId) WHERE "
+         "b.SeverityText = 'ERROR' AND a.TraceId <> '' AND a.ServiceName IS NOT NULL GROUP BY 1 "
+         "ORDER BY 1",
+         NULL},
+        {"SELECT count(*), count(b.ServiceName) FROM logs a LEFT JOIN logs b ON a.TraceId = "
+         "b.TraceId AND b.ServiceName = 'payment' WHERE a.ServiceName = 'checkout' AND "
+         "a.TraceId <> ''",
+         NULL},
+        {"SELECT count(*) FROM logs a, logs b WHERE a.TraceId = b.TraceId AND a.ServiceName = "
+         "'cart' AND b.ServiceName = 'ad' AND a.TraceId <> '' AND a.SeverityNumber < "
+         "b.SeverityNumber + 5",
+         NULL},
+        {"SELECT a.Timestamp, b.ServiceName FROM logs a JOIN logs b ON a.TraceId = b.TraceId "
+         "WHERE a.ServiceName = 'cart' AND b.ServiceName <> 'cart' AND a.TraceId <> '' AND "
+         "b.Timestamp IS NOT NULL ORDER BY a.Timestamp DESC, b.Timestamp LIMIT 10",
+         NULL},
+        {"SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId JOIN logs c ON "
+         "c.TraceId = b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' "
+         "AND c.ServiceName = 'payment' AND a.TraceId <> ''",
+         NULL},
     };
     for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
         qr_qctx ctx;
