@@ -50,41 +50,44 @@ static int keys_eq(const qr_cell *const *a, uint64_t i, const qr_cell *const *b,
     return 1;
 }
 
-static int copy_row(qr_result *out, qr_cell *row, uint32_t at, const qr_result *src, uint64_t i,
-                    qr_err *e)
+static int add_pair(qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, uint64_t *cap,
+                    uint64_t l, uint64_t r)
 {
-    for (uint32_t c = 0; c < src->ncols; c++) {
-        const qr_cell *v = &qr_result_row(src, i)[c];
-        qr_cell *o = &row[at + c];
-        if (v->null)
-            continue;
-        int k = out->cols[at + c].kind;
-        if (k == QR_RK_TEXT || k == QR_RK_JSON) {
-            if (qr_result_set_text(out, o, v->s ? v->s : "", v->n, e) != 0)
-                return -1;
-        } else {
-            *o = *v;
-        }
+    if (*np == *cap) {
+        uint64_t c = *cap ? *cap * 2 : 4096;
+        uint64_t *a = qr_qrealloc(ctx, *li, sizeof *a * c);
+        if (!a)
+            return -1;
+        *li = a;
+        uint64_t *b = qr_qrealloc(ctx, *ri, sizeof *b * c);
+        if (!b)
+            return -1;
+        *ri = b;
+        *cap = c;
     }
+    (*li)[*np] = l;
+    (*ri)[*np] = r;
+    (*np)++;
     return 0;
 }
 
-int qr_x_hash_join(const qr_result *L, const qr_cell *const *lk, const qr_result *R,
-                   const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int left,
-                   qr_result *out, qr_err *e)
+int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
+                         const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int left,
+                         qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, qr_err *e)
 {
-    qr_qctx *ctx = out->ctx;
-    uint64_t nb = 16;
-    while (nb < R->nrows * 2)
+    *li = *ri = NULL;
+    *np = 0;
+    uint64_t cap = 0, nb = 16;
+    while (nb < nr * 2)
         nb <<= 1;
     uint64_t *head = qr_qmalloc(ctx, sizeof *head * nb);
-    uint64_t *next = qr_qmalloc(ctx, sizeof *next * (R->nrows ? R->nrows : 1));
-    uint64_t *hash = qr_qmalloc(ctx, sizeof *hash * (R->nrows ? R->nrows : 1));
+    uint64_t *next = qr_qmalloc(ctx, sizeof *next * (nr ? nr : 1));
+    uint64_t *hash = qr_qmalloc(ctx, sizeof *hash * (nr ? nr : 1));
     int rc = head && next && hash ? 0 : qr_qctx_nomem(ctx, e);
     if (rc == 0) {
         for (uint64_t b = 0; b < nb; b++)
             head[b] = UINT64_MAX;
-        for (uint64_t j = R->nrows; j-- > 0;) { /* chains ascend by row */
+        for (uint64_t j = nr; j-- > 0;) { /* chains ascend by row */
             int null;
             uint64_t h = key_hash(rk, j, ktypes, nk, &null);
             hash[j] = h;
@@ -95,7 +98,7 @@ int qr_x_hash_join(const qr_result *L, const qr_cell *const *lk, const qr_result
             head[h & (nb - 1)] = j;
         }
     }
-    for (uint64_t i = 0; i < L->nrows && rc == 0; i++) {
+    for (uint64_t i = 0; i < nl && rc == 0; i++) {
         if ((i & 0xffff) == 0xffff && qr_qctx_check(ctx, e) != 0) {
             rc = -1;
             break;
@@ -107,19 +110,20 @@ int qr_x_hash_join(const qr_result *L, const qr_cell *const *lk, const qr_result
             if (hash[j] != h || !keys_eq(lk, i, rk, j, ktypes, nk))
                 continue;
             matched = 1;
-            qr_cell *row = qr_result_add_row(out, e);
-            rc = row && copy_row(out, row, 0, L, i, e) == 0 &&
-                         copy_row(out, row, L->ncols, R, j, e) == 0
-                     ? 0
-                     : -1;
+            if (add_pair(ctx, li, ri, np, &cap, i, j) != 0)
+                rc = qr_qctx_nomem(ctx, e);
         }
-        if (rc == 0 && left && !matched) {
-            qr_cell *row = qr_result_add_row(out, e);
-            rc = row && copy_row(out, row, 0, L, i, e) == 0 ? 0 : -1;
-        }
+        if (rc == 0 && left && !matched && add_pair(ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
+            rc = qr_qctx_nomem(ctx, e);
     }
     qr_qfree(ctx, head);
     qr_qfree(ctx, next);
     qr_qfree(ctx, hash);
+    if (rc != 0) {
+        qr_qfree(ctx, *li);
+        qr_qfree(ctx, *ri);
+        *li = *ri = NULL;
+        *np = 0;
+    }
     return rc;
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "exec/hashagg.h"
+#include "format/colvec.h"
+#include "util/buf.h"
 #include "exec/join.h"
 #include "exec/project.h"
 #include "search/topk.h"
@@ -43,121 +45,292 @@ static int collect(void *ctx, const qr_hit *h, uint32_t n, qr_err *e)
     return 0;
 }
 
-/* Keep rows sel[0..n) of r (ascending), in place. */
-static void keep_rows(qr_result *r, const uint32_t *sel, uint32_t n)
+/* A relation, column-major: for each slot of the scope, n cells (stored
+ * domain) or NULL when no expression reads it. Text bytes live in `a`,
+ * which lives as long as the relation's readers need. */
+typedef struct rel {
+    qr_qctx *ctx;
+    uint64_t n;
+    uint32_t nslots;
+    qr_cell **col;
+    uint8_t *types;
+    qr_arena *a;
+} rel;
+
+static qr_cell *new_col(qr_qctx *ctx, uint64_t n, qr_err *e)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (sel[i] != i)
-            memcpy(qr_result_row(r, i), qr_result_row(r, sel[i]), sizeof *r->cells * r->ncols);
-    r->nrows = n;
+    qr_cell *c = qr_qmalloc(ctx, sizeof *c * (n ? n : 1));
+    if (!c)
+        qr_qctx_nomem(ctx, e);
+    return c;
 }
 
-/* Entry r scanned into T (its needed columns; tmap: table column -> T's). */
-static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_expr *rest,
-                      const uint8_t *need, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
-                      int threads, qr_result *T, int *tmap, qr_err *e)
+static void rel_free(rel *r)
 {
-    qr_qctx *ctx = T->ctx;
-    int cols[QR_MAX_COLUMNS];
-    uint32_t outc[QR_MAX_COLUMNS], nc = 0;
-    uint8_t types[QR_MAX_COLUMNS];
-    for (uint32_t c = 0; c < def->ncols; c++) {
-        types[c] = def->cols[c].type;
-        tmap[c] = need[c] ? (int)nc : -1;
-        if (need[c]) {
-            outc[nc] = nc;
-            cols[nc++] = (int)c;
-            if (qr_result_add_col(T, def->cols[c].name, qr_x_kind_of(def->cols[c].type),
-                                  def->cols[c].type, def->cols[c].tsfmt, e) != 0)
-                return -1;
+    for (uint32_t i = 0; r->col && i < r->nslots; i++)
+        qr_qfree(r->ctx, r->col[i]);
+    qr_qfree(r->ctx, r->col);
+    r->col = NULL;
+}
+
+/* A batch of rows [at, at + n) of r. */
+static qr_xbatch rel_batch(const rel *r, uint64_t at, uint32_t n, const qr_cell **cols)
+{
+    for (uint32_t i = 0; i < r->nslots; i++)
+        cols[i] = r->col[i] ? r->col[i] + at : NULL;
+    return (qr_xbatch){n, r->nslots, cols, r->types, NULL};
+}
+
+/* Column vector v (of reader rd, column type t) as cells; dictionary values
+ * copied once per segment (dcopy: ndict slots, lazily filled). */
+static int vec_to_cells(qr_colreader *rd, const qr_vec *v, int t, uint32_t n, qr_cell *out,
+                        qr_slice *dcopy, qr_arena *a, qr_buf *mb, qr_err *e)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        out[j] = (qr_cell){.null = 1};
+        if (v->kind == QR_VEC_INT) {
+            if (!v->isnull[j])
+                out[j] = (qr_cell){.i = v->ints[j]};
+            continue;
         }
+        qr_slice sl;
+        if (v->kind == QR_VEC_CODES) {
+            if (!v->codes[j])
+                continue;
+            qr_slice *d = &dcopy[v->codes[j] - 1];
+            if (!d->p) {
+                qr_slice src = v->dict[v->codes[j] - 1];
+                if (t == QT_MAP) {
+                    qr_buf_clear(mb);
+                    if (qr_colr_map_json(rd, src, mb, e) != 0)
+                        return -1;
+                    src = (qr_slice){(const char *)mb->p, mb->len};
+                }
+                char *p = qr_arena_memdup(a, src.n ? src.p : "", src.n ? src.n : 1);
+                if (!p)
+                    return qr_errf(e, QR_E_NOMEM, "out of memory reading a join's rows");
+                *d = (qr_slice){p, src.n};
+            }
+            sl = *d;
+        } else {
+            sl = v->vals[j]; /* copied into a by the gather */
+            if (!sl.p)
+                continue;
+            if (t == QT_MAP) {
+                qr_buf_clear(mb);
+                if (qr_colr_map_json(rd, sl, mb, e) != 0)
+                    return -1;
+                char *p = qr_arena_memdup(a, mb->len ? (const char *)mb->p : "",
+                                          mb->len ? mb->len : 1);
+                if (!p)
+                    return qr_errf(e, QR_E_NOMEM, "out of memory reading a join's rows");
+                sl = (qr_slice){p, mb->len};
+            }
+        }
+        out[j] = (qr_cell){.s = sl.p, .n = (uint32_t)sl.n};
     }
+    return 0;
+}
+
+/* The needed columns of hits[0..n) (table order) into r's slots base.. */
+static int gather(const qr_par_search *ps, const qr_hit *h, uint64_t n, const uint8_t *need,
+                  uint32_t base, rel *r, qr_err *e)
+{
+    const qr_tabdef *def = ps->def;
+    for (uint32_t c = 0; c < def->ncols; c++)
+        if (need[c] && !(r->col[base + c] = new_col(r->ctx, n, e)))
+            return -1;
+    uint32_t *rows = qr_qmalloc(r->ctx, sizeof *rows * BATCH);
+    qr_arena va;
+    qr_arena_init(&va, 1 << 20, 0);
+    qr_arena_set_ctx(&va, r->ctx);
+    qr_buf mb;
+    qr_buf_init(&mb);
+    int rc = rows ? 0 : qr_qctx_nomem(r->ctx, e);
+    for (uint64_t s0 = 0; s0 < n && rc == 0;) {
+        uint64_t t = s0;
+        while (t < n && t - s0 < BATCH && h[t].seg == h[s0].seg)
+            t++;
+        qr_segment *seg = ps->ss[h[s0].seg].seg;
+        for (uint64_t j = s0; j < t; j++)
+            rows[j - s0] = h[j].doc;
+        for (uint32_t c = 0; c < def->ncols && rc == 0; c++) {
+            if (!need[c])
+                continue;
+            qr_cell *out = r->col[base + c] + s0;
+            int sc = qr_seg_col(seg, def->cols[c].name);
+            if (sc < 0) { /* the segment predates the column */
+                for (uint64_t j = s0; j < t; j++)
+                    out[j - s0] = (qr_cell){.null = 1};
+                continue;
+            }
+            qr_colreader *rd = qr_colr_open(seg, sc, e);
+            if (!rd) {
+                rc = -1;
+                break;
+            }
+            uint32_t nd = 0;
+            qr_colr_dict(rd, &nd);
+            qr_arena_reset(&va);
+            qr_slice *dcopy = nd ? qr_arena_alloc(&va, sizeof *dcopy * nd) : NULL;
+            if (nd && !dcopy)
+                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            if (dcopy)
+                memset(dcopy, 0, sizeof *dcopy * nd);
+            qr_vec v;
+            /* value bytes go straight to the relation's arena */
+            if (rc == 0)
+                rc = qr_colvec_gather(rd, rows, (uint32_t)(t - s0), &v, r->a, e);
+            if (rc == 0)
+                rc = vec_to_cells(rd, &v, def->cols[c].type, (uint32_t)(t - s0), out, dcopy, r->a,
+                                  &mb, e);
+            qr_colr_close(rd);
+        }
+        s0 = t;
+    }
+    qr_buf_free(&mb);
+    qr_arena_free(&va);
+    qr_qfree(r->ctx, rows);
+    return rc;
+}
+
+/* Keep rows sel[0..n) (ascending) of every column of r. */
+static void rel_keep(rel *r, const uint32_t *sel, uint64_t base_row, uint32_t n, uint64_t *w)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t from = base_row + sel[i], to = *w + i;
+        if (from != to)
+            for (uint32_t c = 0; c < r->nslots; c++)
+                if (r->col[c])
+                    r->col[c][to] = r->col[c][from];
+    }
+    *w += n;
+}
+
+/* Entry r (table def, slots base..) scanned into R: its matches, its
+ * needed columns, its residual applied. */
+static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_expr *rest,
+                      const uint8_t *need, uint32_t base, qr_segref **refs, uint32_t nsegs,
+                      qr_pool *pool, int threads, rel *R, qr_err *e)
+{
     qr_par_search ps;
     if (qr_par_init_refs_tree(&ps, pool, def, refs, nsegs, filter, threads, e) != 0)
         return -1;
-    hits h = {ctx, NULL, 0, 0};
-    int rc = qr_par_set_ctx(&ps, ctx, e);
+    hits h = {R->ctx, NULL, 0, 0};
+    int rc = qr_par_set_ctx(&ps, R->ctx, e);
     if (rc == 0)
         rc = qr_par_first(&ps, UINT64_MAX, collect, &h, NULL, e);
-    for (uint64_t i = 0; i < h.n && rc == 0; i++)
-        if (!qr_result_add_row(T, e))
-            rc = -1;
-    for (uint64_t at = 0; at < h.n && rc == 0; at += BATCH) {
-        uint32_t n = (uint32_t)(h.n - at < BATCH ? h.n - at : BATCH);
-        rc = nc ? qr_x_project(&ps, h.h + at, n, cols, outc, nc, T, at, e) : 0;
-    }
-    qr_qfree(ctx, h.h);
+    if (rc == 0)
+        rc = gather(&ps, h.h, h.n, need, base, R, e);
+    R->n = rc == 0 ? h.n : 0;
+    qr_qfree(R->ctx, h.h);
     qr_par_set_ctx(&ps, NULL, NULL);
     qr_par_free(&ps);
     if (rc != 0 || !rest)
         return rc;
+    /* the residual reads the entry's own slots: a batch view shifted by base */
     qr_arena a;
     qr_arena_init(&a, 64 << 10, 0);
-    qr_arena_set_ctx(&a, ctx);
-    qr_xbatch b;
-    uint32_t *sel = qr_qmalloc(ctx, sizeof *sel * (T->nrows ? T->nrows : 1)), ns = 0;
-    rc = sel ? qr_run_result_batch(T, def->ncols, tmap, types, &b, &a, e) : qr_qctx_nomem(ctx, e);
-    if (rc == 0)
+    qr_arena_set_ctx(&a, R->ctx);
+    uint32_t *sel = qr_qmalloc(R->ctx, sizeof *sel * BATCH);
+    const qr_cell **cols = qr_qmalloc(R->ctx, sizeof *cols * (R->nslots ? R->nslots : 1));
+    rc = sel && cols ? 0 : qr_qctx_nomem(R->ctx, e);
+    uint64_t w = 0;
+    for (uint64_t at = 0; at < R->n && rc == 0; at += BATCH) {
+        uint32_t n = (uint32_t)(R->n - at < BATCH ? R->n - at : BATCH), ns = 0;
+        qr_arena_reset(&a);
+        qr_xbatch b = rel_batch(R, at, n, cols);
+        b.cols += base;
+        b.types += base;
+        b.ncols = def->ncols;
         rc = qr_expr_filter(rest, &b, sel, &ns, &a, e);
-    if (rc == 0)
-        keep_rows(T, sel, ns);
-    qr_qfree(ctx, sel);
+        if (rc == 0)
+            rel_keep(R, sel, at, ns, &w);
+    }
+    R->n = w;
+    qr_qfree(R->ctx, sel);
+    qr_qfree(R->ctx, cols);
     qr_arena_free(&a);
     return rc;
 }
 
-/* The joined relation: J's columns, and where each slot of the scope is. */
-typedef struct rel {
-    qr_result r;
-    int map[QR_SQL_MAX_RANGES * QR_MAX_COLUMNS / 8];
-    uint8_t types[QR_SQL_MAX_RANGES * QR_MAX_COLUMNS / 8];
-} rel;
-
-static int join_step(const qr_sqlsel *s, uint32_t k, rel *J, qr_result *T, const int *tmap,
-                     qr_err *e)
+/* J := J joined with T (entry k) on entry k's keys. */
+static int join_step(const qr_sqlsel *s, uint32_t k, rel *J, rel *T, qr_err *e)
 {
     const qr_sqlscope *sc = &s->scope;
-    qr_qctx *ctx = T->ctx;
-    const qr_tabdef *def = sc->r[k].def;
+    qr_qctx *ctx = J->ctx;
+    uint32_t base = sc->r[k].base, nc = sc->r[k].def->ncols;
+    uint32_t nk = s->rng[k].nkeys;
+    /* keys: evaluated over each side whole (arena a) */
     qr_arena a;
-    qr_arena_init(&a, 64 << 10, 0);
+    qr_arena_init(&a, 1 << 20, 0);
     qr_arena_set_ctx(&a, ctx);
-    qr_xbatch jb, tb;
-    uint8_t ttypes[QR_MAX_COLUMNS];
-    for (uint32_t c = 0; c < def->ncols; c++)
-        ttypes[c] = def->cols[c].type;
-    int rc = qr_run_result_batch(&J->r, sc->nslots, J->map, J->types, &jb, &a, e);
-    if (rc == 0)
-        rc = qr_run_result_batch(T, def->ncols, tmap, ttypes, &tb, &a, e);
-    const qr_cell *lk[QR_JOIN_MAX_KEYS], *rk[QR_JOIN_MAX_KEYS];
+    const qr_cell **cols = qr_qmalloc(ctx, sizeof *cols * J->nslots);
+    qr_cell *lk[QR_JOIN_MAX_KEYS] = {0}, *rk[QR_JOIN_MAX_KEYS] = {0};
     uint8_t kt[QR_JOIN_MAX_KEYS];
-    for (uint32_t i = 0; i < s->rng[k].nkeys && rc == 0; i++) {
+    int rc = cols ? 0 : qr_qctx_nomem(ctx, e);
+    for (uint32_t i = 0; i < nk && rc == 0; i++) {
         kt[i] = s->rng[k].lkey[i]->type;
-        if (!(lk[i] = qr_expr_eval(s->rng[k].lkey[i], &jb, &a, e)) ||
-            !(rk[i] = qr_expr_eval(s->rng[k].rkey[i], &tb, &a, e)))
+        if (!(lk[i] = new_col(ctx, J->n, e)) || !(rk[i] = new_col(ctx, T->n, e))) {
             rc = -1;
+            break;
+        }
+        for (uint64_t at = 0; at < J->n && rc == 0; at += BATCH) {
+            uint32_t n = (uint32_t)(J->n - at < BATCH ? J->n - at : BATCH);
+            qr_xbatch b = rel_batch(J, at, n, cols);
+            const qr_cell *v = qr_expr_eval(s->rng[k].lkey[i], &b, &a, e);
+            if (!v)
+                rc = -1;
+            else
+                memcpy(lk[i] + at, v, sizeof *v * n);
+        }
+        for (uint64_t at = 0; at < T->n && rc == 0; at += BATCH) {
+            uint32_t n = (uint32_t)(T->n - at < BATCH ? T->n - at : BATCH);
+            qr_xbatch b = rel_batch(T, at, n, cols);
+            b.cols += base;
+            b.types += base;
+            b.ncols = nc;
+            const qr_cell *v = qr_expr_eval(s->rng[k].rkey[i], &b, &a, e);
+            if (!v)
+                rc = -1;
+            else
+                memcpy(rk[i] + at, v, sizeof *v * n);
+        }
     }
-    qr_result out;
-    qr_result_init(&out, ctx);
-    for (uint32_t c = 0; c < J->r.ncols && rc == 0; c++)
-        rc = qr_result_add_col(&out, J->r.cols[c].name, J->r.cols[c].kind, J->r.cols[c].type,
-                               J->r.cols[c].tsfmt, e);
-    for (uint32_t c = 0; c < T->ncols && rc == 0; c++)
-        rc = qr_result_add_col(&out, T->cols[c].name, T->cols[c].kind, T->cols[c].type,
-                               T->cols[c].tsfmt, e);
+    uint64_t np = 0, *li = NULL, *ri = NULL;
     if (rc == 0)
-        rc = qr_x_hash_join(&J->r, lk, T, rk, kt, s->rng[k].nkeys, s->rng[k].kind, &out, e);
-    qr_arena_free(&a);
-    if (rc != 0) {
-        qr_result_free(&out);
-        return -1;
+        rc = qr_x_hash_join_pairs(J->n, (const qr_cell *const *)lk, T->n,
+                                  (const qr_cell *const *)rk, kt, nk, s->rng[k].kind, ctx, &li, &ri,
+                                  &np, e);
+    /* the joined columns: J's slots by li, T's by ri (UINT64_MAX: NULL) */
+    for (uint32_t c = 0; c < J->nslots && rc == 0; c++) {
+        int from_t = c >= base && c < base + nc;
+        const qr_cell *src = from_t ? T->col[c] : J->col[c];
+        if (!src)
+            continue;
+        qr_cell *dst = new_col(ctx, np, e);
+        if (!dst) {
+            rc = -1;
+            break;
+        }
+        const uint64_t *ix = from_t ? ri : li;
+        for (uint64_t p = 0; p < np; p++)
+            dst[p] = ix[p] == UINT64_MAX ? (qr_cell){.null = 1} : src[ix[p]];
+        if (!from_t)
+            qr_qfree(ctx, J->col[c]);
+        J->col[c] = dst;
     }
-    uint32_t at = J->r.ncols;
-    qr_result_free(&J->r);
-    J->r = out;
-    for (uint32_t c = 0; c < def->ncols; c++)
-        J->map[sc->r[k].base + c] = tmap[c] < 0 ? -1 : (int)at + tmap[c];
-    return 0;
+    if (rc == 0)
+        J->n = np;
+    for (uint32_t i = 0; i < nk; i++) {
+        qr_qfree(ctx, lk[i]);
+        qr_qfree(ctx, rk[i]);
+    }
+    qr_qfree(ctx, li);
+    qr_qfree(ctx, ri);
+    qr_qfree(ctx, cols);
+    qr_arena_free(&a);
+    return rc;
 }
 
 /* Rows of J (passing s->rest) through the select list or the groups. */
@@ -200,16 +373,17 @@ static int finish(const qr_sqlsel *s, rel *J, uint32_t nslots, const qr_expr *re
     } else {
         rc = qr_run_hidden_columns(s, out, e);
     }
-    for (uint64_t at = 0; at < J->r.nrows && rc == 0; at += BATCH) {
+    const qr_cell **cols = qr_qmalloc(ctx, sizeof *cols * (nslots ? nslots : 1));
+    if (!cols)
+        rc = qr_qctx_nomem(ctx, e);
+    for (uint64_t at = 0; at < J->n && rc == 0; at += BATCH) {
         /* one batch of J's rows at a time */
-        qr_result view = J->r;
-        view.cells = qr_result_row(&J->r, at);
-        view.nrows = J->r.nrows - at < BATCH ? J->r.nrows - at : BATCH;
+        uint32_t n = (uint32_t)(J->n - at < BATCH ? J->n - at : BATCH);
         qr_arena_reset(&a);
-        qr_xbatch b;
-        uint32_t *sel = qr_arena_alloc(&a, sizeof *sel * (uint32_t)view.nrows), ns = 0;
-        rc = sel ? qr_run_result_batch(&view, nslots, J->map, J->types, &b, &a, e)
-                 : qr_errf(e, QR_E_NOMEM, "out of memory");
+        qr_xbatch b = rel_batch(J, at, n, cols);
+        uint32_t *sel = qr_arena_alloc(&a, sizeof *sel * n), ns = 0;
+        if (!sel)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
         if (rc == 0 && rest)
             rc = qr_expr_filter(rest, &b, sel, &ns, &a, e);
         else if (rc == 0)
@@ -275,6 +449,7 @@ static int finish(const qr_sqlsel *s, rel *J, uint32_t nslots, const qr_expr *re
     }
     qr_hagg_free(h);
     qr_result_free(&R);
+    qr_qfree(ctx, cols);
     qr_arena_free(&a);
     return rc;
 }
@@ -300,42 +475,50 @@ int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
 static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs, qr_pool *pool,
                     int threads, qr_result *out, qr_err *e)
 {
-    rel *J = qr_qmalloc(out->ctx, sizeof *J);
-    if (!J)
-        return qr_qctx_nomem(out->ctx, e);
-    memset(J, 0, sizeof *J);
-    qr_result_init(&J->r, out->ctx);
-    int rc = 0;
+    qr_qctx *ctx = out->ctx;
     uint32_t n = s->scope.n ? s->scope.n : 1;
     uint32_t nslots = s->scope.n ? s->scope.nslots : s->def->ncols;
-    if (nslots > sizeof J->map / sizeof *J->map)
-        rc = qr_errf(e, QR_E_TOO_LONG, "a join reads at most %zu columns",
-                     sizeof J->map / sizeof *J->map);
+    qr_arena text; /* every relation's bytes, for the statement */
+    qr_arena_init(&text, 1 << 20, 0);
+    qr_arena_set_ctx(&text, ctx);
+    rel J = {ctx, 0, nslots, NULL, NULL, &text};
+    J.col = qr_qmalloc(ctx, sizeof *J.col * nslots);
+    J.types = qr_qmalloc(ctx, nslots);
+    int rc = J.col && J.types ? 0 : qr_qctx_nomem(ctx, e);
+    if (rc == 0)
+        memset(J.col, 0, sizeof *J.col * nslots);
+    for (uint32_t r = 0; r < n && rc == 0; r++) {
+        const qr_tabdef *def = s->scope.n ? s->scope.r[r].def : s->def;
+        uint32_t base = s->scope.n ? s->scope.r[r].base : 0;
+        for (uint32_t c = 0; c < def->ncols; c++)
+            J.types[base + c] = def->cols[c].type;
+    }
     for (uint32_t r = 0; r < n && rc == 0; r++) {
         const qr_tabdef *def = s->scope.n ? s->scope.r[r].def : s->def;
         uint32_t base = s->scope.n ? s->scope.r[r].base : 0;
         const qr_query *filter = s->scope.n ? s->rng[r].filter : s->filter;
         const qr_expr *rest = s->scope.n ? s->rng[r].rest : s->rest;
-        int tmap[QR_MAX_COLUMNS];
-        qr_result T;
-        qr_result_init(&T, out->ctx);
-        rc = scan_entry(def, filter, rest, s->need + base, refs[r], nsegs[r], pool, threads, &T,
-                        tmap, e);
-        for (uint32_t c = 0; c < def->ncols; c++)
-            J->types[base + c] = def->cols[c].type;
-        if (rc == 0 && r == 0) {
-            J->r = T;
-            for (uint32_t c = 0; c < def->ncols; c++)
-                J->map[c] = tmap[c];
+        if (r == 0) {
+            rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
+                            threads, &J, e);
             continue;
         }
+        rel T = {ctx, 0, nslots, NULL, J.types, &text};
+        T.col = qr_qmalloc(ctx, sizeof *T.col * nslots);
+        rc = T.col ? 0 : qr_qctx_nomem(ctx, e);
+        if (rc == 0) {
+            memset(T.col, 0, sizeof *T.col * nslots);
+            rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
+                            threads, &T, e);
+        }
         if (rc == 0)
-            rc = join_step(s, r, J, &T, tmap, e);
-        qr_result_free(&T);
+            rc = join_step(s, r, &J, &T, e);
+        rel_free(&T);
     }
     if (rc == 0)
-        rc = finish(s, J, nslots, s->scope.n ? s->rest : NULL, out, e);
-    qr_result_free(&J->r);
-    qr_qfree(out->ctx, J);
+        rc = finish(s, &J, nslots, s->scope.n ? s->rest : NULL, out, e);
+    rel_free(&J);
+    qr_qfree(ctx, J.types);
+    qr_arena_free(&text);
     return rc;
 }
