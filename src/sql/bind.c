@@ -1015,5 +1015,25 @@ static int bind_tail(qr_binder *bp, qr_sqlsel *s, const PgQuery__SelectStmt *st)
     if (limit_value(&b, st->limit_count, "LIMIT", &s->limit) != 0 ||
         limit_value(&b, st->limit_offset, "OFFSET", &s->offset) != 0)
         return -1;
+    /* the sort column is a newest-first scan only alone and DESC; else
+     * it is a key like any other */
+    for (uint32_t i = 0; i < s->norder; i++) {
+        qr_sqlorder *o = &s->order[i];
+        if (o->kind != QR_SO_COL || (s->norder == 1 && o->desc && s->limit != UINT64_MAX))
+            continue;
+        qr_expr *x = qr_arena_alloc(b.a, sizeof *x);
+        if (!x)
+            return qr_errf(b.e, QR_E_NOMEM, "out of memory");
+        memset(x, 0, sizeof *x);
+        const qr_coldef *cd = qr_bind_coldef(&b, o->col);
+        x->kind = QR_EX_COL;
+        x->type = (uint8_t)qr_xtype_of_col(cd->type);
+        x->ctype = cd->type;
+        x->slot = (uint32_t)o->col;
+        x->loc = o->loc;
+        s->need[o->col] = 1;
+        o->x = x;
+        o->kind = QR_SO_EXPR;
+    }
     return 0;
 }
