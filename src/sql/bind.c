@@ -894,15 +894,27 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
     qr_binder b = {p, NULL, NULL, NULL, a, e, NULL, 0};
     if (stmt && stmt->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT) {
         const PgQuery__ExplainStmt *x = stmt->explain_stmt;
+        s->explain = 1;
         for (size_t i = 0; i < x->n_options; i++) {
             const Node *o = x->options[i];
             const char *on =
                 o->node_case == PG_QUERY__NODE__NODE_DEF_ELEM ? o->def_elem->defname : "?";
-            return qr_bind_fail(
-                &b, o->node_case == PG_QUERY__NODE__NODE_DEF_ELEM ? o->def_elem->location : -1,
-                QR_E_FEATURE, "EXPLAIN %s is not supported yet", on);
+            const Node *arg = o->node_case == PG_QUERY__NODE__NODE_DEF_ELEM ? o->def_elem->arg
+                                                                            : NULL;
+            int off = arg && ((arg->node_case == PG_QUERY__NODE__NODE_BOOLEAN &&
+                               !arg->boolean->boolval) ||
+                              (arg->node_case == PG_QUERY__NODE__NODE_STRING &&
+                               (!strcasecmp(arg->string->sval, "off") ||
+                                !strcasecmp(arg->string->sval, "false"))));
+            if (!strcmp(on, "analyze")) {
+                s->explain = off ? 1 : 2;
+            } else if (strcmp(on, "verbose") && strcmp(on, "costs") && strcmp(on, "timing") &&
+                       strcmp(on, "summary")) { /* accepted, nothing to change */
+                return qr_bind_fail(
+                    &b, o->node_case == PG_QUERY__NODE__NODE_DEF_ELEM ? o->def_elem->location : -1,
+                    QR_E_FEATURE, "EXPLAIN %s is not supported (ANALYZE is)", on);
+            }
         }
-        s->explain = 1;
         stmt = x->query;
     }
     if (!stmt || stmt->node_case != PG_QUERY__NODE__NODE_SELECT_STMT) {

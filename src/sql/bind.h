@@ -65,6 +65,20 @@ typedef struct qr_sqlorder {
 } qr_sqlorder;
 
 #define QR_SQL_MAX_AGGS 32
+
+/* What EXPLAIN ANALYZE reports: filled by the executor when a statement's
+ * stats pointer is set (times in ns, rows by stage). */
+typedef struct qr_sqlstats {
+    int64_t t_scan, t_agg, t_post, t_total;
+    uint64_t matched; /* rows the index scan gave (after the residual filter: kept) */
+    uint64_t kept;
+    uint64_t groups;
+    uint64_t out;
+    uint32_t nent;
+    uint64_t ent_rows[8], join_rows[8];
+    int64_t t_ent[8], t_join[8];
+    int have_matched, have_kept;
+} qr_sqlstats;
 #define QR_SQL_MAX_RANGES 8
 
 /* The FROM entries of a join: a column is a slot of the joined row, the
@@ -107,7 +121,8 @@ typedef struct qr_sqlsel {
         uint32_t nkeys;                /* equal keys with the entries before it */
         qr_expr *lkey[4], *rkey[4];    /* joined slots / the entry's own slots */
     } rng[QR_SQL_MAX_RANGES];
-    int explain; /* 1 EXPLAIN */
+    int explain; /* 1 EXPLAIN, 2 EXPLAIN ANALYZE */
+    qr_sqlstats *stats; /* EXPLAIN ANALYZE: where the executor reports (else NULL) */
     uint32_t nitems;
     qr_sqlitem items[QR_SQL_MAX_ITEMS];
     int has_agg; /* an aggregate in the select list */

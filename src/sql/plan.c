@@ -85,8 +85,46 @@ static void columns(const qr_sqlsel *s, char *t, size_t n)
         snprintf(t, n, "(none)");
 }
 
+static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
+{
+    const qr_sqlstats *st = s->stats;
+    line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
+         (unsigned long long)st->out, st->out == 1 ? "" : "s");
+    if (kind == QR_PLAN_JOIN) {
+        for (uint32_t r = 0; r < st->nent && r < 8; r++) {
+            const char *nm = s->scope.n ? (s->scope.r[r].alias ? s->scope.r[r].alias
+                                                               : s->scope.r[r].relname)
+                                        : s->def->name;
+            line(out, "  scan %s: %.3f ms, %llu rows (after its residual)", nm,
+                 (double)st->t_ent[r] / 1e6, (unsigned long long)st->ent_rows[r]);
+            if (r > 0)
+                line(out, "  join %s: %.3f ms, %llu joined rows", nm, (double)st->t_join[r] / 1e6,
+                     (unsigned long long)st->join_rows[r]);
+        }
+        line(out, "  aggregate / project, sort, limit: %.3f ms", (double)st->t_post / 1e6);
+        return;
+    }
+    if (kind == QR_PLAN_AGGREGATE) {
+        line(out, "  scan + hash aggregate: %.3f ms, %llu groups", (double)st->t_agg / 1e6,
+             (unsigned long long)st->groups);
+        line(out, "  having, select list, sort, limit: %.3f ms", (double)st->t_post / 1e6);
+        return;
+    }
+    if (st->have_matched)
+        line(out, "  index scan: %.3f ms, %llu %s", (double)st->t_scan / 1e6,
+             (unsigned long long)st->matched, kind == QR_PLAN_COUNT ? "rows counted" : "hits");
+    else
+        line(out, "  index scan + columns: %.3f ms", (double)st->t_scan / 1e6);
+    if (st->have_kept)
+        line(out, "  rows kept (residual filter, limit): %llu", (unsigned long long)st->kept);
+    if (kind == QR_PLAN_SORT)
+        line(out, "  sort, limit: %.3f ms", (double)st->t_post / 1e6);
+}
+
 void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
 {
+    if (s->stats)
+        analyze_lines(s, kind, out);
     char filter[700], cols[300], lim[64] = "";
     qr_query_print(s->filter, filter, sizeof filter);
     columns(s, cols, sizeof cols);

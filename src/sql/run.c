@@ -315,13 +315,22 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
             rr->skip = s->offset;
             rr->want = s->limit;
         }
+        int64_t t0 = qr_qctx_now_ns();
         if (rr->want != 0) {
             rc = qr_par_first(ps, UINT64_MAX, first_batch, rr, NULL, e);
             if (rc != 0 && rr->done && !e->code[0])
                 rc = 0;
         }
+        int64_t t1 = qr_qctx_now_ns();
+        if (s->stats) {
+            s->stats->t_scan = t1 - t0;
+            s->stats->kept = out->nrows;
+            s->stats->have_kept = 1;
+        }
         if (rc == 0 && kind == QR_PLAN_SORT)
             rc = qr_run_sort_slice(s, out, e);
+        if (s->stats)
+            s->stats->t_post = qr_qctx_now_ns() - t1;
         qr_qfree(out->ctx, rr);
         return rc;
     }
@@ -340,14 +349,24 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
             rc = qr_qctx_nomem(out->ctx, e);
             break;
         }
+        int64_t t0 = qr_qctx_now_ns();
         rc = qr_par_topk(ps, kind == QR_PLAN_TOPK_SCORE ? QR_BY_SCORE : QR_BY_TIME, kk, 0, hits,
                          &n, NULL, e);
+        if (s->stats) {
+            s->stats->t_scan += qr_qctx_now_ns() - t0;
+            s->stats->matched = n;
+            s->stats->have_matched = 1;
+        }
         for (uint32_t i = 0; i < n; i++)
             sc[i] = hits[i].score;
         uint64_t kept = 0;
         qr_result_clear_rows(out);
         if (rc == 0)
             rc = rows_for_hits(rr, hits, n, kind == QR_PLAN_TOPK_SCORE ? sc : NULL, &kept, e);
+        if (s->stats) {
+            s->stats->kept = kept;
+            s->stats->have_kept = 1;
+        }
         qr_qfree(out->ctx, hits);
         qr_qfree(out->ctx, sc);
         if (rc != 0 || kept >= k || n < kk)
@@ -383,8 +402,14 @@ static int run_plain(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result 
     qr_hit *hits = qr_qmalloc(out->ctx, sizeof *hits * k);
     if (!hits)
         return qr_qctx_nomem(out->ctx, e);
+    int64_t t0 = qr_qctx_now_ns();
     int rc = qr_par_topk(ps, kind == QR_PLAN_TOPK_SCORE ? QR_BY_SCORE : QR_BY_TIME, k, 0, hits,
                          &n, NULL, e);
+    if (s->stats) {
+        s->stats->t_scan = qr_qctx_now_ns() - t0;
+        s->stats->matched = n;
+        s->stats->have_matched = 1;
+    }
     uint32_t from = rc == 0 && s->offset < n ? (uint32_t)s->offset : n;
     for (uint32_t i = from; i < n && rc == 0; i++) {
         qr_cell *row = qr_result_add_row(out, e);
@@ -438,10 +463,17 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
     }
     g.where = s->rest;
     g.need = s->need;
+    int64_t t0 = qr_qctx_now_ns();
     if (rc == 0)
         rc = qr_x_groupby(ps, &g, &R, e);
+    int64_t t1 = qr_qctx_now_ns();
     if (rc == 0)
         rc = qr_run_post_groups(s, &R, out, e);
+    if (s->stats) {
+        s->stats->t_agg = t1 - t0;
+        s->stats->t_post = qr_qctx_now_ns() - t1;
+        s->stats->groups = R.nrows;
+    }
     qr_result_free(&R);
     return rc;
 }
@@ -579,9 +611,15 @@ static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t 
     if (qr_par_init_refs_tree(&ps, pool, s->def, refs, nsegs, s->filter, threads, e) != 0)
         return -1;
     int rc = qr_par_set_ctx(&ps, out->ctx, e);
+    int64_t t0 = qr_qctx_now_ns();
     if (rc == 0 && kind == QR_PLAN_COUNT) {
         uint64_t n = 0;
         rc = qr_par_count(&ps, &n, e);
+        if (s->stats) {
+            s->stats->matched = n;
+            s->stats->have_matched = 1;
+            s->stats->t_scan = qr_qctx_now_ns() - t0;
+        }
         if (rc == 0 && s->offset == 0 && s->limit > 0) {
             qr_cell *row = qr_result_add_row(out, e);
             for (uint32_t i = 0; row && i < s->nitems; i++)
@@ -598,5 +636,7 @@ static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t 
     }
     qr_par_set_ctx(&ps, NULL, NULL);
     qr_par_free(&ps);
+    if (s->stats)
+        s->stats->out = out->nrows;
     return rc;
 }

@@ -498,9 +498,15 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
         uint32_t base = s->scope.n ? s->scope.r[r].base : 0;
         const qr_query *filter = s->scope.n ? s->rng[r].filter : s->filter;
         const qr_expr *rest = s->scope.n ? s->rng[r].rest : s->rest;
+        int64_t t0 = qr_qctx_now_ns();
         if (r == 0) {
             rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
                             threads, &J, e);
+            if (s->stats && r < 8) {
+                s->stats->ent_rows[r] = J.n;
+                s->stats->t_ent[r] = qr_qctx_now_ns() - t0;
+                s->stats->nent = n;
+            }
             continue;
         }
         rel T = {ctx, 0, nslots, NULL, J.types, &text};
@@ -511,12 +517,24 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
             rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
                             threads, &T, e);
         }
+        int64_t t1 = qr_qctx_now_ns();
         if (rc == 0)
             rc = join_step(s, r, &J, &T, e);
+        if (s->stats && r < 8) {
+            s->stats->ent_rows[r] = T.n;
+            s->stats->t_ent[r] = t1 - t0;
+            s->stats->join_rows[r] = J.n;
+            s->stats->t_join[r] = qr_qctx_now_ns() - t1;
+        }
         rel_free(&T);
     }
+    int64_t tf = qr_qctx_now_ns();
     if (rc == 0)
         rc = finish(s, &J, nslots, s->scope.n ? s->rest : NULL, out, e);
+    if (s->stats) {
+        s->stats->t_post = qr_qctx_now_ns() - tf;
+        s->stats->out = out->nrows;
+    }
     rel_free(&J);
     qr_qfree(ctx, J.types);
     qr_arena_free(&text);

@@ -355,6 +355,18 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
     if (rc == 0)
         rc =
             st && qr_sql_bind(&p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    qr_sqlstats stats;
+    if (rc == 0 && sel.explain == 2) { /* EXPLAIN ANALYZE: run it, keep the figures */
+        memset(&stats, 0, sizeof stats);
+        sel.stats = &stats;
+        qr_result scratch;
+        qr_result_init(&scratch, out->ctx);
+        int64_t t0 = qr_qctx_now_ns();
+        rc = run_select(s, &sel, kind, &scratch, e);
+        stats.t_total = qr_qctx_now_ns() - t0;
+        stats.out = scratch.nrows;
+        qr_result_free(&scratch);
+    }
     if (rc == 0)
         rc = sel.explain ? explain_rows(&sel, kind, out, e) : run_select(s, &sel, kind, out, e);
     pthread_rwlock_unlock(&db->catlock);
