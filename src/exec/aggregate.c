@@ -249,6 +249,52 @@ static int seg_key(const qr_vec *v, uint32_t j, gtab *in, kval *out)
     return 0;
 }
 
+#define DIRECT_MAX 65536u /* code combinations kept as an array */
+
+/* One window of the direct path: each row's group is the sum of its keys'
+ * codes times their strides. */
+static void direct_window(const qr_groupby *g, const segcols *sc, uint32_t n,
+                          const uint64_t *stride, uint64_t *dcount, aggst *dst)
+{
+    uint32_t act[QR_GB_MAX_AGGS], na = 0; /* the aggregates that read a column */
+    for (uint32_t a = 0; a < g->naggs; a++)
+        if (sc->rd[g->nkeys + a])
+            act[na++] = a;
+    if (na == 0 && g->nkeys == 1) { /* the common shape: one key, counts */
+        const uint32_t *c = sc->vec[0].codes;
+        for (uint32_t j = 0; j < n; j++)
+            dcount[c[j]]++;
+        return;
+    }
+    if (na == 0 && g->nkeys == 2) {
+        const uint32_t *c0 = sc->vec[0].codes, *c1 = sc->vec[1].codes;
+        for (uint32_t j = 0; j < n; j++)
+            dcount[c0[j] + c1[j] * stride[1]]++;
+        return;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t idx = 0;
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            idx += sc->vec[k].codes[j] * stride[k];
+        dcount[idx]++;
+        for (uint32_t q = 0; q < na; q++) {
+            uint32_t a = act[q], c = g->nkeys + a;
+            if (vnull(&sc->vec[c], j))
+                continue;
+            aggst *s = &dst[idx * g->naggs + a];
+            s->cnt++;
+            if (sc->vec[c].kind != QR_VEC_INT)
+                continue;
+            int64_t v = sc->vec[c].ints[j];
+            if (v < s->min)
+                s->min = v;
+            if (v > s->max)
+                s->max = v;
+            s->sum += sc->vec[c].type == QT_UINT64 ? (__int128)qr_num_to_u64(v) : (__int128)v;
+        }
+    }
+}
+
 static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
 {
     qr_par_search *ps = jb->ps;
@@ -282,9 +328,69 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
         if (sc.col[c] >= 0 && !(sc.rd[c] = qr_colr_open(seg, sc.col[c], e)))
             rc = -1;
     }
+    /* Every key dictionary-coded in this segment, and few code combinations:
+     * groups are an array indexed by the codes (no hashing per row); they
+     * go into `local` by code at the segment's end, as the hashed path's do. */
+    uint64_t dslots = 1, stride[QR_GB_MAX_KEYS];
+    int direct = g->nkeys > 0;
+    for (uint32_t k = 0; k < g->nkeys && direct; k++) {
+        uint32_t nd = 0;
+        direct = sc.rd[k] && qr_colr_dict(sc.rd[k], &nd) != NULL;
+        stride[k] = dslots;
+        dslots *= (uint64_t)nd + 1;
+        direct &= dslots <= DIRECT_MAX;
+    }
+    uint64_t *dcount = NULL;
+    aggst *dst = NULL;
+    if (rc == 0 && direct) {
+        dcount = qr_qmalloc(ps->ctx, sizeof *dcount * dslots);
+        dst = qr_qmalloc(ps->ctx, sizeof *dst * dslots * (g->naggs ? g->naggs : 1));
+        if (!dcount || !dst)
+            rc = qr_qctx_nomem(ps->ctx, e);
+        for (uint64_t i = 0; rc == 0 && i < dslots; i++) {
+            dcount[i] = 0;
+            for (uint32_t a = 0; a < g->naggs; a++)
+                dst[i * g->naggs + a] = (aggst){0, 0, INT64_MAX, INT64_MIN};
+        }
+    }
+    /* every row, counts only, one or two keys whose code blocks cover the
+     * same rows: the blocks counted whole, without selections or gathers */
+    int blocks = direct && g->all_rows && g->nkeys <= 2;
+    for (uint32_t a = 0; blocks && a < g->naggs; a++)
+        blocks = sc.rd[g->nkeys + a] == NULL;
+    if (blocks && g->nkeys == 2) {
+        const qr_colmeta *m0 = qr_colr_meta(sc.rd[0]), *m1 = qr_colr_meta(sc.rd[1]);
+        blocks = m0->ndata == m1->ndata;
+        for (uint32_t di = 0; blocks && di < m0->ndata; di++) {
+            const qr_blockref *b0 = &m0->blocks[m0->first_data + di];
+            const qr_blockref *b1 = &m1->blocks[m1->first_data + di];
+            blocks = b0->first_row == b1->first_row && b0->rows == b1->rows;
+        }
+    }
+    if (rc == 0 && blocks) {
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            sc.vec[k].kind = QR_VEC_CODES; /* what the merge by value below reads */
+        const qr_colmeta *cm = qr_colr_meta(sc.rd[0]);
+        for (uint32_t di = 0; di < cm->ndata && rc == 0; di++) {
+            const uint64_t *c0, *c1;
+            uint32_t first, cnt, f1, n1;
+            if (qr_colr_code_block(sc.rd[0], di, &c0, &first, &cnt, e) != 0 ||
+                (g->nkeys == 2 && qr_colr_code_block(sc.rd[1], di, &c1, &f1, &n1, e) != 0) ||
+                qr_par_check(ps, e) != 0) {
+                rc = -1;
+                break;
+            }
+            if (g->nkeys == 1)
+                for (uint32_t j = 0; j < cnt; j++)
+                    dcount[c0[j]]++;
+            else
+                for (uint32_t j = 0; j < cnt; j++)
+                    dcount[c0[j] + c1[j] * stride[1]]++;
+        }
+    }
     qr_itsel sel;
     qr_itsel_init(&sel, it, (uint32_t)seg->rows);
-    for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
+    for (uint64_t lo = blocks ? seg->rows : 0; lo < seg->rows && rc == 0; lo += WINDOW) {
         uint32_t hi = (uint32_t)(lo + WINDOW < seg->rows ? lo + WINDOW : seg->rows);
         uint32_t n = 0;
         /* a window has at most WINDOW rows: one call returns all of it */
@@ -299,6 +405,10 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
         for (uint32_t c = 0; c < sc.n && rc == 0; c++)
             if (sc.rd[c] && qr_colvec_gather(sc.rd[c], rows, n, &sc.vec[c], &va, e) != 0)
                 rc = -1;
+        if (rc == 0 && direct) {
+            direct_window(g, &sc, n, stride, dcount, dst);
+            continue;
+        }
         for (uint32_t j = 0; j < n && rc == 0; j++) {
             kval kv[QR_GB_MAX_KEYS];
             for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
@@ -330,6 +440,26 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
     if (rc == 0 && qr_it_failed(it))
         rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
                      seg->path);
+    for (uint64_t i = 0; direct && rc == 0 && i < dslots; i++) { /* the array into local */
+        if (!dcount[i])
+            continue;
+        kval kv[QR_GB_MAX_KEYS];
+        for (uint32_t k = 0; k < g->nkeys; k++) {
+            uint64_t code = i / stride[k] % (k + 1 < g->nkeys ? stride[k + 1] / stride[k]
+                                                               : dslots / stride[k]);
+            kv[k] = (kval){code == 0, (int64_t)code, NULL, 0};
+        }
+        int64_t gi = gtab_find(&local, kv, 0);
+        if (gi < 0) {
+            rc = qr_qctx_nomem(ps->ctx, e);
+            break;
+        }
+        local.count[gi] += dcount[i];
+        for (uint32_t a = 0; a < g->naggs; a++)
+            st_merge(&local.st[(uint64_t)gi * g->naggs + a], &dst[i * g->naggs + a]);
+    }
+    qr_qfree(ps->ctx, dcount);
+    qr_qfree(ps->ctx, dst);
     /* merge the segment's groups by value into the worker's table */
     gtab *w = &jb->wt[t];
     for (uint64_t i = 0; i < local.n && rc == 0; i++) {

@@ -61,6 +61,8 @@ typedef struct qr_groupby {
     const qr_expr *kx[QR_GB_MAX_KEYS];
     const qr_expr *ax[QR_GB_MAX_AGGS];
     const uint8_t *need;
+    int all_rows; /* the tree matches every row (no WHERE): a one-key count may
+                   * read the key's code blocks whole, without selections */
 } qr_groupby;
 
 /* 1 when aggregate fn can take a column of type t (count: any type; min,

@@ -463,6 +463,7 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
     }
     g.where = s->rest;
     g.need = s->need;
+    g.all_rows = !s->has_where && !s->rest;
     int64_t t0 = qr_qctx_now_ns();
     if (rc == 0)
         rc = qr_x_groupby(ps, &g, &R, e);

@@ -471,6 +471,15 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "'%t%' GROUP BY 1 ORDER BY 1",
          NULL},
         {"SELECT 1 + 2 * 3, 7 / 2, 7 % 3, 'a' || 'b', coalesce(NULL, 5)", NULL},
+        /* dictionary keys without WHERE: the array-by-code paths */
+        {"SELECT SeverityText, count(*) FROM logs GROUP BY 1 ORDER BY coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT ServiceName, SeverityText, count(*) FROM logs GROUP BY 1, 2 ORDER BY "
+         "coalesce(ServiceName, ''), coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT ServiceName, count(*), max(SeverityNumber), sum(SeverityNumber) FROM logs GROUP "
+         "BY 1 ORDER BY coalesce(ServiceName, '')",
+         NULL},
         /* count(DISTINCT), joins (trace correlation) */
         {"SELECT count(DISTINCT TraceId), count(*) FROM logs WHERE ServiceName = 'cart'", NULL},
         {"SELECT ServiceName, count(DISTINCT SeverityText), count(DISTINCT TraceId) FROM logs "
