@@ -576,6 +576,68 @@ static int key_xtype(const qr_par_search *ps, const qr_groupby *g, uint32_t k)
     return g->kx[k] ? g->kx[k]->type : qr_xtype_of_col(ps->def->cols[g->keys[k]].type);
 }
 
+/* 1 when x reads input column c. */
+static int expr_reads(const qr_expr *x, uint32_t c)
+{
+    if (x->kind == QR_EX_COL && x->slot == c)
+        return 1;
+    for (uint32_t k = 0; k < x->nargs; k++)
+        if (expr_reads(x->args[k], c))
+            return 1;
+    return 0;
+}
+
+/* An expression of one dictionary-coded column, evaluated once per
+ * dictionary value of the segment (val[code], code 0 = NULL): per row it
+ * costs a lookup by code, so a LIKE, lower() or CASE over ServiceName runs
+ * per distinct value, not per row. */
+typedef struct memo {
+    const qr_expr *x; /* NULL: not memoised */
+    int col;
+    qr_cell *val;
+} memo;
+
+static int memo_build(memo *m, const qr_expr *x, qr_colreader *const *rd, const uint8_t *types,
+                      uint32_t nc, qr_arena *a, qr_err *e)
+{
+    memset(m, 0, sizeof *m);
+    int c = x ? qr_expr_one_col(x) : -1;
+    uint32_t nd = 0;
+    if (c < 0 || !rd[c] || types[c] == QT_MAP || !qr_colr_dict(rd[c], &nd) || nd > (1u << 20))
+        return 0;
+    const qr_slice *dict = qr_colr_dict(rd[c], &nd);
+    qr_cell *in = qr_arena_alloc(a, sizeof *in * (nd + 1));
+    const qr_cell **cols = qr_arena_alloc(a, sizeof *cols * (nc ? nc : 1));
+    if (!in || !cols)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    in[0] = (qr_cell){.null = 1};
+    for (uint32_t i = 0; i < nd; i++)
+        in[i + 1] = (qr_cell){.s = dict[i].p ? dict[i].p : "", .n = (uint32_t)dict[i].n};
+    for (uint32_t i = 0; i < nc; i++)
+        cols[i] = (int)i == c ? in : NULL;
+    qr_xbatch b = {nd + 1, nc, cols, types, NULL};
+    const qr_cell *v = qr_expr_eval(x, &b, a, e);
+    if (!v)
+        return -1;
+    m->x = x;
+    m->col = c;
+    m->val = (qr_cell *)v;
+    return 0;
+}
+
+static const qr_cell *memo_cells(const memo *m, const uint32_t *codes, uint32_t n, qr_arena *a,
+                                 qr_err *e)
+{
+    qr_cell *o = qr_arena_alloc(a, sizeof *o * (n ? n : 1));
+    if (!o) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (uint32_t j = 0; j < n; j++)
+        o[j] = m->val[codes[j]];
+    return o;
+}
+
 static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
 {
     qr_par_search *ps = jb->ps;
@@ -619,6 +681,42 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
             rc = -1;
         needc[c] = (uint8_t)need;
     }
+    /* memos: the filter, then each key, then each argument; a column read
+     * only through memos is gathered as codes, not cells */
+    qr_arena ma;
+    qr_arena_init(&ma, 64 << 10, 0);
+    qr_arena_set_ctx(&ma, ps->ctx);
+    memo mw, mk[QR_GB_MAX_KEYS], mg[QR_GB_MAX_AGGS];
+    uint8_t *cells_c = qr_qmalloc(ps->ctx, nc ? nc : 1);
+    uint32_t **codes_c = qr_qmalloc(ps->ctx, sizeof *codes_c * (nc ? nc : 1));
+    if (rc == 0 && (!cells_c || !codes_c))
+        rc = qr_qctx_nomem(ps->ctx, e);
+    if (rc == 0)
+        rc = memo_build(&mw, g->where, rd, types, nc, &ma, e);
+    for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
+        rc = memo_build(&mk[k], g->kx[k], rd, types, nc, &ma, e);
+    for (uint32_t a = 0; a < g->naggs && rc == 0; a++)
+        rc = memo_build(&mg[a], g->ax[a], rd, types, nc, &ma, e);
+    for (uint32_t c = 0; rc == 0 && c < nc; c++) { /* cells wanted unless only memos read c */
+        int other = 0;
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            other |= !g->kx[k] && g->keys[k] == (int)c;
+        for (uint32_t a = 0; a < g->naggs; a++)
+            other |= !g->ax[a] && g->arg[a] == (int)c;
+        const qr_expr *xs[1 + QR_GB_MAX_KEYS + QR_GB_MAX_AGGS];
+        const memo *ms[1 + QR_GB_MAX_KEYS + QR_GB_MAX_AGGS];
+        uint32_t nx = 0;
+        xs[nx] = g->where, ms[nx++] = &mw;
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            xs[nx] = g->kx[k], ms[nx++] = &mk[k];
+        for (uint32_t a = 0; a < g->naggs; a++)
+            xs[nx] = g->ax[a], ms[nx++] = &mg[a];
+        for (uint32_t i = 0; i < nx; i++)
+            if (xs[i] && !ms[i]->x && expr_reads(xs[i], c))
+                other = 1;
+        cells_c[c] = (uint8_t)(needc[c] && other);
+        codes_c[c] = NULL;
+    }
     qr_itsel is;
     qr_itsel_init(&is, it, (uint32_t)seg->rows);
     for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
@@ -646,7 +744,11 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
                     cc[j] = (qr_cell){.null = 1};
             } else {
                 qr_vec v;
-                if (qr_colvec_gather(rd[c], rows, n, &v, &va, e) != 0 ||
+                if (qr_colvec_gather(rd[c], rows, n, &v, &va, e) != 0)
+                    rc = -1;
+                else if (v.kind == QR_VEC_CODES)
+                    codes_c[c] = v.codes;
+                if (rc == 0 && cells_c[c] &&
                     vec_cells(rd[c], &v, ps->def->cols[c].type, n, cc, &va, &mb, e) != 0)
                     rc = -1;
             }
@@ -656,7 +758,13 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
             break;
         qr_xbatch b = {n, nc, bcols, types, NULL};
         uint32_t ns = n;
-        if (g->where) {
+        if (mw.x) {
+            const uint32_t *cd = codes_c[mw.col];
+            ns = 0;
+            for (uint32_t j = 0; j < n; j++)
+                if (!mw.val[cd[j]].null && mw.val[cd[j]].i)
+                    sel[ns++] = j;
+        } else if (g->where) {
             if (qr_expr_filter(g->where, &b, sel, &ns, &va, e) != 0) {
                 rc = -1;
                 break;
@@ -667,11 +775,15 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
         }
         const qr_cell *kv[QR_GB_MAX_KEYS], *av[QR_GB_MAX_AGGS];
         for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
-            if (!(kv[k] = g->kx[k] ? qr_expr_eval(g->kx[k], &b, &va, e) : bcols[g->keys[k]]))
+            if (!(kv[k] = mk[k].x   ? memo_cells(&mk[k], codes_c[mk[k].col], n, &va, e)
+                          : g->kx[k] ? qr_expr_eval(g->kx[k], &b, &va, e)
+                                     : bcols[g->keys[k]]))
                 rc = -1;
         for (uint32_t a = 0; a < g->naggs && rc == 0; a++) {
             av[a] = NULL;
-            if (g->ax[a] && !(av[a] = qr_expr_eval(g->ax[a], &b, &va, e)))
+            if (mg[a].x && !(av[a] = memo_cells(&mg[a], codes_c[mg[a].col], n, &va, e)))
+                rc = -1;
+            else if (!mg[a].x && g->ax[a] && !(av[a] = qr_expr_eval(g->ax[a], &b, &va, e)))
                 rc = -1;
             else if (!g->ax[a] && g->arg[a] >= 0)
                 av[a] = bcols[g->arg[a]];
@@ -730,6 +842,9 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
     qr_qfree(ps->ctx, cols);
     qr_qfree(ps->ctx, types);
     qr_qfree(ps->ctx, needc);
+    qr_qfree(ps->ctx, cells_c);
+    qr_qfree(ps->ctx, codes_c);
+    qr_arena_free(&ma);
     qr_arena_free(&va);
     gtab_free(&local);
     qr_arena_reset(ia);

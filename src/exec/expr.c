@@ -936,6 +936,27 @@ int qr_expr_filter(const qr_expr *x, const qr_xbatch *b, uint32_t *sel, uint32_t
     return 0;
 }
 
+static int one_col(const qr_expr *x, int *col)
+{
+    if (x->kind == QR_EX_SCORE)
+        return -1;
+    if (x->kind == QR_EX_COL) {
+        if (*col >= 0 && *col != (int)x->slot)
+            return -1;
+        *col = (int)x->slot;
+    }
+    for (uint32_t k = 0; k < x->nargs; k++)
+        if (one_col(x->args[k], col) != 0)
+            return -1;
+    return 0;
+}
+
+int qr_expr_one_col(const qr_expr *x)
+{
+    int col = -1;
+    return one_col(x, &col) == 0 ? col : -1;
+}
+
 int qr_expr_prepare(qr_expr *x, qr_err *e)
 {
     for (uint32_t k = 0; k < x->nargs; k++)

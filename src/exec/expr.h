@@ -152,6 +152,10 @@ int qr_tunit_parse(const char *s);
 /* SQL LIKE (escape '\'); icase folds case. 1 match, 0 not. */
 int qr_like(const char *s, size_t n, const char *pat, size_t pn, int icase);
 
+/* The one input column x reads (its slot), or -1 when it reads none, several,
+ * or the score. */
+int qr_expr_one_col(const qr_expr *x);
+
 /* Prepare nodes for evaluation (compile constant regular expressions): 0,
  * or -1 with e set (2201B for a bad pattern). */
 int qr_expr_prepare(qr_expr *x, qr_err *e);
