@@ -22,6 +22,7 @@
 #include "search/parallel.h"
 #include "sql/plan.h"
 #include "sql/run.h"
+#include "sql/union.h"
 
 /* Identity of a file replaced by rename: any change gives another value. */
 typedef struct fileid {
@@ -338,6 +339,11 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
     return rc;
 }
 
+static int run_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
+{
+    return run_select(ctx, sel, kind, out, e);
+}
+
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
 {
     qr_sql_db *db = s->db;
@@ -352,6 +358,14 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
     qr_sqlsel sel;
     int kind = 0;
+    if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
+        rc = qr_sql_union(&p, st->select_stmt, &db->cat, &a, run_arm, s, out, e);
+        pthread_rwlock_unlock(&db->catlock);
+        qr_sqlp_free(&p);
+        qr_arena_free(&a);
+        return rc;
+    }
     if (rc == 0)
         rc =
             st && qr_sql_bind(&p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;

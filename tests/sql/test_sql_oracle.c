@@ -471,6 +471,14 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "'%t%' GROUP BY 1 ORDER BY 1",
          NULL},
         {"SELECT 1 + 2 * 3, 7 / 2, 7 % 3, 'a' || 'b', coalesce(NULL, 5)", NULL},
+        /* UNION ALL, UNION */
+        {"SELECT ServiceName, count(*) AS n FROM logs WHERE SeverityText = 'ERROR' AND ServiceName "
+         "IS NOT NULL GROUP BY 1 UNION ALL SELECT 'zz total', count(*) FROM logs ORDER BY 1",
+         NULL},
+        {"SELECT ServiceName FROM logs WHERE SeverityText = 'ERROR' AND ServiceName IS NOT NULL "
+         "UNION SELECT ScopeName FROM logs WHERE SeverityNumber >= 17 AND ScopeName IS NOT NULL "
+         "ORDER BY 1 LIMIT 15",
+         NULL},
         /* dictionary keys without WHERE: the array-by-code paths */
         {"SELECT SeverityText, count(*) FROM logs GROUP BY 1 ORDER BY coalesce(SeverityText, '')",
          NULL},
