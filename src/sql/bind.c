@@ -445,8 +445,6 @@ static int unsupported(qr_binder *b, const PgQuery__SelectStmt *st, int32_t loc)
         what = st->op == PG_QUERY__SET_OPERATION__SETOP_UNION       ? "UNION"
                : st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? "INTERSECT"
                                                                     : "EXCEPT";
-    else if (st->with_clause)
-        what = "WITH (common table expressions)";
     else if (st->n_values_lists)
         what = "VALUES";
     else if (st->n_distinct_clause && st->distinct_clause[0] &&
@@ -651,6 +649,68 @@ static int add_conjuncts(const Node *n, const Node **out, uint32_t *k, uint32_t 
     return 0;
 }
 
+/* The column of a negated comparison (`col <> v`, `col NOT IN (...)`,
+ * `col NOT BETWEEN ...`, `NOT col = v`, ...) of one column, or NULL. */
+static const Node *negated_column(const Node *n)
+{
+    int neg = 0;
+    while (n && n->node_case == PG_QUERY__NODE__NODE_BOOL_EXPR &&
+           n->bool_expr->boolop == PG_QUERY__BOOL_EXPR_TYPE__NOT_EXPR && n->bool_expr->n_args == 1) {
+        neg ^= 1;
+        n = n->bool_expr->args[0];
+    }
+    if (!n || n->node_case != PG_QUERY__NODE__NODE_A_EXPR)
+        return NULL;
+    const PgQuery__AExpr *x = n->a_expr;
+    const char *op = x->n_name && x->name[0]->node_case == PG_QUERY__NODE__NODE_STRING
+                         ? x->name[x->n_name - 1]->string->sval
+                         : "";
+    int inner_neg = (x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_OP &&
+                     (!strcmp(op, "<>") || !strcmp(op, "!="))) ||
+                    (x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_IN && !strcmp(op, "<>")) ||
+                    x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NOT_BETWEEN;
+    int plain = x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_OP && strcmp(op, "@@") &&
+                strcmp(op, "##");
+    plain |= x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_IN ||
+             x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_BETWEEN ||
+             x->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NOT_BETWEEN;
+    if (!plain || !(neg ^ inner_neg))
+        return NULL;
+    const Node *l = x->lexpr;
+    if (l && l->node_case == PG_QUERY__NODE__NODE_TYPE_CAST)
+        l = l->type_cast->arg;
+    return l && l->node_case == PG_QUERY__NODE__NODE_COLUMN_REF ? l : NULL;
+}
+
+int qr_bind_null_guard(qr_binder *b, qr_sqlsel *s, uint8_t *need, const Node *n,
+                       qr_expr **guard)
+{
+    *guard = NULL;
+    const Node *cn = negated_column(n);
+    if (!cn)
+        return 0;
+    qr_xbind x = qr_bind_row_scope(b, s, "in WHERE", 0);
+    x.need = need;
+    qr_expr *col = qr_sql_expr(&x, cn);
+    if (!col)
+        return -1;
+    if (col->kind != QR_EX_COL || !qr_bind_coldef(b, (int)col->slot)->nullable)
+        return 0;
+    qr_expr *nn = qr_arena_alloc(b->a, sizeof *nn);
+    qr_expr **args = qr_arena_alloc(b->a, sizeof *args);
+    if (!nn || !args)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    memset(nn, 0, sizeof *nn);
+    nn->kind = QR_EX_ISNULL;
+    nn->type = QR_XT_BOOL;
+    nn->neg = 1;
+    nn->nargs = 1;
+    nn->args = args;
+    args[0] = col;
+    *guard = nn;
+    return 0;
+}
+
 /* WHERE: each top-level conjunct goes to the index when it can answer it,
  * else to the residual filter on column values. */
 static int bind_where(qr_binder *b, qr_sqlsel *s, const Node *w)
@@ -671,6 +731,11 @@ static int bind_where(qr_binder *b, qr_sqlsel *s, const Node *w)
         qr_query *q = qr_sql_where(&wb, cj[i]);
         if (q) {
             ix[nix++] = q;
+            qr_expr *guard = NULL;
+            if (qr_bind_null_guard(b, s, s->need, cj[i], &guard) != 0)
+                return -1;
+            if (guard)
+                rest[nrest++] = guard;
             continue;
         }
         if (strcmp(we.code, QR_E_FEATURE)) { /* a real error: bad literal, unknown column */
@@ -937,6 +1002,8 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
     if (unsupported(&b, st, -1) != 0)
         return -1;
     if (st->n_from_clause == 0) { /* SELECT 1, SELECT version() */
+        if (st->with_clause)
+            return qr_errf(e, QR_E_FEATURE, "WITH without FROM is not supported");
         if (st->where_clause || st->n_group_clause || st->having_clause || st->n_distinct_clause)
             return qr_errf(e, QR_E_FEATURE,
                            "SELECT without FROM takes a select list only (and ORDER BY, LIMIT)");
@@ -963,7 +1030,8 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
                    : 0;
     }
     const Node *from = st->from_clause[0];
-    if (st->n_from_clause > 1 || from->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR) {
+    if (st->n_from_clause > 1 || from->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR ||
+        from->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT || st->with_clause) {
         if (qr_bind_from_join(&b, s, st, c) != 0)
             return -1;
         return bind_tail(&b, s, st);

@@ -118,6 +118,8 @@ typedef struct qr_sqlsel {
         int has_where;
         qr_expr *rest;
         uint8_t kind;                  /* 0 inner, 1 left (entries r >= 1) */
+        struct qr_sqlsel *sub;         /* a subquery in FROM or a WITH query: its rows */
+        int sub_kind;                  /* its plan */
         uint32_t nkeys;                /* equal keys with the entries before it */
         qr_expr *lkey[4], *rkey[4];    /* joined slots / the entry's own slots */
     } rng[QR_SQL_MAX_RANGES];
@@ -200,6 +202,11 @@ qr_expr *qr_sql_expr(qr_xbind *x, const PgQuery__Node *n);
 qr_xbind qr_bind_row_scope(qr_binder *b, struct qr_sqlsel *s, const char *where, int score);
 /* The same, the value must be boolean (what: "WHERE", "HAVING"). */
 qr_expr *qr_sql_bool_expr(qr_xbind *x, const PgQuery__Node *n, const char *what);
+/* For an index predicate n that negates a comparison of a nullable column
+ * (`col <> v`, NOT IN, NOT BETWEEN): *guard = `col IS NOT NULL` (the index's
+ * NOT keeps NULL rows, SQL's does not), else NULL. need marks the column. */
+int qr_bind_null_guard(qr_binder *b, struct qr_sqlsel *s, uint8_t *need, const PgQuery__Node *n,
+                       qr_expr **guard);
 /* 1 when a and b are the same expression. */
 int qr_expr_same(const qr_expr *a, const qr_expr *b);
 #endif

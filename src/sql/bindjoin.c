@@ -17,20 +17,22 @@
 #include <string.h>
 
 #include "sql/bind.h"
+#include "sql/plan.h"
 
 typedef PgQuery__Node Node;
 
 enum { MAXC = 256 };
 
 /* The entries of the FROM clause, left-deep; ons[r] / kinds[r] for r >= 1. */
-static int collect(qr_binder *b, const Node *n, const PgQuery__RangeVar **rv, const Node **ons,
+static int collect(qr_binder *b, const Node *n, const Node **rv, const Node **ons,
                    uint8_t *kinds, const PgQuery__JoinExpr **using, uint32_t *nr)
 {
-    if (n->node_case == PG_QUERY__NODE__NODE_RANGE_VAR) {
+    if (n->node_case == PG_QUERY__NODE__NODE_RANGE_VAR ||
+        n->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT) {
         if (*nr == QR_SQL_MAX_RANGES)
-            return qr_bind_fail(b, n->range_var->location, QR_E_FEATURE,
+            return qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE,
                                 "at most %d tables in one FROM", QR_SQL_MAX_RANGES);
-        rv[*nr] = n->range_var;
+        rv[*nr] = n;
         ons[*nr] = NULL;
         kinds[*nr] = 0;
         using[*nr] = NULL;
@@ -41,7 +43,8 @@ static int collect(qr_binder *b, const Node *n, const PgQuery__RangeVar **rv, co
         return qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE, "%s in FROM is not supported yet",
                             qr_node_what(n));
     const PgQuery__JoinExpr *j = n->join_expr;
-    if (j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR)
+    if (j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_VAR &&
+        j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_SUBSELECT)
         return qr_bind_fail(b, qr_node_loc(j->rarg), QR_E_FEATURE,
                             "a join's right side must be a table (joins nest to the left)");
     if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
@@ -159,6 +162,8 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
             continue;
         if (on_left ? on != r : s->rng[r].kind != 0) /* the inner side of a LEFT JOIN */
             continue;
+        if (s->rng[r].sub) /* a subquery's rows have no index: a residual */
+            continue;
         qr_err_clear(&we);
         qr_binder ob = one(b, sc, r, &we);
         qr_query *q = qr_sql_where(&ob, n);
@@ -171,8 +176,14 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
             hq = q;
         }
     }
-    if (hit >= 0)
-        return add_filter(b, s, (uint32_t)hit, hq);
+    if (hit >= 0) {
+        qr_binder ob = one(b, sc, (uint32_t)hit, b->e);
+        qr_expr *guard = NULL;
+        if (add_filter(b, s, (uint32_t)hit, hq) != 0 ||
+            qr_bind_null_guard(&ob, s, s->need + sc->r[hit].base, n, &guard) != 0)
+            return -1;
+        return guard ? add_and(b, &s->rng[hit].rest, guard) : 0;
+    }
     if (!full) {
         *b->e = xe;
         return -1;
@@ -235,10 +246,70 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
     return add_and(b, &s->rest, full);
 }
 
+/* The stored type of a subquery's output column i (what its result holds:
+ * doubles become float64 columns). */
+static int item_type(const qr_sqlsel *sub, uint32_t i)
+{
+    const qr_sqlitem *it = &sub->items[i];
+    if (it->kind == QR_SI_BM25)
+        return QT_FLOAT64;
+    if (it->kind == QR_SI_COL) {
+        qr_binder tb = {0};
+        tb.def = sub->def;
+        tb.scope = sub->def ? NULL : &sub->scope;
+        return qr_bind_coldef(&tb, it->col)->type;
+    }
+    const qr_expr *x = it->x;
+    if (x->kind == QR_EX_COL && !(x->type == QR_XT_FLOAT && x->ctype != QT_FLOAT64))
+        return x->ctype;
+    return x->type == QR_XT_FLOAT ? QT_FLOAT64 : qr_xtype_ctype(x->type);
+}
+
+/* Entry r is a subquery (in FROM, or a WITH query named in FROM): bound and
+ * planned now, its output columns the entry's columns. */
+static int bind_derived(qr_binder *b, qr_sqlsel *s, uint32_t r, const Node *query,
+                        const char *name, const PgQuery__Alias *alias, const qr_catalog *c,
+                        int32_t loc)
+{
+    if (!query || query->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+        return qr_bind_fail(b, loc, QR_E_FEATURE, "a subquery in FROM must be a SELECT");
+    qr_sqlsel *sub = qr_arena_alloc(b->a, sizeof *sub);
+    qr_tabdef *d = qr_arena_alloc(b->a, sizeof *d);
+    if (!sub || !d)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    if (qr_sql_bind(b->p, query, c, sub, b->a, b->e) != 0 ||
+        qr_sql_plan(sub, &s->rng[r].sub_kind, b->e) != 0)
+        return -1;
+    if (sub->explain)
+        return qr_bind_fail(b, loc, QR_E_SYNTAX, "EXPLAIN cannot be a subquery");
+    memset(d, 0, sizeof *d);
+    d->name = (char *)name;
+    d->sort_col = d->extra_col = -1;
+    d->ncols = sub->nitems;
+    d->cols = qr_arena_alloc(b->a, sizeof *d->cols * (sub->nitems ? sub->nitems : 1));
+    if (!d->cols)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    if (alias && alias->n_colnames > sub->nitems)
+        return qr_bind_fail(b, loc, QR_E_SYNTAX, "\"%s\" has %u columns available but more were "
+                            "named", name, sub->nitems);
+    for (uint32_t i = 0; i < sub->nitems; i++) {
+        const char *cn = alias && i < alias->n_colnames &&
+                                 alias->colnames[i]->node_case == PG_QUERY__NODE__NODE_STRING
+                             ? alias->colnames[i]->string->sval
+                             : sub->items[i].name;
+        d->cols[i] = (qr_coldef){(char *)cn, (uint8_t)item_type(sub, i), 1, QR_TS_RFC3339};
+    }
+    s->rng[r].sub = sub;
+    s->scope.r[r].def = d;
+    s->scope.r[r].relname = name;
+    s->scope.r[r].alias = NULL;
+    return 0;
+}
+
 int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
                       const qr_catalog *c)
 {
-    const PgQuery__RangeVar *rv[QR_SQL_MAX_RANGES];
+    const Node *rv[QR_SQL_MAX_RANGES];
     const Node *ons[QR_SQL_MAX_RANGES];
     const PgQuery__JoinExpr *usings[QR_SQL_MAX_RANGES];
     uint8_t kinds[QR_SQL_MAX_RANGES];
@@ -248,35 +319,62 @@ int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
             return -1;
     qr_sqlscope *sc = &s->scope;
     memset(sc, 0, sizeof *sc);
+    const PgQuery__WithClause *w = st->with_clause;
+    if (w && w->recursive)
+        return qr_bind_fail(b, w->location, QR_E_FEATURE, "WITH RECURSIVE is not supported");
     for (uint32_t r = 0; r < nr; r++) {
-        if (rv[r]->schemaname && rv[r]->schemaname[0])
-            return qr_bind_fail(b, rv[r]->location, QR_E_FEATURE,
-                                "schema-qualified table names are not supported");
-        int q[1];
-        qr_bind_quoted_parts(b->p, rv[r]->location, q, 1);
-        const qr_tabdef *def = qr_catalog_find(c, rv[r]->relname);
-        if (def && q[0] && strcmp(def->name, rv[r]->relname))
-            def = NULL;
-        if (!def)
-            return qr_bind_fail(b, rv[r]->location, QR_E_UNDEFINED_TABLE,
-                                "relation \"%s\" does not exist", rv[r]->relname);
-        const char *alias = rv[r]->alias && rv[r]->alias->aliasname &&
-                                    rv[r]->alias->aliasname[0]
-                                ? rv[r]->alias->aliasname
-                                : NULL;
+        int32_t loc = qr_node_loc(rv[r]);
+        const char *alias = NULL;
+        if (rv[r]->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT) {
+            const PgQuery__RangeSubselect *rs = rv[r]->range_subselect;
+            if (rs->lateral)
+                return qr_bind_fail(b, loc, QR_E_FEATURE, "LATERAL is not supported");
+            if (!rs->alias || !rs->alias->aliasname)
+                return qr_bind_fail(b, loc, QR_E_SYNTAX, "a subquery in FROM must have an alias");
+            if (bind_derived(b, s, r, rs->subquery, rs->alias->aliasname, rs->alias, c, loc) != 0)
+                return -1;
+            alias = rs->alias->aliasname;
+        } else {
+            const PgQuery__RangeVar *v = rv[r]->range_var;
+            if (v->schemaname && v->schemaname[0])
+                return qr_bind_fail(b, v->location, QR_E_FEATURE,
+                                    "schema-qualified table names are not supported");
+            const PgQuery__CommonTableExpr *cte = NULL;
+            for (size_t k = 0; w && k < w->n_ctes && !cte; k++)
+                if (w->ctes[k]->node_case == PG_QUERY__NODE__NODE_COMMON_TABLE_EXPR &&
+                    !strcmp(w->ctes[k]->common_table_expr->ctename, v->relname))
+                    cte = w->ctes[k]->common_table_expr;
+            alias = v->alias && v->alias->aliasname && v->alias->aliasname[0] ? v->alias->aliasname
+                                                                              : NULL;
+            if (cte) {
+                if (bind_derived(b, s, r, cte->ctequery, v->relname, NULL, c, v->location) != 0)
+                    return -1;
+                sc->r[r].alias = alias;
+            } else {
+                int q[1];
+                qr_bind_quoted_parts(b->p, v->location, q, 1);
+                const qr_tabdef *def = qr_catalog_find(c, v->relname);
+                if (def && q[0] && strcmp(def->name, v->relname))
+                    def = NULL;
+                if (!def)
+                    return qr_bind_fail(b, v->location, QR_E_UNDEFINED_TABLE,
+                                        "relation \"%s\" does not exist", v->relname);
+                sc->r[r].def = def;
+                sc->r[r].relname = v->relname;
+                sc->r[r].alias = alias;
+            }
+            alias = alias ? alias : v->relname;
+        }
         for (uint32_t k = 0; k < r; k++) {
             const char *n1 = sc->r[k].alias ? sc->r[k].alias : sc->r[k].relname;
-            if (!strcmp(n1, alias ? alias : rv[r]->relname))
-                return qr_bind_fail(b, rv[r]->location, "42712",
+            if (!strcmp(n1, alias))
+                return qr_bind_fail(b, loc, "42712",
                                     "table name \"%s\" specified more than once (give each an "
                                     "alias)",
                                     n1);
         }
-        sc->r[r].def = def;
-        sc->r[r].relname = rv[r]->relname;
-        sc->r[r].alias = alias;
         sc->r[r].base = sc->nslots;
-        sc->nslots += def->ncols;
+        sc->nslots += sc->r[r].def->ncols;
         s->rng[r].kind = kinds[r];
     }
     sc->n = nr;
@@ -342,7 +440,7 @@ int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
             return -1;
     for (uint32_t r = 1; r < nr; r++)
         if (!s->rng[r].nkeys)
-            return qr_bind_fail(b, rv[r]->location, QR_E_FEATURE,
+            return qr_bind_fail(b, qr_node_loc(rv[r]), QR_E_FEATURE,
                                 "table \"%s\" is joined without an equal key (cross joins are not "
                                 "supported)",
                                 sc->r[r].alias ? sc->r[r].alias : sc->r[r].relname);

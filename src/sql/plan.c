@@ -16,7 +16,10 @@ int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
     int distinct = 0;
     for (uint32_t i = 0; i < s->naggs; i++)
         distinct |= s->aggs[i].distinct;
-    if (s->scope.n >= 2 || distinct) {
+    int derived = 0;
+    for (uint32_t r = 0; r < s->scope.n; r++)
+        derived |= s->rng[r].sub != NULL;
+    if (s->scope.n >= 2 || distinct || derived) {
         if (has_bm25)
             return qr_errf(e, QR_E_FEATURE, "bm25() is not available in a join or with "
                                             "count(DISTINCT)");
@@ -77,10 +80,13 @@ static void columns(const qr_sqlsel *s, char *t, size_t n)
 {
     size_t w = 0;
     t[0] = 0;
+    qr_binder b = {0};
+    b.def = s->def;
+    b.scope = s->def ? NULL : &s->scope;
     for (uint32_t i = 0; i < s->nitems && w + 1 < n; i++)
         if (s->items[i].kind == QR_SI_COL)
             w += (size_t)snprintf(t + w, n - w, "%s%s", w ? ", " : "",
-                                  s->def->cols[s->items[i].col].name);
+                                  qr_bind_coldef(&b, s->items[i].col)->name);
     if (!w)
         snprintf(t, n, "(none)");
 }
@@ -156,10 +162,14 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
                      s->rng[r].kind ? " LEFT" : "", s->rng[r].nkeys,
                      s->rng[r].nkeys == 1 ? "" : "s",
                      s->scope.r[r].alias ? s->scope.r[r].alias : s->scope.r[r].relname);
-            line(out, "    IndexScan on %s%s%s: every match, the columns used", d->name,
-                 s->scope.n && s->scope.r[r].alias ? " " : "",
-                 s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "");
-            line(out, "      index filter: %s", hw ? fl : "(all rows)");
+            if (s->scope.n && s->rng[r].sub) {
+                line(out, "    Subquery %s: its rows (planned on its own)", d->name);
+            } else {
+                line(out, "    IndexScan on %s%s%s: every match, the columns used", d->name,
+                     s->scope.n && s->scope.r[r].alias ? " " : "",
+                     s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "");
+                line(out, "      index filter: %s", hw ? fl : "(all rows)");
+            }
             if (s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
                 line(out, "      residual filter: on column values of the matches");
         }

@@ -207,6 +207,38 @@ static void rel_keep(rel *r, const uint32_t *sel, uint64_t base_row, uint32_t n,
     *w += n;
 }
 
+/* Entry r's residual filter over R (its own slots, base..), in place. */
+static int entry_residual(const qr_tabdef *def, const qr_expr *rest, uint32_t base, rel *R,
+                          qr_err *e)
+{
+    qr_arena a;
+    qr_arena_init(&a, 64 << 10, 0);
+    qr_arena_set_ctx(&a, R->ctx);
+    uint32_t *sel = qr_qmalloc(R->ctx, sizeof *sel * BATCH);
+    const qr_cell **cols = qr_qmalloc(R->ctx, sizeof *cols * (R->nslots ? R->nslots : 1));
+    int rc = sel && cols ? 0 : qr_qctx_nomem(R->ctx, e);
+    uint64_t w = 0;
+    for (uint64_t at = 0; at < R->n && rc == 0; at += BATCH) {
+        uint32_t n = (uint32_t)(R->n - at < BATCH ? R->n - at : BATCH), ns = 0;
+        qr_arena_reset(&a);
+        qr_xbatch b = rel_batch(R, at, n, cols);
+        b.cols += base;
+        b.types += base;
+        b.ncols = def->ncols;
+        rc = qr_expr_filter(rest, &b, sel, &ns, &a, e);
+        if (rc == 0)
+            rel_keep(R, sel, at, ns, &w);
+    }
+    R->n = w;
+    qr_qfree(R->ctx, sel);
+    qr_qfree(R->ctx, cols);
+    qr_arena_free(&a);
+    return rc;
+}
+
+static int import_entry(const qr_tabdef *def, const qr_result *sub, const qr_expr *rest,
+                        const uint8_t *need, uint32_t base, rel *R, qr_err *e);
+
 /* Entry r (table def, slots base..) scanned into R: its matches, its
  * needed columns, its residual applied. */
 static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_expr *rest,
@@ -228,30 +260,38 @@ static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_exp
     qr_par_free(&ps);
     if (rc != 0 || !rest)
         return rc;
-    /* the residual reads the entry's own slots: a batch view shifted by base */
-    qr_arena a;
-    qr_arena_init(&a, 64 << 10, 0);
-    qr_arena_set_ctx(&a, R->ctx);
-    uint32_t *sel = qr_qmalloc(R->ctx, sizeof *sel * BATCH);
-    const qr_cell **cols = qr_qmalloc(R->ctx, sizeof *cols * (R->nslots ? R->nslots : 1));
-    rc = sel && cols ? 0 : qr_qctx_nomem(R->ctx, e);
-    uint64_t w = 0;
-    for (uint64_t at = 0; at < R->n && rc == 0; at += BATCH) {
-        uint32_t n = (uint32_t)(R->n - at < BATCH ? R->n - at : BATCH), ns = 0;
-        qr_arena_reset(&a);
-        qr_xbatch b = rel_batch(R, at, n, cols);
-        b.cols += base;
-        b.types += base;
-        b.ncols = def->ncols;
-        rc = qr_expr_filter(rest, &b, sel, &ns, &a, e);
-        if (rc == 0)
-            rel_keep(R, sel, at, ns, &w);
+    return entry_residual(def, rest, base, R, e);
+}
+
+/* Entry r's rows from its subquery's result: the needed columns, cells in
+ * the stored domain of def's column types (doubles of FLOAT columns to
+ * their ordered form); the bytes copied into the relation's arena. */
+static int import_entry(const qr_tabdef *def, const qr_result *sub, const qr_expr *rest,
+                        const uint8_t *need, uint32_t base, rel *R, qr_err *e)
+{
+    for (uint32_t c = 0; c < def->ncols; c++) {
+        if (!need[c])
+            continue;
+        qr_cell *o = new_col(R->ctx, sub->nrows, e);
+        if (!o)
+            return -1;
+        R->col[base + c] = o;
+        int k = sub->cols[c].kind;
+        for (uint64_t i = 0; i < sub->nrows; i++) {
+            qr_cell v = qr_result_row(sub, i)[c];
+            if (!v.null && k == QR_RK_FLOAT)
+                v.i = qr_num_from_f64(v.f);
+            else if (!v.null && (k == QR_RK_TEXT || k == QR_RK_JSON)) {
+                char *p = qr_arena_memdup(R->a, v.n ? v.s : "", v.n ? v.n : 1);
+                if (!p)
+                    return qr_errf(e, QR_E_NOMEM, "out of memory reading a subquery's rows");
+                v.s = p;
+            }
+            o[i] = v;
+        }
     }
-    R->n = w;
-    qr_qfree(R->ctx, sel);
-    qr_qfree(R->ctx, cols);
-    qr_arena_free(&a);
-    return rc;
+    R->n = sub->nrows;
+    return rest ? entry_residual(def, rest, base, R, e) : 0;
 }
 
 /* J := J joined with T (entry k) on entry k's keys. */
@@ -454,11 +494,13 @@ static int finish(const qr_sqlsel *s, rel *J, uint32_t nslots, const qr_expr *re
     return rc;
 }
 
-static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs, qr_pool *pool,
-                    int threads, qr_result *out, qr_err *e);
+static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs,
+                    qr_result *const *derived, qr_pool *pool, int threads, qr_result *out,
+                    qr_err *e);
 
-int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs, qr_pool *pool,
-                    int threads, qr_result *out, qr_err *e)
+int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs,
+                    qr_result *const *derived, qr_pool *pool, int threads, qr_result *out,
+                    qr_err *e)
 {
     qr_expr *t[QR_RUN_MAX_TREES];
     uint32_t nt = qr_run_trees(s, t);
@@ -466,14 +508,15 @@ int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
     for (uint32_t i = 0; i < nt && rc == 0; i++)
         rc = qr_expr_prepare(t[i], e);
     if (rc == 0)
-        rc = run_join(s, refs, nsegs, pool, threads, out, e);
+        rc = run_join(s, refs, nsegs, derived, pool, threads, out, e);
     for (uint32_t i = 0; i < nt; i++)
         qr_expr_free_tree(t[i]);
     return rc;
 }
 
-static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs, qr_pool *pool,
-                    int threads, qr_result *out, qr_err *e)
+static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs,
+                    qr_result *const *derived, qr_pool *pool, int threads, qr_result *out,
+                    qr_err *e)
 {
     qr_qctx *ctx = out->ctx;
     uint32_t n = s->scope.n ? s->scope.n : 1;
@@ -500,8 +543,10 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
         const qr_expr *rest = s->scope.n ? s->rng[r].rest : s->rest;
         int64_t t0 = qr_qctx_now_ns();
         if (r == 0) {
-            rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
-                            threads, &J, e);
+            rc = derived && derived[r]
+                     ? import_entry(def, derived[r], rest, s->need + base, base, &J, e)
+                     : scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
+                                  threads, &J, e);
             if (s->stats && r < 8) {
                 s->stats->ent_rows[r] = J.n;
                 s->stats->t_ent[r] = qr_qctx_now_ns() - t0;
@@ -514,8 +559,10 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
         rc = T.col ? 0 : qr_qctx_nomem(ctx, e);
         if (rc == 0) {
             memset(T.col, 0, sizeof *T.col * nslots);
-            rc = scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r], pool,
-                            threads, &T, e);
+            rc = derived && derived[r]
+                     ? import_entry(def, derived[r], rest, s->need + base, base, &T, e)
+                     : scan_entry(def, filter, rest, s->need + base, base, refs[r], nsegs[r],
+                                  pool, threads, &T, e);
         }
         int64_t t1 = qr_qctx_now_ns();
         if (rc == 0)

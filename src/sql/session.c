@@ -311,8 +311,18 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
     qr_segref **refs[QR_SQL_MAX_RANGES] = {0};
     uint32_t ns[QR_SQL_MAX_RANGES] = {0};
     int held[QR_SQL_MAX_RANGES] = {0};
+    qr_result *sub[QR_SQL_MAX_RANGES] = {0};
     int rc = 0;
     for (uint32_t r = 0; r < n && rc == 0; r++) {
+        if (sel->scope.n && sel->rng[r].sub) { /* a subquery: its rows first */
+            if (!(sub[r] = qr_qmalloc(out->ctx, sizeof *sub[r]))) {
+                rc = qr_qctx_nomem(out->ctx, e);
+                break;
+            }
+            qr_result_init(sub[r], out->ctx);
+            rc = run_select(s, sel->rng[r].sub, sel->rng[r].sub_kind, sub[r], e);
+            continue;
+        }
         const char *name = sel->scope.n ? sel->scope.r[r].def->name : sel->def->name;
         if (!(t[r] = table_snap(db, name, e))) {
             rc = -1;
@@ -327,8 +337,13 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
     }
     if (rc == 0)
         rc = kind == QR_PLAN_JOIN
-                 ? qr_sql_run_join(sel, refs, ns, db->pool, threads, out, e)
+                 ? qr_sql_run_join(sel, refs, ns, sub, db->pool, threads, out, e)
                  : qr_sql_run(sel, kind, refs[0], ns[0], db->pool, threads, out, e);
+    for (uint32_t r = 0; r < n; r++)
+        if (sub[r]) {
+            qr_result_free(sub[r]);
+            qr_qfree(out->ctx, sub[r]);
+        }
     for (uint32_t r = 0; r < n; r++) {
         if (held[r])
             qr_segcache_release_all(refs[r], ns[r]);
