@@ -112,8 +112,10 @@ int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
             matched = 1;
             if (add_pair(ctx, li, ri, np, &cap, i, j) != 0)
                 rc = qr_qctx_nomem(ctx, e);
+            if (left == 2) /* semi: once */
+                break;
         }
-        if (rc == 0 && left && !matched && add_pair(ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
+        if (rc == 0 && left == 1 && !matched && add_pair(ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
             rc = qr_qctx_nomem(ctx, e);
     }
     qr_qfree(ctx, head);

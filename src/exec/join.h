@@ -5,8 +5,9 @@
  * order, and each match gives one pair (L row, R row). So the pairs keep
  * L's order, and R's order among one L row's matches. Keys compare by type
  * (text and JSON bytewise, doubles by value with -0 equal to 0); a NULL key
- * matches nothing (SQL). With `left`, an L row without a match gives one
- * pair with R row UINT64_MAX (LEFT JOIN: R's columns NULL).
+ * matches nothing (SQL). With left = 1, an L row without a match gives one
+ * pair with R row UINT64_MAX (LEFT JOIN: R's columns NULL); with left = 2,
+ * an L row gives one pair at most (its first match: a semi join, IN).
  *
  * The pairs (*li, *ri: np entries, qr_qmalloc'ed from ctx, freed by the
  * caller with qr_qfree) let the caller gather only the columns it reads.

@@ -1030,8 +1030,21 @@ int qr_sql_bind(const qr_sqlparse *p, const Node *stmt, const qr_catalog *c, qr_
                    : 0;
     }
     const Node *from = st->from_clause[0];
+    int in_sub = 0; /* x IN (SELECT ...) among the WHERE terms: a semi join */
+    for (const Node *w = st->where_clause; w && !in_sub;) {
+        if (w->node_case == PG_QUERY__NODE__NODE_SUB_LINK) {
+            in_sub = 1;
+        } else if (w->node_case == PG_QUERY__NODE__NODE_BOOL_EXPR &&
+                   w->bool_expr->boolop == PG_QUERY__BOOL_EXPR_TYPE__AND_EXPR) {
+            for (size_t i = 0; i < w->bool_expr->n_args; i++)
+                in_sub |= w->bool_expr->args[i]->node_case == PG_QUERY__NODE__NODE_SUB_LINK;
+            break;
+        } else {
+            break;
+        }
+    }
     if (st->n_from_clause > 1 || from->node_case == PG_QUERY__NODE__NODE_JOIN_EXPR ||
-        from->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT || st->with_clause) {
+        from->node_case == PG_QUERY__NODE__NODE_RANGE_SUBSELECT || st->with_clause || in_sub) {
         if (qr_bind_from_join(&b, s, st, c) != 0)
             return -1;
         return bind_tail(&b, s, st);

@@ -117,7 +117,7 @@ typedef struct qr_sqlsel {
         qr_query *filter;
         int has_where;
         qr_expr *rest;
-        uint8_t kind;                  /* 0 inner, 1 left (entries r >= 1) */
+        uint8_t kind;                  /* 0 inner, 1 left, 2 semi (entries r >= 1) */
         struct qr_sqlsel *sub;         /* a subquery in FROM or a WITH query: its rows */
         int sub_kind;                  /* its plan */
         uint32_t nkeys;                /* equal keys with the entries before it */

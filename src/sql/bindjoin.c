@@ -306,6 +306,72 @@ static int bind_derived(qr_binder *b, qr_sqlsel *s, uint32_t r, const Node *quer
     return 0;
 }
 
+/* `x IN (SELECT y ...)`: a semi join with the subquery as one more entry
+ * (each row of the others kept once when its x is among the y). 1 done, 0
+ * not such a term, -1 error. */
+static int semi_join(qr_binder *b, qr_sqlsel *s, const Node *n, const qr_catalog *c)
+{
+    if (!n || n->node_case != PG_QUERY__NODE__NODE_SUB_LINK)
+        return 0;
+    const PgQuery__SubLink *sl = n->sub_link;
+    if (sl->sub_link_type != PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK || !sl->testexpr ||
+        (sl->n_oper_name && (sl->oper_name[0]->node_case != PG_QUERY__NODE__NODE_STRING ||
+                             strcmp(sl->oper_name[sl->n_oper_name - 1]->string->sval, "="))))
+        return qr_bind_fail(b, sl->location, QR_E_FEATURE,
+                            "this subquery is not supported yet (x IN (SELECT ...) is)");
+    qr_sqlscope *sc = &s->scope;
+    uint32_t r = sc->n;
+    if (r == QR_SQL_MAX_RANGES)
+        return qr_bind_fail(b, sl->location, QR_E_FEATURE, "at most %d tables and subqueries",
+                            QR_SQL_MAX_RANGES);
+    /* the tested value, over the entries before */
+    qr_xbind xl = qr_bind_row_scope(b, s, "in IN (...)", 0);
+    qr_expr *l = qr_sql_expr(&xl, sl->testexpr);
+    if (!l)
+        return -1;
+    char *name = qr_arena_alloc(b->a, 32);
+    if (!name)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    snprintf(name, 32, "in_subquery_%u", r);
+    if (bind_derived(b, s, r, sl->subselect, name, NULL, c, sl->location) != 0)
+        return -1;
+    const qr_tabdef *d = sc->r[r].def;
+    if (d->ncols != 1)
+        return qr_bind_fail(b, sl->location, QR_E_SYNTAX,
+                            "subquery has %s columns (IN takes one)", d->ncols ? "too many" : "no");
+    qr_expr *k = qr_arena_alloc(b->a, sizeof *k);
+    if (!k)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    memset(k, 0, sizeof *k);
+    k->kind = QR_EX_COL;
+    k->type = (uint8_t)qr_xtype_of_col(d->cols[0].type);
+    k->ctype = d->cols[0].type;
+    k->loc = sl->location;
+    int lt = l->type, rt = k->type;
+    if (!(lt == rt || ((lt == QR_XT_TEXT || lt == QR_XT_JSON) &&
+                       (rt == QR_XT_TEXT || rt == QR_XT_JSON))))
+        return qr_bind_fail(b, sl->location, "42883", "IN compares %s with the subquery's %s",
+                            qr_xtype_name(lt), qr_xtype_name(rt));
+    /* the new entry's slots: after every other (need grows with it) */
+    uint32_t old = sc->nslots;
+    uint8_t *need = qr_arena_alloc(b->a, old + 1);
+    if (!need)
+        return qr_errf(b->e, QR_E_NOMEM, "out of memory");
+    memcpy(need, s->need, old);
+    need[old] = 1;
+    s->need = need;
+    sc->r[r].base = old;
+    sc->nslots = old + 1;
+    sc->n = r + 1;
+    s->rng[r].kind = 2; /* semi */
+    s->rng[r].lkey[0] = l;
+    s->rng[r].rkey[0] = k;
+    s->rng[r].nkeys = 1;
+    if (!(s->rng[r].filter = qr_q_all(b->a, b->e)))
+        return -1;
+    return 1;
+}
+
 int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
                       const qr_catalog *c)
 {
@@ -435,9 +501,13 @@ int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
     if (nc == MAXC)
         return qr_bind_fail(b, qr_node_loc(st->where_clause), QR_E_TOO_LONG,
                             "at most %d AND terms", MAXC);
-    for (uint32_t i = 0; i < nc; i++)
-        if (place(b, s, cj[i], 0, 0) != 0)
+    for (uint32_t i = 0; i < nc; i++) {
+        int r = semi_join(b, s, cj[i], c);
+        if (r < 0)
             return -1;
+        if (r == 0 && place(b, s, cj[i], 0, 0) != 0)
+            return -1;
+    }
     for (uint32_t r = 1; r < nr; r++)
         if (!s->rng[r].nkeys)
             return qr_bind_fail(b, qr_node_loc(rv[r]), QR_E_FEATURE,

@@ -146,7 +146,7 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
         if (s->norder || s->limit != UINT64_MAX || s->offset)
             line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
         if (s->grouped)
-            line(out, "HashAggregate%s (cells; count(DISTINCT) by (group, value) pairs)",
+            line(out, "HashAggregate%s (over cells)",
                  s->ngroup ? " by the GROUP BY keys" : " (one group)");
         if (s->rest && s->scope.n)
             line(out, "  Filter on joined rows");
@@ -159,7 +159,8 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             qr_query_print(f, fl, sizeof fl);
             if (r > 0)
                 line(out, "  HashJoin%s on %u equal key%s (build: %s)",
-                     s->rng[r].kind ? " LEFT" : "", s->rng[r].nkeys,
+                     s->rng[r].kind == 1 ? " LEFT" : s->rng[r].kind == 2 ? " SEMI (IN)" : "",
+                     s->rng[r].nkeys,
                      s->rng[r].nkeys == 1 ? "" : "s",
                      s->scope.r[r].alias ? s->scope.r[r].alias : s->scope.r[r].relname);
             if (s->scope.n && s->rng[r].sub) {

@@ -494,6 +494,14 @@ static void test_sql_expressions_equal_sqlite(void **st)
         {"SELECT t.k, count(*) FROM (SELECT SeverityNumber / 4 AS k FROM logs WHERE SeverityNumber "
          "IS NOT NULL) t GROUP BY 1 ORDER BY 1",
          NULL},
+        /* IN (SELECT ...): a semi join */
+        {"SELECT ServiceName, count(*) FROM logs WHERE TraceId IN (SELECT TraceId FROM logs WHERE "
+         "ServiceName = 'checkout' AND TraceId <> '') AND ServiceName IS NOT NULL GROUP BY 1 ORDER "
+         "BY 2 DESC, 1",
+         NULL},
+        {"SELECT count(*) FROM logs WHERE SeverityNumber >= 13 AND ServiceName IN (SELECT "
+         "ServiceName FROM logs WHERE SeverityText = 'ERROR')",
+         NULL},
         /* UNION ALL, UNION */
         {"SELECT ServiceName, count(*) AS n FROM logs WHERE SeverityText = 'ERROR' AND ServiceName "
          "IS NOT NULL GROUP BY 1 UNION ALL SELECT 'zz total', count(*) FROM logs ORDER BY 1",
