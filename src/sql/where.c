@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "analysis/tokenizer.h"
 #include "sql/bind.h"
@@ -613,6 +614,46 @@ static qr_query *between(qr_binder *b, const PgQuery__AExpr *x, int neg)
     return neg ? not_of(b, q) : q;
 }
 
+/* `t @@@ 'query'` (t the table, its alias, or any of its columns): the
+ * query in `quarry search` syntax (docs/SEARCH.md), fields and all. */
+static qr_query *search_syntax(qr_binder *b, const PgQuery__AExpr *x)
+{
+    const Node *l = x->lexpr;
+    if (!l || l->node_case != PG_QUERY__NODE__NODE_COLUMN_REF) {
+        qr_bind_fail(b, qr_node_loc(l), QR_E_FEATURE,
+                     "@@@ takes the table (or a column) on its left: t @@@ 'query'");
+        return NULL;
+    }
+    const PgQuery__ColumnRef *cr = l->column_ref;
+    const char *nm = cr->n_fields == 1 ? str_of(cr->fields[0]) : NULL;
+    int is_table = nm && ((b->alias && !strcmp(nm, b->alias)) ||
+                          (!b->alias && !strcasecmp(nm, b->def->name)));
+    if (!is_table) {
+        qr_err tmp;
+        qr_binder tb = *b;
+        tb.e = &tmp;
+        if (qr_bind_column(&tb, cr) < 0) {
+            qr_bind_fail(b, cr->location, QR_E_UNDEFINED_COLUMN,
+                         "@@@ takes the table, its alias or one of its columns on its left");
+            return NULL;
+        }
+    }
+    const char *q = string_lit(x->rexpr);
+    if (!q) {
+        qr_bind_fail(b, qr_node_loc(x->rexpr), QR_E_DATATYPE,
+                     "@@@ takes a string in quarry search syntax on its right");
+        return NULL;
+    }
+    qr_err pe;
+    qr_err_clear(&pe);
+    qr_query *t = qr_query_parse_for(b->def, q, strlen(q), b->a, &pe);
+    if (!t) {
+        qr_bind_fail(b, qr_node_loc(x->rexpr), pe.code[0] ? pe.code : QR_E_SYNTAX, "%s", pe.msg);
+        return NULL;
+    }
+    return t;
+}
+
 static qr_query *a_expr(qr_binder *b, const PgQuery__AExpr *x)
 {
     const char *op = op_name(x);
@@ -622,6 +663,8 @@ static qr_query *a_expr(qr_binder *b, const PgQuery__AExpr *x)
             break;
         if (!strcmp(op, "@@"))
             return fulltext(b, x);
+        if (!strcmp(op, "@@@"))
+            return search_syntax(b, x);
         if (!strcmp(op, "##"))
             return gap_chain(b, x);
         if (!strcmp(op, "=") || !strcmp(op, "<>") || !strcmp(op, "!=") || !strcmp(op, "<") ||

@@ -157,6 +157,8 @@ static const char *pairs[][2] = {
     {"Body @@ ts_phrase('failed', 'to', 'place', 'order')", "\"failed to place order\""},
     {"Body @@ ts_phrase('failed') ## 2 ## 'order'", "\"failed ? ? order\""},
     {"Body @@ 'send_order'", "send_order"},
+    {"logs @@@ 'failed AND order -cache'", "failed AND order -cache"},
+    {"Body @@@ '(service:cart OR /c.che/) sevnum:>=9'", "(service:cart OR /c.che/) sevnum:>=9"},
     {"Body @@ ts_regexp('c.che')", "/c.che/"},
     {"Body @@ ts_starts_with('ord')", "ord*"},
     {"Body @@ ts_like('%tion')", "like:%tion"},
