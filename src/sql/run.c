@@ -427,7 +427,141 @@ static int run_plain(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result 
     return rc;
 }
 
-static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, qr_err *e)
+/* GROUP BY one keyword-indexed column, count(*) only, every term in the
+ * index: each group is a count the index answers (the filter AND col = v,
+ * over bitmaps and postings, no column read), for each value v of the
+ * segments' dictionaries; the NULL group is what the filter counts beyond
+ * them. Used when the values are few (a count per value is a search). */
+#define FACET_MAX_VALUES     64
+#define FACET_MAX_WITH_WHERE 6
+
+static int facet_eligible(const qr_sqlsel *s)
+{
+    if (s->ngroup != 1 || s->rest || !s->gx[0] || s->gx[0]->kind != QR_EX_COL || s->naggs == 0)
+        return 0;
+    for (uint32_t a = 0; a < s->naggs; a++)
+        if (s->aggs[a].fn != QR_AGG_COUNT_STAR)
+            return 0;
+    int col = (int)s->gx[0]->slot;
+    if (s->def->cols[col].type != QT_TEXT)
+        return 0;
+    for (uint32_t i = 0; i < s->def->nixs; i++)
+        if (s->def->ixs[i].col == col && s->def->ixs[i].kind == QR_IX_KEYWORD)
+            return 1;
+    return 0;
+}
+
+/* The distinct values of column col over the search's segments (from their
+ * dictionaries), into vals (arena a). 1 when they are at most max and every
+ * segment has the column dictionary-coded, else 0; -1 on error. */
+static int facet_values(const qr_par_search *ps, int col, qr_slice *vals, uint32_t *nv,
+                        uint32_t max, qr_arena *a, qr_err *e)
+{
+    *nv = 0;
+    for (uint32_t i = 0; i < ps->nsegs; i++) {
+        qr_segment *seg = ps->ss[i].seg;
+        int sc = qr_seg_col(seg, ps->def->cols[col].name);
+        if (sc < 0)
+            continue; /* all NULL here */
+        qr_colreader *r = qr_colr_open(seg, sc, e);
+        if (!r)
+            return -1;
+        uint32_t nd = 0;
+        const qr_slice *d = qr_colr_dict(r, &nd);
+        int ok = d != NULL;
+        for (uint32_t k = 0; ok && k < nd; k++) {
+            uint32_t j = 0;
+            while (j < *nv && (vals[j].n != d[k].n || memcmp(vals[j].p, d[k].p, d[k].n)))
+                j++;
+            if (j < *nv)
+                continue;
+            if (*nv == max) {
+                ok = 0;
+                break;
+            }
+            char *p = qr_arena_memdup(a, d[k].n ? d[k].p : "", d[k].n ? d[k].n : 1);
+            if (!p) {
+                qr_colr_close(r);
+                return qr_errf(e, QR_E_NOMEM, "out of memory");
+            }
+            vals[(*nv)++] = (qr_slice){p, d[k].n};
+        }
+        qr_colr_close(r);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static int count_tree(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
+                      const qr_query *tree, uint64_t *n, qr_err *e)
+{
+    qr_par_search q;
+    if (qr_par_init_refs_tree(&q, ps->pool, s->def, refs, ps->nsegs, tree, ps->threads, e) != 0)
+        return -1;
+    int rc = qr_par_set_ctx(&q, ps->ctx, e);
+    if (rc == 0)
+        rc = qr_par_count(&q, n, e);
+    qr_par_set_ctx(&q, NULL, NULL);
+    qr_par_free(&q);
+    return rc;
+}
+
+/* 1 done (R filled), 0 not answerable this way, -1 error. */
+static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_result *R,
+                        qr_err *e)
+{
+    if (!facet_eligible(s) || !refs)
+        return 0;
+    int col = (int)s->gx[0]->slot;
+    qr_arena a;
+    qr_arena_init(&a, 16 << 10, 0);
+    qr_arena_set_ctx(&a, R->ctx);
+    qr_slice vals[FACET_MAX_VALUES];
+    uint32_t nv = 0;
+    /* with a WHERE clause each value's count is a conjunction, which can
+     * cost milliseconds for a rare value: worth it for a handful of values */
+    int rc = facet_values(ps, col, vals, &nv, s->has_where ? FACET_MAX_WITH_WHERE : FACET_MAX_VALUES,
+                          &a, e);
+    if (rc <= 0) {
+        qr_arena_free(&a);
+        return rc;
+    }
+    uint64_t total = 0, sum = 0;
+    rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
+    for (uint32_t i = 0; i < nv && rc == 1; i++) {
+        qr_query *eq = qr_q_equals(s->def, col, vals[i].p, vals[i].n, &a, e);
+        qr_query *kids[2] = {s->filter, eq};
+        qr_query *t = eq && s->has_where ? qr_q_list(Q_AND, kids, 2, &a, e) : eq;
+        uint64_t n = 0;
+        if (!t || count_tree(s, ps, refs, t, &n, e) != 0) {
+            rc = -1;
+            break;
+        }
+        sum += n;
+        if (!n)
+            continue;
+        qr_cell *row = qr_result_add_row(R, e);
+        if (!row || qr_result_set_text(R, &row[0], vals[i].p, vals[i].n, e) != 0) {
+            rc = -1;
+            break;
+        }
+        for (uint32_t g = 0; g < s->naggs; g++)
+            row[1 + g] = (qr_cell){.i = (int64_t)n};
+    }
+    if (rc == 1 && total > sum) { /* the rows without a value: the NULL group */
+        qr_cell *row = qr_result_add_row(R, e);
+        if (!row)
+            rc = -1;
+        for (uint32_t g = 0; row && g < s->naggs; g++)
+            row[1 + g] = (qr_cell){.i = (int64_t)(total - sum)};
+    }
+    qr_arena_free(&a);
+    return rc;
+}
+
+static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
+                         qr_result *out, qr_err *e)
 {
     qr_groupby g;
     memset(&g, 0, sizeof g);
@@ -465,7 +599,10 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
     g.need = s->need;
     g.all_rows = !s->has_where && !s->rest;
     int64_t t0 = qr_qctx_now_ns();
-    if (rc == 0)
+    int done = rc == 0 ? facet_counts(s, ps, refs, &R, e) : 0;
+    if (done < 0)
+        rc = -1;
+    if (rc == 0 && !done)
         rc = qr_x_groupby(ps, &g, &R, e);
     int64_t t1 = qr_qctx_now_ns();
     if (rc == 0)
@@ -628,7 +765,7 @@ static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t 
             rc = row ? 0 : -1;
         }
     } else if (rc == 0 && kind == QR_PLAN_AGGREGATE) {
-        rc = run_aggregate(s, &ps, out, e);
+        rc = run_aggregate(s, &ps, refs, out, e);
     } else if (rc == 0 && (kind == QR_PLAN_TOPK_SCORE || kind == QR_PLAN_TOPK_TIME) &&
                all_plain(s)) {
         rc = run_plain(s, kind, &ps, out, e);

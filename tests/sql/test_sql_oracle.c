@@ -512,6 +512,13 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "UNION SELECT ScopeName FROM logs WHERE SeverityNumber >= 17 AND ScopeName IS NOT NULL "
          "ORDER BY 1 LIMIT 15",
          NULL},
+        /* one keyword key, count(*): a count the index answers per value */
+        {"SELECT SeverityText, count(*), count(*) FROM logs WHERE SeverityNumber >= 9 GROUP BY 1 "
+         "ORDER BY coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT ServiceName, count(*) AS n FROM logs GROUP BY 1 HAVING count(*) > 100 ORDER BY n "
+         "DESC, coalesce(ServiceName, '')",
+         NULL},
         /* dictionary keys without WHERE: the array-by-code paths */
         {"SELECT SeverityText, count(*) FROM logs GROUP BY 1 ORDER BY coalesce(SeverityText, '')",
          NULL},
