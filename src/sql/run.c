@@ -560,6 +560,83 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     return rc;
 }
 
+/* GROUP BY date_trunc(unit, <the sort column>), count(*) only: each bucket
+ * is a time range of the sorted rows, so its count is one the index
+ * answers (a binary search on the sort column, ANDed with the filter); the
+ * buckets come from the segments' time ranges. Up to 4096 buckets without
+ * WHERE, 64 with one. */
+#define TBUCKET_MAX            4096
+#define TBUCKET_MAX_WITH_WHERE 64
+
+static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_result *R,
+                        qr_err *e)
+{
+    const qr_expr *k = s->gx[0];
+    if (s->ngroup != 1 || s->rest || !refs || s->naggs == 0 || k->kind != QR_EX_FUNC ||
+        k->fn != QR_FN_DATE_TRUNC || k->args[1]->kind != QR_EX_COL || s->def->sort_col < 0 ||
+        (int)k->args[1]->slot != s->def->sort_col)
+        return 0;
+    for (uint32_t a = 0; a < s->naggs; a++)
+        if (s->aggs[a].fn != QR_AGG_COUNT_STAR)
+            return 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t i = 0; i < ps->nsegs; i++) {
+        const qr_segment *g = ps->ss[i].seg;
+        if (!g->rows || (g->min_ts == 0 && g->max_ts == 0))
+            continue;
+        lo = g->min_ts < lo ? g->min_ts : lo;
+        hi = g->max_ts > hi ? g->max_ts : hi;
+    }
+    static const int64_t span[] = {0, 1000, 1000000, 1000000000, 60000000000, 3600000000000,
+                                   86400000000000, 7 * 86400000000000, 31 * 86400000000000,
+                                   92 * 86400000000000, 366 * 86400000000000};
+    uint32_t max = s->has_where ? TBUCKET_MAX_WITH_WHERE : TBUCKET_MAX;
+    uint32_t nb = 0;
+    int64_t b0 = lo <= hi ? qr_date_trunc(k->unit, lo) : 0;
+    for (int64_t b = b0; lo <= hi && b <= hi && nb <= max;
+         b = qr_date_trunc(k->unit, b + span[k->unit]))
+        nb++;
+    if (nb > max)
+        return 0;
+    qr_arena a;
+    qr_arena_init(&a, 16 << 10, 0);
+    qr_arena_set_ctx(&a, R->ctx);
+    uint64_t total = 0, sum = 0;
+    int rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
+    for (int64_t b = b0; rc == 1 && lo <= hi && b <= hi;) {
+        int64_t next = qr_date_trunc(k->unit, b + span[k->unit]);
+        qr_query *r = qr_q_range(s->def, s->def->sort_col, b, next - 1, &a, e);
+        qr_query *kids[2] = {s->filter, r};
+        qr_query *t = r && s->has_where ? qr_q_list(Q_AND, kids, 2, &a, e) : r;
+        uint64_t n = 0;
+        if (!t || count_tree(s, ps, refs, t, &n, e) != 0) {
+            rc = -1;
+            break;
+        }
+        sum += n;
+        if (n) {
+            qr_cell *row = qr_result_add_row(R, e);
+            if (!row) {
+                rc = -1;
+                break;
+            }
+            row[0] = (qr_cell){.i = b};
+            for (uint32_t g = 0; g < s->naggs; g++)
+                row[1 + g] = (qr_cell){.i = (int64_t)n};
+        }
+        b = next;
+    }
+    if (rc == 1 && total > sum) { /* rows without a time: the NULL group */
+        qr_cell *row = qr_result_add_row(R, e);
+        if (!row)
+            rc = -1;
+        for (uint32_t g = 0; row && g < s->naggs; g++)
+            row[1 + g] = (qr_cell){.i = (int64_t)(total - sum)};
+    }
+    qr_arena_free(&a);
+    return rc;
+}
+
 static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
                          qr_result *out, qr_err *e)
 {
@@ -600,6 +677,8 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs
     g.all_rows = !s->has_where && !s->rest;
     int64_t t0 = qr_qctx_now_ns();
     int done = rc == 0 ? facet_counts(s, ps, refs, &R, e) : 0;
+    if (done == 0 && rc == 0)
+        done = time_buckets(s, ps, refs, &R, e);
     if (done < 0)
         rc = -1;
     if (rc == 0 && !done)

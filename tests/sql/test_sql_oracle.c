@@ -512,6 +512,15 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "UNION SELECT ScopeName FROM logs WHERE SeverityNumber >= 17 AND ScopeName IS NOT NULL "
          "ORDER BY 1 LIMIT 15",
          NULL},
+        /* date_trunc of the sort column, count(*): a time-range count per bucket */
+        {"SELECT date_trunc('millisecond', Timestamp) AS m, count(*) FROM logs GROUP BY 1 ORDER "
+         "BY coalesce(date_trunc('millisecond', Timestamp), TIMESTAMP '1970-01-01')",
+         "SELECT (Timestamp / 1000000) * 1000000 AS m, count(*) FROM logs GROUP BY 1 ORDER BY "
+         "coalesce(m, 0)"},
+        {"SELECT date_trunc('millisecond', Timestamp) AS m, count(*) FROM logs WHERE ServiceName = "
+         "'cart' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 7",
+         "SELECT (Timestamp / 1000000) * 1000000 AS m, count(*) FROM logs WHERE ServiceName = "
+         "'cart' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 7"},
         /* one keyword key, count(*): a count the index answers per value */
         {"SELECT SeverityText, count(*), count(*) FROM logs WHERE SeverityNumber >= 9 GROUP BY 1 "
          "ORDER BY coalesce(SeverityText, '')",
