@@ -563,10 +563,95 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
 /* GROUP BY date_trunc(unit, <the sort column>), count(*) only: each bucket
  * is a time range of the sorted rows, so its count is one the index
  * answers (a binary search on the sort column, ANDed with the filter); the
- * buckets come from the segments' time ranges. Up to 4096 buckets without
- * WHERE, 64 with one. */
-#define TBUCKET_MAX            4096
+ * buckets come from the segments' time ranges. Up to 32 buckets (64 with a
+ * WHERE clause) are counted so; without WHERE, more buckets (up to 2^20)
+ * walk the sorted column once instead. */
+#define TBUCKET_MAX            (1u << 20)
 #define TBUCKET_MAX_WITH_WHERE 64
+
+static const int64_t bucket_span[] = {0, 1000, 1000000, 1000000000, 60000000000, 3600000000000,
+                                      86400000000000, 7 * 86400000000000, 31 * 86400000000000,
+                                      92 * 86400000000000, 366 * 86400000000000};
+
+/* Without WHERE: the sort column of each segment read block by block (its
+ * values ascend), each value counted into its bucket by a pointer that only
+ * moves forward; NULL times make the NULL group. 1, or -1 with e set. */
+static int walk_buckets(const qr_sqlsel *s, qr_par_search *ps, int unit, int64_t b0, uint32_t nb,
+                        qr_result *R, qr_err *e)
+{
+    int64_t *start = qr_qmalloc(R->ctx, sizeof *start * (nb + 1));
+    uint64_t *cnt = qr_qmalloc(R->ctx, sizeof *cnt * (nb + 1)); /* [nb]: NULL */
+    if (!start || !cnt) {
+        qr_qfree(R->ctx, start);
+        qr_qfree(R->ctx, cnt);
+        return qr_qctx_nomem(R->ctx, e);
+    }
+    int64_t b = b0;
+    for (uint32_t i = 0; i < nb; i++, b = qr_date_trunc(unit, b + bucket_span[unit]))
+        start[i] = b;
+    start[nb] = b; /* the end of the last bucket */
+    memset(cnt, 0, sizeof *cnt * (nb + 1));
+    int rc = 1;
+    for (uint32_t si = 0; si < ps->nsegs && rc == 1; si++) {
+        qr_segment *seg = ps->ss[si].seg;
+        int sc = qr_seg_col(seg, s->def->cols[s->def->sort_col].name);
+        if (sc < 0) {
+            cnt[nb] += seg->rows;
+            continue;
+        }
+        qr_colreader *rd = qr_colr_open(seg, sc, e);
+        if (!rd) {
+            rc = -1;
+            break;
+        }
+        const qr_colmeta *cm = qr_colr_meta(rd);
+        uint32_t at = 0;
+        for (uint32_t di = 0; di < cm->ndata && rc == 1; di++) {
+            const int64_t *v;
+            const uint8_t *nul;
+            uint32_t first, n;
+            if (qr_colr_int_block(rd, di, &v, &nul, &first, &n, e) != 0 ||
+                qr_par_check(ps, e) != 0) {
+                rc = -1;
+                break;
+            }
+            for (uint32_t j = 0; j < n; j++) {
+                if (nul[j]) {
+                    cnt[nb]++;
+                    continue;
+                }
+                if (v[j] < start[at] || v[j] >= start[at + 1]) { /* find its bucket */
+                    uint32_t l = 0, h = nb;
+                    while (h - l > 1) {
+                        uint32_t m = l + (h - l) / 2;
+                        if (start[m] <= v[j])
+                            l = m;
+                        else
+                            h = m;
+                    }
+                    at = l;
+                }
+                cnt[at]++;
+            }
+        }
+        qr_colr_close(rd);
+    }
+    for (uint32_t i = 0; i <= nb && rc == 1; i++) {
+        if (!cnt[i])
+            continue;
+        qr_cell *row = qr_result_add_row(R, e);
+        if (!row) {
+            rc = -1;
+            break;
+        }
+        row[0] = i < nb ? (qr_cell){.i = start[i]} : (qr_cell){.null = 1};
+        for (uint32_t g = 0; g < s->naggs; g++)
+            row[1 + g] = (qr_cell){.i = (int64_t)cnt[i]};
+    }
+    qr_qfree(R->ctx, start);
+    qr_qfree(R->ctx, cnt);
+    return rc;
+}
 
 static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_result *R,
                         qr_err *e)
@@ -587,9 +672,7 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
         lo = g->min_ts < lo ? g->min_ts : lo;
         hi = g->max_ts > hi ? g->max_ts : hi;
     }
-    static const int64_t span[] = {0, 1000, 1000000, 1000000000, 60000000000, 3600000000000,
-                                   86400000000000, 7 * 86400000000000, 31 * 86400000000000,
-                                   92 * 86400000000000, 366 * 86400000000000};
+    const int64_t *span = bucket_span;
     uint32_t max = s->has_where ? TBUCKET_MAX_WITH_WHERE : TBUCKET_MAX;
     uint32_t nb = 0;
     int64_t b0 = lo <= hi ? qr_date_trunc(k->unit, lo) : 0;
@@ -602,7 +685,13 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     qr_arena_init(&a, 16 << 10, 0);
     qr_arena_set_ctx(&a, R->ctx);
     uint64_t total = 0, sum = 0;
-    int rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
+    int rc = 1;
+    if (!s->has_where && nb > 32) { /* every row, many buckets: walk the sorted column once */
+        rc = walk_buckets(s, ps, k->unit, b0, nb, R, e);
+        qr_arena_free(&a);
+        return rc;
+    }
+    rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
     for (int64_t b = b0; rc == 1 && lo <= hi && b <= hi;) {
         int64_t next = qr_date_trunc(k->unit, b + span[k->unit]);
         qr_query *r = qr_q_range(s->def, s->def->sort_col, b, next - 1, &a, e);

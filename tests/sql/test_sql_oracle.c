@@ -521,6 +521,15 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "'cart' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 7",
          "SELECT (Timestamp / 1000000) * 1000000 AS m, count(*) FROM logs WHERE ServiceName = "
          "'cart' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 7"},
+        {"SELECT date_trunc('second', Timestamp) AS m, count(*) FROM logs WHERE SeverityNumber >= "
+         "9 GROUP BY 1 ORDER BY coalesce(date_trunc('second', Timestamp), TIMESTAMP "
+         "'1970-01-01')",
+         "SELECT (Timestamp / 1000000000) * 1000000000 AS m, count(*) FROM logs WHERE "
+         "SeverityNumber >= 9 GROUP BY 1 ORDER BY coalesce(m, 0)"},
+        {"SELECT date_trunc('hour', Timestamp) AS m, count(*) FROM logs GROUP BY 1 ORDER BY "
+         "coalesce(date_trunc('hour', Timestamp), TIMESTAMP '1970-01-01')",
+         "SELECT (Timestamp / 3600000000000) * 3600000000000 AS m, count(*) FROM logs GROUP BY 1 "
+         "ORDER BY coalesce(m, 0)"},
         /* one keyword key, count(*): a count the index answers per value */
         {"SELECT SeverityText, count(*), count(*) FROM logs WHERE SeverityNumber >= 9 GROUP BY 1 "
          "ORDER BY coalesce(SeverityText, '')",
