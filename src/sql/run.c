@@ -136,6 +136,7 @@ typedef struct rowrun {
     uint8_t types[1024]; /* table column types */
     uint32_t ncols;
     uint64_t skip, want; /* FIRST: OFFSET rows still to skip, rows wanted */
+    uint64_t topn;       /* SORT with a LIMIT: rows worth keeping (LIMIT + OFFSET), else 0 */
     int done;
 } rowrun;
 
@@ -226,11 +227,40 @@ static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const doubl
     return rc;
 }
 
+static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e);
+
 static int first_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
 {
     rowrun *rr = ctx;
     if (rows_for_hits(rr, hits, n, NULL, NULL, e) != 0)
         return -1;
+    /* ORDER BY ... LIMIT k: keep the best k so far (a stable sort keeps
+     * earlier rows first among equals, as one sort of all would) */
+    uint64_t k = rr->topn;
+    if (k && rr->out->nrows >= (4 * k > 65536 ? 4 * k : 65536)) {
+        if (sort_by_order(rr->s, rr->out, e) != 0)
+            return -1;
+        qr_result_slice(rr->out, 0, k);
+        /* the kept rows into a fresh result, so the dropped rows' text goes */
+        qr_result fresh;
+        qr_result_init(&fresh, rr->out->ctx);
+        int rc = 0;
+        for (uint32_t c = 0; c < rr->out->ncols && rc == 0; c++)
+            rc = qr_result_add_col(&fresh, rr->out->cols[c].name, rr->out->cols[c].kind,
+                                   rr->out->cols[c].type, rr->out->cols[c].tsfmt, e);
+        for (uint64_t i = 0; i < rr->out->nrows && rc == 0; i++) {
+            qr_cell *row = qr_result_add_row(&fresh, e);
+            for (uint32_t c = 0; row && c < rr->out->ncols && rc == 0; c++)
+                rc = qr_run_put_cell(&fresh, row, c, &qr_result_row(rr->out, i)[c], e);
+            rc = row ? rc : -1;
+        }
+        if (rc != 0) {
+            qr_result_free(&fresh);
+            return -1;
+        }
+        qr_result_free(rr->out);
+        *rr->out = fresh;
+    }
     if (rr->done) { /* enough rows: stop the scan (not an error) */
         qr_err_clear(e);
         return -1;
@@ -253,7 +283,8 @@ int qr_run_hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 }
 
 /* Sort by the ORDER BY keys (columns of out), slice, drop hidden columns. */
-int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+/* Sort out by the ORDER BY keys (stable). */
+static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e)
 {
     uint32_t keys[QR_SQL_MAX_ORDER];
     uint8_t desc[QR_SQL_MAX_ORDER];
@@ -274,7 +305,12 @@ int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
         keys[nk] = (uint32_t)at;
         desc[nk++] = o->desc;
     }
-    if (nk && qr_result_sort(out, keys, desc, nk, e) != 0)
+    return nk ? qr_result_sort(out, keys, desc, nk, e) : 0;
+}
+
+int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+{
+    if (sort_by_order(s, out, e) != 0)
         return -1;
     qr_result_slice(out, s->offset, s->limit);
     if (out->ncols > s->nitems) {
@@ -314,6 +350,8 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
         if (kind == QR_PLAN_FIRST) {
             rr->skip = s->offset;
             rr->want = s->limit;
+        } else if (s->limit != UINT64_MAX && s->limit + s->offset >= s->limit) {
+            rr->topn = s->limit + s->offset;
         }
         int64_t t0 = qr_qctx_now_ns();
         if (rr->want != 0) {

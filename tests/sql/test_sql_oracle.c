@@ -512,6 +512,13 @@ static void test_sql_expressions_equal_sqlite(void **st)
          "UNION SELECT ScopeName FROM logs WHERE SeverityNumber >= 17 AND ScopeName IS NOT NULL "
          "ORDER BY 1 LIMIT 15",
          NULL},
+        /* ORDER BY ... LIMIT over ~100k matches: the best rows kept as they come */
+        {"SELECT ServiceName, SeverityNumber, Timestamp FROM logs WHERE SeverityNumber IS NOT NULL "
+         "AND Timestamp IS NOT NULL ORDER BY SeverityNumber, Timestamp DESC LIMIT 5 OFFSET 2",
+         NULL},
+        {"SELECT Timestamp, SeverityNumber % 7 FROM logs WHERE Timestamp IS NOT NULL AND "
+         "SeverityNumber IS NOT NULL ORDER BY SeverityNumber % 7 DESC, Timestamp LIMIT 4",
+         NULL},
         /* date_trunc of the sort column, count(*): a time-range count per bucket */
         {"SELECT date_trunc('millisecond', Timestamp) AS m, count(*) FROM logs GROUP BY 1 ORDER "
          "BY coalesce(date_trunc('millisecond', Timestamp), TIMESTAMP '1970-01-01')",
