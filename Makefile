@@ -6,7 +6,7 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lpthread -lm
+DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm
 INC     := -Isrc
 # the tests' independent oracle for GROUP BY answers
 TEST_LIBS := -lsqlite3
