@@ -9,8 +9,10 @@
  * A portal runs its statement once, when it is first described or
  * executed, and keeps the whole result (counted against its memory limit);
  * Execute sends rows from there. Describe of a statement (before any Bind)
- * runs a SELECT, EXPLAIN or SHOW with every parameter NULL to learn its
- * columns; other statements describe as NoData. */
+ * runs a SELECT, EXPLAIN or SHOW to learn its
+ * columns, each parameter replaced by a neutral value of its declared type
+ * (0, FALSE, ''); other statements, and one that fails so, describe as
+ * NoData. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,8 +313,14 @@ static void describe_stmt(pgw_conn *c, pgw_stmt *s)
     pgw_param *ps = calloc(s->nparams + 1, sizeof *ps);
     pgw_portal p;
     memset(&p, 0, sizeof p);
-    for (uint32_t i = 0; ps && i < s->nparams; i++)
-        ps[i].len = -1;
+    for (uint32_t i = 0; ps && i < s->nparams; i++) {
+        uint32_t o = s->oids[i];
+        int num = o == PGW_OID_INT2 || o == PGW_OID_INT4 || o == PGW_OID_INT8 ||
+                  o == PGW_OID_FLOAT4 || o == PGW_OID_FLOAT8 || o == PGW_OID_NUMERIC;
+        ps[i].oid = o;
+        ps[i].p = (const uint8_t *)(num ? "0" : o == PGW_OID_BOOL ? "f" : "");
+        ps[i].len = (int32_t)strlen((const char *)ps[i].p);
+    }
     qr_err e;
     int ok = ps && reads_only(s->sql) && pgw_subst(s->sql, s->n, ps, s->nparams, &p.text, &e) == 0;
     free(ps);
