@@ -7,6 +7,7 @@
  * returns when the last connection thread is gone. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -106,10 +107,13 @@ pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
     s->cfg = *cfg;
     s->db = db;
     s->lfd = -1;
+    s->wake[0] = s->wake[1] = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pgw_keys_init(&s->keys, (uint32_t)cfg->max_conn + EXTRA_THREADS, e) != 0 ||
-        (cfg->port >= 0 && bind_listen(s, e) != 0)) {
+        (cfg->port >= 0 && bind_listen(s, e) != 0) ||
+        (cfg->port >= 0 && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 &&
+         qr_errf(e, QR_E_IO, "pipe: %s", strerror(errno)))) {
         pgw_server_free(s);
         return NULL;
     }
@@ -118,7 +122,14 @@ pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
 
 int pgw_server_port(const pgw_server *s) { return s->port; }
 
-void pgw_server_stop(pgw_server *s) { atomic_store(&s->stopping, 1); }
+void pgw_server_stop(pgw_server *s)
+{
+    atomic_store(&s->stopping, 1);
+    if (s->wake[1] >= 0) {
+        ssize_t w = write(s->wake[1], "x", 1); /* async-signal-safe */
+        (void)w;
+    }
+}
 
 typedef struct conn_arg {
     pgw_server *s;
@@ -213,9 +224,9 @@ int pgw_server_run(pgw_server *s, qr_err *e)
     if (s->lfd < 0)
         return qr_errf(e, QR_E_ARGS, "the server has no listening socket");
     while (!atomic_load(&s->stopping)) {
-        struct pollfd pf = {s->lfd, POLLIN, 0};
-        int pr = poll(&pf, 1, 200);
-        if (pr > 0 && !atomic_load(&s->stopping))
+        struct pollfd pf[2] = {{s->lfd, POLLIN, 0}, {s->wake[0], POLLIN, 0}};
+        int pr = poll(pf, 2, 1000);
+        if (pr > 0 && (pf[0].revents & POLLIN) && !atomic_load(&s->stopping))
             accept_one(s);
     }
     close(s->lfd);
@@ -236,6 +247,9 @@ void pgw_server_free(pgw_server *s)
         return;
     if (s->lfd >= 0)
         close(s->lfd);
+    for (int i = 0; i < 2; i++)
+        if (s->wake[i] >= 0)
+            close(s->wake[i]);
     pgw_keys_free(&s->keys);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
