@@ -93,6 +93,8 @@ unit-asan: $(ASAN_TESTS)
 e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(REL_BIN) bash tests/e2e/run.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
+	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
+	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
 
 fuzz:
 	@bash fuzz/run.sh 20
