@@ -66,6 +66,10 @@ static void message_loop(pgw_conn *c)
     qr_err e;
     for (;;) {
         uint8_t t;
+        if (c->body.cap > (1u << 20)) { /* after a large message: a small buffer again */
+            qr_buf_free(&c->body);
+            qr_buf_init(&c->body);
+        }
         int rc = pgw_read_msg(c->io, &t, &c->body, PGW_MAX_MSG, &e);
         if (rc == 1) {
             if (c->io->idle_stop && atomic_load(c->io->idle_stop))

@@ -203,7 +203,9 @@ int pgw_read_exact(pgw_io *io, void *dst, size_t n, int idle, qr_err *e)
     return 0;
 }
 
-/* The body of a message whose int32 length (counting itself) is len. */
+/* The body of a message whose int32 length (counting itself) is len. The
+ * buffer grows with the bytes that arrive, so a length alone (a client
+ * that claims 16 MiB and sends nothing) costs no memory. */
 static int read_body(pgw_io *io, uint32_t len, uint32_t max, qr_buf *body, const char *what,
                      qr_err *e)
 {
@@ -211,11 +213,16 @@ static int read_body(pgw_io *io, uint32_t len, uint32_t max, qr_buf *body, const
         return qr_errf(e, PGW_E_PROTOCOL, "invalid %s length %u (limit %u bytes)", what, len, max);
     qr_buf_clear(body);
     uint32_t n = len - 4;
-    if (!qr_buf_reserve(body, n ? n : 1))
+    while (body->len < n) {
+        size_t step = n - body->len < (64u << 10) ? n - body->len : (64u << 10);
+        if (!qr_buf_reserve(body, step))
+            return qr_errf(e, QR_E_NOMEM, "out of memory reading a %u-byte %s", n, what);
+        if (pgw_read_exact(io, body->p + body->len, step, 0, e) != 0)
+            return -1;
+        body->len += step;
+    }
+    if (!qr_buf_reserve(body, 1))
         return qr_errf(e, QR_E_NOMEM, "out of memory reading a %u-byte %s", n, what);
-    if (pgw_read_exact(io, body->p, n, 0, e) != 0)
-        return -1;
-    body->len = n;
     return 0;
 }
 
