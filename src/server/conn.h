@@ -50,9 +50,14 @@ struct pgw_server {
 };
 
 /* ---- one connection ---- */
-typedef struct pgw_stmt {
-    struct pgw_stmt *next;
+/* The head of a statement or a portal: a list by name. */
+typedef struct pgw_named {
+    struct pgw_named *next;
     char *name;
+} pgw_named;
+
+typedef struct pgw_stmt {
+    pgw_named hd; /* first: the lists are of pgw_named */
     char *sql; /* NUL-terminated */
     size_t n;
     uint32_t nparams;
@@ -60,8 +65,7 @@ typedef struct pgw_stmt {
 } pgw_stmt;
 
 typedef struct pgw_portal {
-    struct pgw_portal *next;
-    char *name;
+    pgw_named hd; /* first */
     pgw_text text;   /* the statement with its parameters substituted */
     int16_t *fmts;   /* result column formats as Bind gave them */
     uint16_t nfmts;
@@ -83,8 +87,8 @@ typedef struct pgw_conn {
     int counted; /* counted in srv->sessions */
     char user[64], database[64], appname[64];
     qr_buf body; /* the message being handled */
-    pgw_stmt *stmts;
-    pgw_portal *portals;
+    pgw_named *stmts;   /* of pgw_stmt */
+    pgw_named *portals; /* of pgw_portal */
     uint32_t nstmts, nportals;
     int skip_to_sync; /* an error in extended mode: discard until Sync */
 } pgw_conn;

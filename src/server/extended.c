@@ -21,19 +21,9 @@
 #include "server/conn.h"
 #include "server/types.h"
 
-static char *dupz(const char *s, size_t n)
-{
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = 0;
-    }
-    return p;
-}
-
 static void stmt_free(pgw_stmt *s)
 {
-    free(s->name);
+    free(s->hd.name);
     free(s->sql);
     free(s->oids);
     free(s);
@@ -45,32 +35,41 @@ static void portal_free(pgw_portal *p)
         qr_result_free(&p->r);
     pgw_text_free(&p->text);
     free(p->fmts);
-    free(p->name);
+    free(p->hd.name);
     free(p);
 }
 
-static pgw_stmt **find_stmt(pgw_conn *c, const char *name)
+/* Statements and portals are lists of entries that start with pgw_named. */
+static pgw_named **find_named(pgw_named **head, const char *name)
 {
-    pgw_stmt **s = &c->stmts;
-    while (*s && strcmp((*s)->name, name))
-        s = &(*s)->next;
-    return s;
+    while (*head && strcmp((*head)->name, name))
+        head = &(*head)->next;
+    return head;
 }
 
-static pgw_portal **find_portal(pgw_conn *c, const char *name)
+static pgw_stmt *find_stmt(pgw_conn *c, const char *name)
 {
-    pgw_portal **p = &c->portals;
-    while (*p && strcmp((*p)->name, name))
-        p = &(*p)->next;
-    return p;
+    return (pgw_stmt *)*find_named(&c->stmts, name);
+}
+
+static pgw_portal *find_portal(pgw_conn *c, const char *name)
+{
+    return (pgw_portal *)*find_named(&c->portals, name);
+}
+
+/* Unlink the entry called name from its list; it, or NULL. */
+static pgw_named *unlink_named(pgw_named **head, const char *name)
+{
+    pgw_named **at = find_named(head, name), *d = *at;
+    if (d)
+        *at = d->next;
+    return d;
 }
 
 static void drop_stmt(pgw_conn *c, const char *name)
 {
-    pgw_stmt **s = find_stmt(c, name);
-    if (*s) {
-        pgw_stmt *d = *s;
-        *s = d->next;
+    pgw_stmt *d = (pgw_stmt *)unlink_named(&c->stmts, name);
+    if (d) {
         stmt_free(d);
         c->nstmts--;
     }
@@ -78,10 +77,8 @@ static void drop_stmt(pgw_conn *c, const char *name)
 
 static void drop_portal(pgw_conn *c, const char *name)
 {
-    pgw_portal **p = find_portal(c, name);
-    if (*p) {
-        pgw_portal *d = *p;
-        *p = d->next;
+    pgw_portal *d = (pgw_portal *)unlink_named(&c->portals, name);
+    if (d) {
         portal_free(d);
         c->nportals--;
     }
@@ -134,7 +131,7 @@ static int on_parse(pgw_conn *c, pgw_rd *r, qr_err *e)
     uint32_t maxp = 0, nspans = 0;
     qr_sql_span *spans = NULL;
     int rc = 0;
-    if (*name && *find_stmt(c, name))
+    if (*name && find_stmt(c, name))
         rc = qr_errf(&ue, "42P05", "prepared statement \"%s\" already exists", name);
     else if (!*name || c->nstmts < PGW_MAX_STMTS)
         rc = pgw_param_count(sql, n, &maxp, &ue);
@@ -155,10 +152,10 @@ static int on_parse(pgw_conn *c, pgw_rd *r, qr_err *e)
     if (all)
         oids = all;
     if (s) {
-        s->name = strdup(name);
-        s->sql = dupz(sql, n);
+        s->hd.name = strdup(name);
+        s->sql = strndup(sql, n);
     }
-    if (!s || !all || !s->name || !s->sql) {
+    if (!s || !all || !s->hd.name || !s->sql) {
         free(oids);
         if (s)
             stmt_free(s);
@@ -169,8 +166,8 @@ static int on_parse(pgw_conn *c, pgw_rd *r, qr_err *e)
     s->n = n;
     s->nparams = total;
     s->oids = oids;
-    s->next = c->stmts;
-    c->stmts = s;
+    s->hd.next = c->stmts;
+    c->stmts = &s->hd;
     c->nstmts++;
     put_empty(&c->io->out, '1');
     return 0;
@@ -203,7 +200,7 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
         return bad(e, "Bind");
     }
     qr_err ue;
-    pgw_stmt *s = *find_stmt(c, sname);
+    pgw_stmt *s = find_stmt(c, sname);
     int rc = 0;
     if (!s)
         rc = qr_errf(&ue, "26000", "prepared statement \"%s\" does not exist", sname);
@@ -214,7 +211,7 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     else if (nf > 1 && nf != np)
         rc = qr_errf(&ue, PGW_E_PROTOCOL, "bind message has %d parameter formats but %d parameters",
                      nf, np);
-    else if (*pname && *find_portal(c, pname))
+    else if (*pname && find_portal(c, pname))
         rc = qr_errf(&ue, "42P03", "cursor \"%s\" already exists", pname);
     else if (*pname && c->nportals >= PGW_MAX_PORTALS)
         rc = qr_errf(&ue, QR_E_TOO_LONG, "too many portals (limit %d)", PGW_MAX_PORTALS);
@@ -236,8 +233,8 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     if (rc == 0) {
         p->nfmts = (uint16_t)nr;
         p->fmts = calloc((size_t)nr + 1, sizeof *p->fmts);
-        p->name = strdup(pname);
-        if (!p->fmts || !p->name) {
+        p->hd.name = strdup(pname);
+        if (!p->fmts || !p->hd.name) {
             portal_free(p);
             return qr_errf(e, QR_E_NOMEM, "out of memory");
         }
@@ -254,8 +251,8 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     }
     if (!*pname)
         drop_portal(c, "");
-    p->next = c->portals;
-    c->portals = p;
+    p->hd.next = c->portals;
+    c->portals = &p->hd;
     c->nportals++;
     put_empty(&c->io->out, '2');
     return 0;
@@ -341,14 +338,14 @@ static int on_describe(pgw_conn *c, pgw_rd *r, qr_err *e)
         return bad(e, "Describe");
     qr_err ue;
     if (*k == 'S') {
-        pgw_stmt *s = *find_stmt(c, name);
+        pgw_stmt *s = find_stmt(c, name);
         if (!s)
             return qr_errf(&ue, "26000", "prepared statement \"%s\" does not exist", name),
                    fail(c, &ue, NULL, NULL);
         describe_stmt(c, s);
         return 0;
     }
-    pgw_portal *p = *find_portal(c, name);
+    pgw_portal *p = find_portal(c, name);
     if (!p)
         return qr_errf(&ue, "34000", "portal \"%s\" does not exist", name), fail(c, &ue, NULL, NULL);
     if (portal_run(c, p) != 0)
@@ -369,7 +366,7 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     if (r->bad || pgw_rd_left(r))
         return bad(e, "Execute");
     qr_err ue;
-    pgw_portal *p = *find_portal(c, name);
+    pgw_portal *p = find_portal(c, name);
     if (!p)
         return qr_errf(&ue, "34000", "portal \"%s\" does not exist", name), fail(c, &ue, NULL, NULL);
     if (portal_run(c, p) != 0)

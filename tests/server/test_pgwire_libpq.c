@@ -118,30 +118,44 @@ static PGconn *conn(void)
 }
 
 /* ---- reference answers: a session of the same database, as `quarry sql` */
+typedef struct ref {
+    qr_sql_session s;
+    qr_qctx ctx;
+    qr_result r;
+} ref;
+
+static void ref_run(ref *x, const char *sql)
+{
+    qr_sql_session_init(&x->s, db);
+    qr_sql_ctx_init(&x->s, &x->ctx, NULL);
+    qr_result_init(&x->r, &x->ctx);
+    qr_err e;
+    if (qr_sql_exec(&x->s, sql, strlen(sql), &x->r, &e) != 0)
+        fail_msg("%s: %s", sql, e.msg);
+}
+
+static void ref_done(ref *x)
+{
+    qr_result_free(&x->r);
+    qr_sql_close(&x->s);
+}
+
 static char *ref_text(const char *sql)
 {
-    qr_sql_session s;
-    qr_sql_session_init(&s, db);
-    qr_qctx ctx;
-    qr_sql_ctx_init(&s, &ctx, NULL);
-    qr_result r;
-    qr_result_init(&r, &ctx);
-    qr_err e;
-    if (qr_sql_exec(&s, sql, strlen(sql), &r, &e) != 0)
-        fail_msg("%s: %s", sql, e.msg);
+    ref x;
+    ref_run(&x, sql);
     qr_buf b;
     qr_buf_init(&b);
-    for (uint64_t i = 0; i < r.nrows; i++) {
-        for (uint32_t c = 0; c < r.ncols; c++) {
+    for (uint64_t i = 0; i < x.r.nrows; i++) {
+        for (uint32_t c = 0; c < x.r.ncols; c++) {
             if (c)
                 qr_buf_put_u8(&b, '|');
-            qr_cell_text(&r, c, &qr_result_row(&r, i)[c], &b);
+            qr_cell_text(&x.r, c, &qr_result_row(&x.r, i)[c], &b);
         }
         qr_buf_put_u8(&b, '\n');
     }
     qr_buf_put_u8(&b, 0);
-    qr_result_free(&r);
-    qr_sql_close(&s);
+    ref_done(&x);
     return (char *)b.p;
 }
 
@@ -173,8 +187,8 @@ static const char *compared[] = {
     "SELECT count(*) FROM logs WHERE Body @@ 'failed'",
     "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC",
     "SELECT Body, bm25() FROM logs WHERE Body @@ ts_any(['failed', 'cache']) ORDER BY bm25() DESC LIMIT 7",
-    "SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs "
-    "WHERE SeverityNumber >= 9 GROUP BY 1, 2 ORDER BY 3 DESC",
+    ("SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs "
+     "WHERE SeverityNumber >= 9 GROUP BY 1, 2 ORDER BY 3 DESC"),
 };
 
 static void test_simple_queries_equal_quarry_sql(void **st)
@@ -315,21 +329,15 @@ static void test_errors_carry_sqlstate_and_position(void **st)
 static void test_timestamps_text_and_binary(void **st)
 {
     const char *sql = "SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 3";
-    qr_sql_session s;
-    qr_sql_session_init(&s, db);
-    qr_qctx ctx;
-    qr_sql_ctx_init(&s, &ctx, NULL);
-    qr_result r;
-    qr_result_init(&r, &ctx);
-    qr_err e;
-    assert_int_equal(qr_sql_exec(&s, sql, strlen(sql), &r, &e), 0);
-    assert_int_equal(r.nrows, 3);
+    ref x;
+    ref_run(&x, sql);
+    assert_int_equal(x.r.nrows, 3);
     PGconn *c = conn();
     PGresult *t = must(c, PQexecParams(c, sql, 0, NULL, NULL, NULL, NULL, 0), PGRES_TUPLES_OK);
     PGresult *b = must(c, PQexecParams(c, sql, 0, NULL, NULL, NULL, NULL, 1), PGRES_TUPLES_OK);
     assert_int_equal(PQftype(t, 0), 1184);
     for (int i = 0; i < 3; i++) {
-        int64_t ns = qr_result_row(&r, (uint64_t)i)[0].i;
+        int64_t ns = qr_result_row(&x.r, (uint64_t)i)[0].i;
         qr_buf want;
         qr_buf_init(&want);
         pgw_timestamptz_text(ns, &want);
@@ -343,8 +351,7 @@ static void test_timestamps_text_and_binary(void **st)
     PQclear(t);
     PQclear(b);
     PQfinish(c);
-    qr_result_free(&r);
-    qr_sql_close(&s);
+    ref_done(&x);
 }
 
 /* ---- a raw client, for what libpq does not send ---- */
