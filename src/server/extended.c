@@ -284,6 +284,24 @@ static int formats_ok(pgw_conn *c, pgw_portal *p)
     return 1;
 }
 
+/* The portal called name, its statement run and its formats checked; NULL
+ * after an ErrorResponse was queued. */
+static pgw_portal *ready_portal(pgw_conn *c, const char *name)
+{
+    qr_err ue;
+    pgw_portal *p = find_portal(c, name);
+    if (!p) {
+        qr_errf(&ue, "34000", "portal \"%s\" does not exist", name);
+        fail(c, &ue, NULL, NULL);
+        return NULL;
+    }
+    if (portal_run(c, p) != 0) {
+        fail(c, &p->e, pgw_subst_pos, &p->text);
+        return NULL;
+    }
+    return formats_ok(c, p) ? p : NULL;
+}
+
 /* Does the statement return rows whatever its parameters (so that running
  * it with NULLs to describe it changes nothing)? */
 static int reads_only(const char *sql)
@@ -345,12 +363,8 @@ static int on_describe(pgw_conn *c, pgw_rd *r, qr_err *e)
         describe_stmt(c, s);
         return 0;
     }
-    pgw_portal *p = find_portal(c, name);
+    pgw_portal *p = ready_portal(c, name);
     if (!p)
-        return qr_errf(&ue, "34000", "portal \"%s\" does not exist", name), fail(c, &ue, NULL, NULL);
-    if (portal_run(c, p) != 0)
-        return fail(c, &p->e, pgw_subst_pos, &p->text);
-    if (!formats_ok(c, p))
         return 0;
     if (p->r.ncols)
         pgw_put_rowdesc(&c->io->out, &p->r, p->fmts, p->nfmts);
@@ -365,13 +379,8 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     int32_t max = pgw_rd_i32(r);
     if (r->bad || pgw_rd_left(r))
         return bad(e, "Execute");
-    qr_err ue;
-    pgw_portal *p = find_portal(c, name);
+    pgw_portal *p = ready_portal(c, name);
     if (!p)
-        return qr_errf(&ue, "34000", "portal \"%s\" does not exist", name), fail(c, &ue, NULL, NULL);
-    if (portal_run(c, p) != 0)
-        return fail(c, &p->e, pgw_subst_pos, &p->text);
-    if (!formats_ok(c, p))
         return 0;
     uint64_t to = p->r.nrows;
     if (max > 0 && p->row + (uint64_t)max < to)
