@@ -98,10 +98,13 @@ static void put_empty(qr_buf *b, char type)
     pgw_msg_end(b, at);
 }
 
-/* A failure the client caused: ErrorResponse, then discard until Sync. */
+/* A failure the client caused: ErrorResponse (sent at once, as PostgreSQL
+ * does, so a client waiting before its Sync learns of it), then discard
+ * until Sync. */
 static int fail(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg)
 {
     pgw_send_error(c, e, map, arg);
+    pgw_flush(c->io);
     c->skip_to_sync = 1;
     return 0;
 }
