@@ -14,11 +14,12 @@
 static const char *usage_text =
     "usage: quarry serve --data DIR [--listen HOST:PORT] [--auth trust|scram]\n"
     "                    [--users FILE] [--max-connections N] [--threads N]\n"
-    "                    [--port-file FILE]\n"
+    "                    [--port-file FILE] [--tls-cert FILE --tls-key FILE]\n"
     "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
     "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
     "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
-    "(lines of `quarry passwd NAME`). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
+    "(lines of `quarry passwd NAME`). With a PEM certificate and key, clients that\n"
+    "ask for TLS get it. SIGTERM: graceful shutdown (docs/SERVER.md).\n";
 
 static pgw_server *running;
 
@@ -68,6 +69,7 @@ int cli_serve(int argc, char **argv)
         {"auth", required_argument, 0, 'a'},      {"users", required_argument, 0, 'u'},
         {"max-connections", required_argument, 0, 'm'}, {"threads", required_argument, 0, 'j'},
         {"port-file", required_argument, 0, 'p'}, {"help", no_argument, 0, 'h'},
+        {"tls-cert", required_argument, 0, 'C'},  {"tls-key", required_argument, 0, 'K'},
         {0, 0, 0, 0}};
     pgw_config cfg;
     pgw_config_default(&cfg);
@@ -112,6 +114,12 @@ int cli_serve(int argc, char **argv)
         case 'p':
             port_file = optarg;
             break;
+        case 'C':
+            cfg.tls_cert = optarg;
+            break;
+        case 'K':
+            cfg.tls_key = optarg;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -150,9 +158,9 @@ int cli_serve(int argc, char **argv)
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
-        printf("quarry serve: listening on %s:%d (auth %s, at most %d connections)\n", host,
+        printf("quarry serve: listening on %s:%d (auth %s, %s, at most %d connections)\n", host,
                pgw_server_port(s), cfg.auth == PGW_AUTH_SCRAM ? "scram-sha-256" : "trust",
-               cfg.max_conn);
+               cfg.tls_cert ? "TLS offered" : "no TLS", cfg.max_conn);
         fflush(stdout);
         FILE *pf = port_file ? fopen(port_file, "w") : NULL;
         if (pf) {

@@ -39,6 +39,7 @@ struct pgw_server {
     pgw_config cfg;
     qr_sql_db *db;
     int lfd, port;
+    SSL_CTX *tls;          /* with a certificate configured: TLS for SSLRequest */
     int wake[2];           /* a pipe: pgw_server_stop writes a byte, the accept loop wakes */
     pgw_keys keys;
     atomic_int stopping;   /* no new connections; idle sessions end */

@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+
 #include "server/conn.h"
 
 #define EXTRA_THREADS 8 /* past max_conn: connections that may be cancel requests */
@@ -56,6 +58,8 @@ int pgw_config_check(const pgw_config *c, qr_err *e)
                        "refusing to listen on %s without authentication: a non-loopback address "
                        "needs --auth scram --users FILE",
                        c->host);
+    if (!c->tls_cert != !c->tls_key)
+        return qr_errf(e, QR_E_ARGS, "TLS needs both a certificate and its key");
     if (c->max_conn < 1 || c->max_conn > 10000)
         return qr_errf(e, QR_E_ARGS, "max connections %d is not in 1..10000", c->max_conn);
     if (c->port > 65535)
@@ -95,6 +99,26 @@ static int bind_listen(pgw_server *s, qr_err *e)
     return 0;
 }
 
+/* The TLS context of the configured certificate and key (TLS 1.2 or later). */
+static int tls_init(pgw_server *s, qr_err *e)
+{
+    s->tls = SSL_CTX_new(TLS_server_method());
+    if (!s->tls)
+        return qr_errf(e, QR_E_NOMEM, "cannot create a TLS context");
+    SSL_CTX_set_min_proto_version(s->tls, TLS1_2_VERSION);
+    SSL_CTX_set_mode(s->tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    const char *what = s->cfg.tls_cert;
+    if (SSL_CTX_use_certificate_chain_file(s->tls, s->cfg.tls_cert) == 1) {
+        what = s->cfg.tls_key;
+        if (SSL_CTX_use_PrivateKey_file(s->tls, s->cfg.tls_key, SSL_FILETYPE_PEM) == 1 &&
+            SSL_CTX_check_private_key(s->tls) == 1)
+            return 0;
+    }
+    char why[200];
+    ERR_error_string_n(ERR_get_error(), why, sizeof why);
+    return qr_errf(e, QR_E_ARGS, "TLS: %s: %s", what, why);
+}
+
 pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
 {
     if (pgw_config_check(cfg, e) != 0)
@@ -111,6 +135,7 @@ pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pgw_keys_init(&s->keys, (uint32_t)cfg->max_conn + EXTRA_THREADS, e) != 0 ||
+        (cfg->tls_cert && tls_init(s, e) != 0) ||
         (cfg->port >= 0 && bind_listen(s, e) != 0) ||
         (cfg->port >= 0 && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 &&
          qr_errf(e, QR_E_IO, "pipe: %s", strerror(errno)))) {
@@ -154,7 +179,7 @@ static void *conn_thread(void *p)
 
 static void accept_one(pgw_server *s)
 {
-    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+    int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0)
         return;
     int one = 1;
@@ -251,6 +276,7 @@ void pgw_server_free(pgw_server *s)
         if (s->wake[i] >= 0)
             close(s->wake[i]);
     pgw_keys_free(&s->keys);
+    SSL_CTX_free(s->tls);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);

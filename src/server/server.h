@@ -45,11 +45,14 @@ typedef struct pgw_config {
     int max_conn;           /* sessions at once (default 100); more get 53300 */
     int grace_ms;           /* shutdown: how long running statements may finish (5000) */
     int startup_timeout_ms; /* startup packet and authentication (10000) */
+    const char *tls_cert;   /* PEM certificate (chain) and key: SSLRequest gets TLS; */
+    const char *tls_key;    /* NULL: SSLRequest is refused with 'N' */
 } pgw_config;
 
 void pgw_config_default(pgw_config *c);
 /* Refuses what must not run: a listen address beyond loopback without
- * SCRAM, SCRAM without users. 0, or -1 with e set (22023). */
+ * SCRAM, SCRAM without users, a certificate without its key. 0, or -1 with
+ * e set (22023). */
 int pgw_config_check(const pgw_config *c, qr_err *e);
 
 typedef struct pgw_server pgw_server;

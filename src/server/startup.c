@@ -1,5 +1,6 @@
-/* startup.c - the first packet of a connection: SSLRequest and
- * GSSENCRequest are refused with 'N' (the client may go on in plain text),
+/* startup.c - the first packet of a connection: SSLRequest is answered
+ * 'S' and a TLS handshake when a certificate is configured, else 'N' (the
+ * client may go on in plain text), GSSENCRequest always 'N',
  * a CancelRequest cancels the statement of the session it names and ends
  * the connection without a reply, a protocol 3.x startup packet gives the
  * user, database and application_name. The whole phase runs under the
@@ -38,13 +39,16 @@ int pgw_startup(pgw_conn *c)
             return -1;
         }
         if (code == CODE_SSL || code == CODE_GSSENC) {
-            if (pgw_rd_left(&r) != 0) {
+            if (pgw_rd_left(&r) != 0 || c->io->ssl) {
                 pgw_send_fatal(c, PGW_E_PROTOCOL, "invalid length of startup packet");
                 return -1;
             }
-            qr_buf_put_u8(&c->io->out, 'N');
+            int tls = code == CODE_SSL && c->srv->tls && c->io->fd >= 0;
+            qr_buf_put_u8(&c->io->out, tls ? 'S' : 'N');
             if (pgw_flush(c->io) != 0)
                 return 0;
+            if (tls && pgw_tls_accept(c->io, c->srv->tls, &e) != 0)
+                return -1; /* no FATAL: the stream is not TLS */
             continue;
         }
         if (code == CODE_CANCEL) {

@@ -17,6 +17,8 @@
 
 #include "util/qctx.h"
 
+#include <openssl/err.h>
+
 #define PGW_SLICE_MS 200
 
 void pgw_put_i16(qr_buf *b, int16_t v)
@@ -114,7 +116,50 @@ void pgw_io_init_mem(pgw_io *io, const uint8_t *in, size_t n, qr_buf *sink)
     qr_buf_init(&io->out);
 }
 
-void pgw_io_free(pgw_io *io) { qr_buf_free(&io->out); }
+void pgw_io_free(pgw_io *io)
+{
+    if (io->ssl) {
+        SSL_shutdown(io->ssl); /* one close_notify, not waiting for the peer's */
+        SSL_free(io->ssl);
+        io->ssl = NULL;
+    }
+    qr_buf_free(&io->out);
+}
+
+/* One send or recv on the socket, through TLS when it is on: > 0 bytes
+ * moved; 0 when it would block (*want: POLLIN or POLLOUT to wait for);
+ * -1 when the peer is gone or the connection failed (-2: a clean end on
+ * reading). */
+static ssize_t sock_io(pgw_io *io, void *p, size_t n, int writing, short *want)
+{
+    *want = writing ? POLLOUT : POLLIN;
+    if (io->ssl) {
+        int k = n > INT32_MAX ? INT32_MAX : (int)n;
+        ERR_clear_error();
+        int r = writing ? SSL_write(io->ssl, p, k) : SSL_read(io->ssl, p, k);
+        if (r > 0)
+            return r;
+        switch (SSL_get_error(io->ssl, r)) {
+        case SSL_ERROR_WANT_READ:
+            *want = POLLIN;
+            return 0;
+        case SSL_ERROR_WANT_WRITE:
+            *want = POLLOUT;
+            return 0;
+        case SSL_ERROR_ZERO_RETURN:
+            return writing ? -1 : -2;
+        default:
+            return -1;
+        }
+    }
+    ssize_t r = writing ? send(io->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT)
+                        : recv(io->fd, p, n, MSG_DONTWAIT);
+    if (r > 0)
+        return r;
+    if (r == 0)
+        return writing ? 0 : -2;
+    return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+}
 
 int pgw_flush(pgw_io *io)
 {
@@ -130,22 +175,19 @@ int pgw_flush(pgw_io *io)
     }
     size_t off = 0;
     while (off < io->out.len) {
-        ssize_t w = send(io->fd, io->out.p + off, io->out.len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        short want;
+        ssize_t w = sock_io(io, io->out.p + off, io->out.len - off, 1, &want);
         if (w > 0) {
             off += (size_t)w;
             continue;
         }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            /* the client is not reading: wait, in this thread only */
-            if (io->write_stop && atomic_load(io->write_stop))
-                break;
-            struct pollfd pf = {io->fd, POLLOUT, 0};
-            poll(&pf, 1, PGW_SLICE_MS);
-            continue;
-        }
-        break;
+        if (w < 0)
+            break;
+        /* the client is not reading: wait, in this thread only */
+        if (io->write_stop && atomic_load(io->write_stop))
+            break;
+        struct pollfd pf = {io->fd, want, 0};
+        poll(&pf, 1, PGW_SLICE_MS);
     }
     int ok = off == io->out.len;
     qr_buf_clear(&io->out);
@@ -169,7 +211,22 @@ int pgw_read_exact(pgw_io *io, void *dst, size_t n, int idle, qr_err *e)
         io->inpos += n;
         return 0;
     }
+    short want = POLLIN;
     while (got < n) {
+        ssize_t r = sock_io(io, d + got, n - got, 0, &want);
+        if (r > 0) {
+            got += (size_t)r;
+            idle = 0;
+            continue;
+        }
+        if (r == -2 || r == -1) {
+            if (got == 0 && idle)
+                return 1;
+            if (r == -1 && got == 0)
+                return qr_errf(e, QR_E_IO, "the connection failed (%s)",
+                               io->ssl ? "TLS" : strerror(errno));
+            return qr_errf(e, PGW_E_PROTOCOL, "the client closed the connection inside a message");
+        }
         if (idle && got == 0 && io->idle_stop && atomic_load(io->idle_stop))
             return 1;
         int wait = PGW_SLICE_MS;
@@ -180,27 +237,42 @@ int pgw_read_exact(pgw_io *io, void *dst, size_t n, int idle, qr_err *e)
             if (left / 1000000 < wait)
                 wait = (int)(left / 1000000) + 1;
         }
-        struct pollfd pf = {io->fd, POLLIN, 0};
-        int pr = poll(&pf, 1, wait);
-        if (pr < 0 && errno != EINTR)
+        struct pollfd pf = {io->fd, want, 0};
+        if (poll(&pf, 1, wait) < 0 && errno != EINTR)
             return qr_errf(e, QR_E_IO, "poll: %s", strerror(errno));
-        if (pr <= 0)
-            continue;
-        ssize_t r = recv(io->fd, d + got, n - got, 0);
-        if (r == 0) {
-            if (got == 0 && idle)
-                return 1;
-            return qr_errf(e, PGW_E_PROTOCOL, "the client closed the connection inside a message");
-        }
-        if (r < 0) {
-            if (errno == EINTR || errno == EAGAIN)
-                continue;
-            return qr_errf(e, QR_E_IO, "recv: %s", strerror(errno));
-        }
-        got += (size_t)r;
-        idle = 0;
     }
     return 0;
+}
+
+int pgw_tls_accept(pgw_io *io, SSL_CTX *ctx, qr_err *e)
+{
+    io->ssl = SSL_new(ctx);
+    if (!io->ssl || SSL_set_fd(io->ssl, io->fd) != 1)
+        return qr_errf(e, QR_E_NOMEM, "cannot start TLS");
+    for (;;) {
+        ERR_clear_error();
+        int r = SSL_accept(io->ssl);
+        if (r == 1)
+            return 0;
+        int err = SSL_get_error(io->ssl, r);
+        if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+            char why[160];
+            ERR_error_string_n(ERR_peek_last_error(), why, sizeof why);
+            SSL_free(io->ssl);
+            io->ssl = NULL; /* nothing more can be said: the stream is not TLS */
+            io->closed = 1;
+            return qr_errf(e, PGW_E_PROTOCOL, "TLS handshake failed: %s", why);
+        }
+        int64_t left = io->deadline_ns ? io->deadline_ns - qr_qctx_now_ns() : 1000000000;
+        if (left <= 0) {
+            SSL_free(io->ssl);
+            io->ssl = NULL;
+            io->closed = 1;
+            return qr_errf(e, PGW_E_PROTOCOL, "timeout in the TLS handshake");
+        }
+        struct pollfd pf = {io->fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, 0};
+        poll(&pf, 1, PGW_SLICE_MS);
+    }
 }
 
 /* The body of a message whose int32 length (counting itself) is len. The

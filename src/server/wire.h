@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <openssl/ssl.h>
+
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -55,7 +57,8 @@ static inline size_t pgw_rd_left(const pgw_rd *r) { return (size_t)(r->end - r->
 
 /* ---- the channel ---- */
 typedef struct pgw_io {
-    int fd;                 /* a connected socket, or -1: memory */
+    int fd;                 /* a connected socket (non-blocking), or -1: memory */
+    SSL *ssl;               /* TLS on the socket, once pgw_tls_accept set it up */
     const uint8_t *in;      /* memory: the bytes the "client" sent */
     size_t inlen, inpos;
     qr_buf *sink;           /* memory: what was sent goes here (NULL: dropped) */
@@ -72,6 +75,10 @@ void pgw_io_free(pgw_io *io);
 /* Send io->out (blocking, in this connection's thread only). 0, or -1 with
  * io->closed set. */
 int pgw_flush(pgw_io *io);
+/* The server's side of a TLS handshake on io's socket (after the 'S'
+ * answer to SSLRequest); later reads and writes go through it. 0, or -1
+ * with e set (io->closed then: the stream is unusable). */
+int pgw_tls_accept(pgw_io *io, SSL_CTX *ctx, qr_err *e);
 /* Read exactly n bytes. 0; 1 at a clean end of input before the first byte
  * when `idle` (or idle_stop was seen then); -1 with e set (a timeout, a
  * read error, input ending inside a message). */

@@ -2,7 +2,7 @@
 # End-to-end tests of `quarry serve` ($QUARRY) with real clients: psql
 # (exact output, compared with `quarry sql`), psycopg2 with parameters,
 # SCRAM users made by `quarry passwd`, the refusal of a non-loopback listen
-# without authentication, SIGTERM. Servers listen on 127.0.0.1 only, on a
+# without authentication, TLS with a self-signed certificate, SIGTERM. Servers listen on 127.0.0.1 only, on a
 # port the kernel picks (--port-file), and are killed at exit even on
 # failure. QUARRY_SMALL=1: fewer rows (sanitizer build); the sanitizer's
 # reports (leaks included) fail the run. Prints "e2e-server: N passed, M failed".
@@ -142,10 +142,32 @@ check "... saying why" grep -q 'refusing to listen on 0.0.0.0 without authentica
 timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 --auth scram > /dev/null 2>"$T/nl2"; rc=$?
 check "scram without a users file is refused" grep -q 'needs a users file' "$T/nl2"
 
+# --- TLS -----------------------------------------------------------------------------
+if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null; then
+    serve tls --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+    check "tls: serve says it offers TLS" grep -q "TLS offered" "$T/tls.log"
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$tls_port" -U quarry -d quarry \
+        -A -t -c 'SELECT count(*) FROM logs' -c '\conninfo' > "$T/t1" 2>&1
+    check "tls: psql sslmode=require gets the answer" grep -qx "$ROWS" "$T/t1"
+    check "tls: ... over TLS" grep -q "SSL connection (protocol: TLSv1.[23]" "$T/t1"
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$tls_port" -U quarry -d quarry --csv \
+        -c "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC" > "$T/t2"
+    SQL "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC" > "$T/t2.want"
+    same "tls: GROUP BY = quarry sql" "$T/t2.want" "$T/t2"
+    check "tls: SIGTERM exits 0" stop tls
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$main_port" -U quarry -d quarry -c 'SELECT 1' >/dev/null 2>"$T/t3"
+    check "tls: without a certificate, sslmode=require is refused" grep -q "server does not support SSL" "$T/t3"
+    timeout 10 "$Q" serve --data "$T/d" --listen 127.0.0.1:0 --tls-cert "$T/cert.pem" --tls-key "$T/cert.pem" >/dev/null 2>"$T/t4"
+    check "tls: a bad key file is refused, named" grep -q "TLS: $T/cert.pem" "$T/t4"
+else
+    bad "openssl makes a certificate (scripts/install-deps)"
+fi
+
 # --- shutdown -----------------------------------------------------------------------
 check "SIGTERM: exit status 0" stop main
 check "SIGTERM: says it shut down" grep -q "quarry serve: shut down" "$T/main.log"
-check "no sanitizer report" sh -c "! grep -E 'Sanitizer|runtime error' '$T/main.log' '$T/auth.log'"
+check "no sanitizer report" sh -c "! grep -E 'Sanitizer|runtime error' '$T/main.log' '$T/auth.log' '$T/tls.log'"
 
 echo "e2e-server[$tag]: $pass passed, $fail failed"
 mkdir -p "$(dirname "$0")/../../build/results"

@@ -5,7 +5,8 @@
  * the session going on, Execute row limits (PortalSuspended, by a raw
  * socket client), cancel of a running statement, SCRAM passwords, the
  * connection cap, many clients at once with checked answers, a client that
- * stops reading, and the graceful shutdown. Every loop is bounded. */
+ * stops reading, TLS with a certificate, and the graceful shutdown. Every
+ * loop is bounded. */
 #include "server/pgtest.h"
 
 #include <libpq-fe.h>
@@ -777,6 +778,60 @@ static void test_a_client_that_stops_reading_blocks_nobody(void **st)
     PQfinish(c);
 }
 
+static void test_tls_when_a_certificate_is_configured(void **st)
+{
+    char cmd[9000], cert[4200], key[4200];
+    snprintf(cert, sizeof cert, "%s/cert.pem", datadir);
+    snprintf(key, sizeof key, "%s/key.pem", datadir);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost "
+             "-keyout '%s' -out '%s' 2>/dev/null",
+             key, cert);
+    assert_int_equal(system(cmd), 0);
+    running r;
+    memset(&r, 0, sizeof r);
+    pgw_config cfg;
+    pgw_config_default(&cfg);
+    cfg.tls_cert = cert;
+    cfg.tls_key = key;
+    start(&r, &cfg);
+    char ci[512];
+    const char *modes[] = {"require", "disable"};
+    char *answers[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(ci, sizeof ci, "host=127.0.0.1 port=%d user=quarry dbname=quarry sslmode=%s",
+                 pgw_server_port(r.s), modes[i]);
+        PGconn *c = PQconnectdb(ci);
+        if (PQstatus(c) != CONNECTION_OK)
+            fail_msg("connect (%s): %s", modes[i], PQerrorMessage(c));
+        assert_int_equal(PQsslInUse(c), i == 0);
+        /* a result of many TLS records, equal to the plain one */
+        PGresult *res = must(c, PQexec(c, "SELECT TraceId, Body, LogAttributes FROM logs LIMIT 20000"),
+                             PGRES_TUPLES_OK);
+        assert_int_equal(PQntuples(res), 20000);
+        answers[i] = pq_text(res);
+        PQclear(res);
+        PQfinish(c);
+    }
+    assert_string_equal(answers[0], answers[1]);
+    free(answers[0]);
+    free(answers[1]);
+    /* without a certificate, a client that insists on TLS is turned away */
+    snprintf(ci, sizeof ci, "host=127.0.0.1 port=%d user=quarry dbname=quarry sslmode=require",
+             pgw_server_port(trust.s));
+    PGconn *c = PQconnectdb(ci);
+    assert_int_equal(PQstatus(c), CONNECTION_BAD);
+    assert_non_null(strstr(PQerrorMessage(c), "server does not support SSL"));
+    PQfinish(c);
+    stop(&r);
+    /* a key that is not the certificate's is refused at start */
+    cfg.tls_key = cert;
+    qr_err e;
+    assert_null(pgw_server_new(&cfg, db, &e));
+    assert_string_equal(e.code, "22023");
+    assert_non_null(strstr(e.msg, cert));
+}
+
 static void test_graceful_shutdown(void **st)
 {
     for (int grace = 0; grace < 2; grace++) {
@@ -833,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_hostile_clients_over_sockets),
         cmocka_unit_test(test_concurrent_clients_get_checked_answers),
         cmocka_unit_test(test_a_client_that_stops_reading_blocks_nobody),
+        cmocka_unit_test(test_tls_when_a_certificate_is_configured),
         cmocka_unit_test(test_graceful_shutdown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
