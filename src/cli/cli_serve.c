@@ -15,6 +15,7 @@ static const char *usage_text =
     "usage: quarry serve --data DIR [--listen HOST:PORT] [--auth trust|scram]\n"
     "                    [--users FILE] [--max-connections N] [--threads N]\n"
     "                    [--port-file FILE] [--tls-cert FILE --tls-key FILE]\n"
+    "                    [--idle-timeout SECONDS]\n"
     "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
     "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
     "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
@@ -70,6 +71,7 @@ int cli_serve(int argc, char **argv)
         {"max-connections", required_argument, 0, 'm'}, {"threads", required_argument, 0, 'j'},
         {"port-file", required_argument, 0, 'p'}, {"help", no_argument, 0, 'h'},
         {"tls-cert", required_argument, 0, 'C'},  {"tls-key", required_argument, 0, 'K'},
+        {"idle-timeout", required_argument, 0, 'I'},
         {0, 0, 0, 0}};
     pgw_config cfg;
     pgw_config_default(&cfg);
@@ -113,6 +115,11 @@ int cli_serve(int argc, char **argv)
             break;
         case 'p':
             port_file = optarg;
+            break;
+        case 'I':
+            if (cli_uint("--idle-timeout", optarg, 86400, &v) != 0)
+                return 2;
+            cfg.idle_timeout_ms = (int)v * 1000;
             break;
         case 'C':
             cfg.tls_cert = optarg;

@@ -3,7 +3,9 @@
  * session's ParameterStatus and BackendKeyData, then the message loop:
  * Query (simple.c), the extended protocol (extended.c), Terminate. A
  * malformed or unknown message gets FATAL 08P01 and the connection closes;
- * so does a server shutdown while the session is idle (57P01). */
+ * so does a server shutdown while the session is idle (57P01), and an
+ * idle session past the idle timeout (57P05; the wait for a message's
+ * first byte and its whole body). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +72,10 @@ static void message_loop(pgw_conn *c)
             qr_buf_free(&c->body);
             qr_buf_init(&c->body);
         }
+        int idle_ms = c->srv->cfg.idle_timeout_ms;
+        c->io->deadline_ns = idle_ms > 0 ? qr_qctx_now_ns() + (int64_t)idle_ms * 1000000 : 0;
         int rc = pgw_read_msg(c->io, &t, &c->body, PGW_MAX_MSG, &e);
+        c->io->deadline_ns = 0;
         if (rc == 1) {
             if (c->io->idle_stop && atomic_load(c->io->idle_stop))
                 pgw_send_fatal(c, "57P01", "terminating connection due to administrator command");

@@ -232,6 +232,8 @@ int pgw_read_exact(pgw_io *io, void *dst, size_t n, int idle, qr_err *e)
         int wait = PGW_SLICE_MS;
         if (io->deadline_ns) {
             int64_t left = io->deadline_ns - qr_qctx_now_ns();
+            if (left <= 0 && idle && got == 0 && io->idle_stop) /* between messages of a session */
+                return qr_errf(e, "57P05", "terminating connection due to idle-session timeout");
             if (left <= 0)
                 return qr_errf(e, PGW_E_PROTOCOL, "timeout waiting for the client");
             if (left / 1000000 < wait)

@@ -832,6 +832,31 @@ static void test_tls_when_a_certificate_is_configured(void **st)
     assert_non_null(strstr(e.msg, cert));
 }
 
+static void test_idle_sessions_are_closed_past_the_idle_timeout(void **st)
+{
+    running r;
+    memset(&r, 0, sizeof r);
+    pgw_config cfg;
+    pgw_config_default(&cfg);
+    cfg.idle_timeout_ms = 400;
+    start(&r, &cfg);
+    PGconn *busy = connect_to(&r, "quarry", NULL), *idle = connect_to(&r, "quarry", NULL);
+    assert_int_equal(PQstatus(busy), CONNECTION_OK);
+    assert_int_equal(PQstatus(idle), CONNECTION_OK);
+    for (int i = 0; i < 8; i++) { /* 800 ms of queries 100 ms apart: never idle for long */
+        usleep(100000);
+        PGresult *res = must(busy, PQexec(busy, "SELECT count(*) FROM logs"), PGRES_TUPLES_OK);
+        PQclear(res);
+    }
+    PGresult *res = PQexec(idle, "SELECT count(*) FROM logs");
+    assert_int_not_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    assert_non_null(strstr(PQerrorMessage(idle), "idle-session timeout"));
+    PQclear(res);
+    PQfinish(idle);
+    PQfinish(busy);
+    stop(&r);
+}
+
 static void test_graceful_shutdown(void **st)
 {
     for (int grace = 0; grace < 2; grace++) {
@@ -889,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_clients_get_checked_answers),
         cmocka_unit_test(test_a_client_that_stops_reading_blocks_nobody),
         cmocka_unit_test(test_tls_when_a_certificate_is_configured),
+        cmocka_unit_test(test_idle_sessions_are_closed_past_the_idle_timeout),
         cmocka_unit_test(test_graceful_shutdown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
