@@ -40,9 +40,9 @@ static void open_db(void)
     atexit(cleanup);
 }
 
-static const uint8_t startup[] = {0, 0, 0, 37, 0, 3, 0, 0, 'u', 's', 'e', 'r', 0, 'q', 'u', 'a',
-                                  'r', 'r', 'y', 0, 'd', 'a', 't', 'a', 'b', 'a', 's', 'e', 0,
-                                  'q', 'u', 'a', 'r', 'r', 'y', 0, 0};
+static const uint8_t startup[] = {0,   0,   0,   37,  0,   3,   0,   0,   'u', 's', 'e', 'r', 0,
+                                  'q', 'u', 'a', 'r', 'r', 'y', 0,   'd', 'a', 't', 'a', 'b', 'a',
+                                  's', 'e', 0,   'q', 'u', 'a', 'r', 'r', 'y', 0,   0};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -65,14 +65,18 @@ static int parse_listen(const char *s, char *host, size_t cap, int *port)
 
 int cli_serve(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"data", required_argument, 0, 'd'},      {"listen", required_argument, 0, 'l'},
-        {"auth", required_argument, 0, 'a'},      {"users", required_argument, 0, 'u'},
-        {"max-connections", required_argument, 0, 'm'}, {"threads", required_argument, 0, 'j'},
-        {"port-file", required_argument, 0, 'p'}, {"help", no_argument, 0, 'h'},
-        {"tls-cert", required_argument, 0, 'C'},  {"tls-key", required_argument, 0, 'K'},
-        {"idle-timeout", required_argument, 0, 'I'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"data", required_argument, 0, 'd'},
+                                         {"listen", required_argument, 0, 'l'},
+                                         {"auth", required_argument, 0, 'a'},
+                                         {"users", required_argument, 0, 'u'},
+                                         {"max-connections", required_argument, 0, 'm'},
+                                         {"threads", required_argument, 0, 'j'},
+                                         {"port-file", required_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"tls-cert", required_argument, 0, 'C'},
+                                         {"tls-key", required_argument, 0, 'K'},
+                                         {"idle-timeout", required_argument, 0, 'I'},
+                                         {0, 0, 0, 0}};
     pgw_config cfg;
     pgw_config_default(&cfg);
     const char *data = NULL, *users_path = NULL, *port_file = NULL;

@@ -74,7 +74,8 @@ static int scram_exchange(pgw_conn *c)
         return -1;
     }
     if (strcmp(m, "SCRAM-SHA-256") != 0) {
-        pgw_send_fatal(c, PGW_E_PROTOCOL, "client selected an invalid SASL authentication mechanism");
+        pgw_send_fatal(c, PGW_E_PROTOCOL,
+                       "client selected an invalid SASL authentication mechanism");
         return -1;
     }
     uint8_t raw[18];
@@ -102,7 +103,8 @@ static int scram_exchange(pgw_conn *c)
     qr_buf_free(&msg);
     if (rc == -1) {
         if (!strcmp(e.code, PGW_E_AUTH))
-            pgw_send_fatal(c, PGW_E_AUTH, "password authentication failed for user \"%s\"", c->user);
+            pgw_send_fatal(c, PGW_E_AUTH, "password authentication failed for user \"%s\"",
+                           c->user);
         else
             pgw_send_fatal(c, e.code, "%s", e.msg);
     }

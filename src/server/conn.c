@@ -47,10 +47,14 @@ static int start_session(pgw_conn *c)
     }
     c->keyed = 1;
     static const char *fixed[][2] = {
-        {"server_version", "15.0 (Quarry)"}, {"server_encoding", "UTF8"},
-        {"client_encoding", "UTF8"},         {"DateStyle", "ISO, MDY"},
-        {"integer_datetimes", "on"},         {"standard_conforming_strings", "on"},
-        {"TimeZone", "UTC"},                 {"IntervalStyle", "postgres"},
+        {"server_version", "15.0 (Quarry)"},
+        {"server_encoding", "UTF8"},
+        {"client_encoding", "UTF8"},
+        {"DateStyle", "ISO, MDY"},
+        {"integer_datetimes", "on"},
+        {"standard_conforming_strings", "on"},
+        {"TimeZone", "UTC"},
+        {"IntervalStyle", "postgres"},
     };
     qr_buf *b = &c->io->out;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -95,7 +99,13 @@ static void message_loop(pgw_conn *c)
             if (pgw_flush(c->io) != 0)
                 return;
             break;
-        case 'P': case 'B': case 'D': case 'E': case 'C': case 'H': case 'S':
+        case 'P':
+        case 'B':
+        case 'D':
+        case 'E':
+        case 'C':
+        case 'H':
+        case 'S':
             if (pgw_extended(c, t, c->body.p, c->body.len, &e) != 0) {
                 pgw_send_fatal(c, e.code, "%s", e.msg);
                 return;
@@ -105,7 +115,9 @@ static void message_loop(pgw_conn *c)
             if (c->io->closed)
                 return;
             break;
-        case 'd': case 'c': case 'f': /* COPY data outside COPY: ignored, as PostgreSQL does */
+        case 'd':
+        case 'c':
+        case 'f': /* COPY data outside COPY: ignored, as PostgreSQL does */
             break;
         case 'F':
             qr_errf(&e, QR_E_FEATURE, "the function call protocol is not supported");

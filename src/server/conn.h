@@ -39,8 +39,8 @@ struct pgw_server {
     pgw_config cfg;
     qr_sql_db *db;
     int lfd, port;
-    SSL_CTX *tls;          /* with a certificate configured: TLS for SSLRequest */
-    int wake[2];           /* a pipe: pgw_server_stop writes a byte, the accept loop wakes */
+    SSL_CTX *tls; /* with a certificate configured: TLS for SSLRequest */
+    int wake[2];  /* a pipe: pgw_server_stop writes a byte, the accept loop wakes */
     pgw_keys keys;
     atomic_int stopping;   /* no new connections; idle sessions end */
     atomic_int past_grace; /* running statements are canceled; blocked writes give up */
@@ -59,23 +59,23 @@ typedef struct pgw_named {
 
 typedef struct pgw_stmt {
     pgw_named hd; /* first: the lists are of pgw_named */
-    char *sql; /* NUL-terminated */
+    char *sql;    /* NUL-terminated */
     size_t n;
     uint32_t nparams;
     uint32_t *oids; /* nparams declared types (0 = unspecified) */
 } pgw_stmt;
 
 typedef struct pgw_portal {
-    pgw_named hd; /* first */
-    pgw_text text;   /* the statement with its parameters substituted */
-    int16_t *fmts;   /* result column formats as Bind gave them */
+    pgw_named hd;  /* first */
+    pgw_text text; /* the statement with its parameters substituted */
+    int16_t *fmts; /* result column formats as Bind gave them */
     uint16_t nfmts;
-    int ran;         /* the statement ran: r holds its result */
-    int failed;      /* ... and failed (e) */
+    int ran;    /* the statement ran: r holds its result */
+    int failed; /* ... and failed (e) */
     qr_err e;
     qr_qctx ctx;
     qr_result r;
-    uint64_t row;    /* the next row Execute sends */
+    uint64_t row; /* the next row Execute sends */
 } pgw_portal;
 
 typedef struct pgw_conn {
@@ -87,7 +87,7 @@ typedef struct pgw_conn {
     int keyed;
     int counted; /* counted in srv->sessions */
     char user[64], database[64], appname[64];
-    qr_buf body; /* the message being handled */
+    qr_buf body;        /* the message being handled */
     pgw_named *stmts;   /* of pgw_stmt */
     pgw_named *portals; /* of pgw_portal */
     uint32_t nstmts, nportals;
@@ -112,8 +112,8 @@ void pgw_extended_free(pgw_conn *c);
  * 1 = one for all, else one per column); DataRows [from, to) (flushing as
  * the buffer fills; -1 when the client is gone). */
 void pgw_put_rowdesc(qr_buf *b, const qr_result *r, const int16_t *fmts, uint16_t nfmts);
-int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to,
-                  const int16_t *fmts, uint16_t nfmts);
+int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, const int16_t *fmts,
+                  uint16_t nfmts);
 /* The command tag of a finished statement: r->tag, or "SELECT n". */
 void pgw_tag(const qr_result *r, uint64_t rows, char *out, size_t cap);
 /* conn.c: queue an ErrorResponse (ERROR) for e; positions mapped by map. */

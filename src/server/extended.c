@@ -208,9 +208,10 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     if (!s)
         rc = qr_errf(&ue, "26000", "prepared statement \"%s\" does not exist", sname);
     else if ((uint32_t)np != s->nparams)
-        rc = qr_errf(&ue, PGW_E_PROTOCOL,
-                     "bind message supplies %d parameters, but prepared statement \"%s\" requires %u",
-                     np, sname, s->nparams);
+        rc = qr_errf(
+            &ue, PGW_E_PROTOCOL,
+            "bind message supplies %d parameters, but prepared statement \"%s\" requires %u", np,
+            sname, s->nparams);
     else if (nf > 1 && nf != np)
         rc = qr_errf(&ue, PGW_E_PROTOCOL, "bind message has %d parameter formats but %d parameters",
                      nf, np);
@@ -219,7 +220,8 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     else if (*pname && c->nportals >= PGW_MAX_PORTALS)
         rc = qr_errf(&ue, QR_E_TOO_LONG, "too many portals (limit %d)", PGW_MAX_PORTALS);
     for (int i = 0; rc == 0 && i < np; i++) {
-        int16_t f = nf == 0 ? 0 : (int16_t)(fp[2 * (nf == 1 ? 0 : i)] << 8 | fp[2 * (nf == 1 ? 0 : i) + 1]);
+        int16_t f =
+            nf == 0 ? 0 : (int16_t)(fp[2 * (nf == 1 ? 0 : i)] << 8 | fp[2 * (nf == 1 ? 0 : i) + 1]);
         if (f != 0 && f != 1)
             rc = qr_errf(&ue, PGW_E_PROTOCOL, "unsupported format code: %d", f);
         ps[i].fmt = f;

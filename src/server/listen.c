@@ -84,7 +84,8 @@ static int bind_listen(pgw_server *s, qr_err *e)
         a6->sin6_port = htons((uint16_t)s->cfg.port);
         sl = sizeof *a6;
     } else {
-        return qr_errf(e, QR_E_ARGS, "listen address %s is not a numeric IPv4 or IPv6 address", host);
+        return qr_errf(e, QR_E_ARGS, "listen address %s is not a numeric IPv4 or IPv6 address",
+                       host);
     }
     s->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (s->lfd < 0)
@@ -135,8 +136,7 @@ pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pgw_keys_init(&s->keys, (uint32_t)cfg->max_conn + EXTRA_THREADS, e) != 0 ||
-        (cfg->tls_cert && tls_init(s, e) != 0) ||
-        (cfg->port >= 0 && bind_listen(s, e) != 0) ||
+        (cfg->tls_cert && tls_init(s, e) != 0) || (cfg->port >= 0 && bind_listen(s, e) != 0) ||
         (cfg->port >= 0 && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0 &&
          qr_errf(e, QR_E_IO, "pipe: %s", strerror(errno)))) {
         pgw_server_free(s);

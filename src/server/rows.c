@@ -32,8 +32,8 @@ void pgw_put_rowdesc(qr_buf *b, const qr_result *r, const int16_t *fmts, uint16_
     pgw_msg_end(b, at);
 }
 
-int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to,
-                  const int16_t *fmts, uint16_t nfmts)
+int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, const int16_t *fmts,
+                  uint16_t nfmts)
 {
     qr_buf *b = &c->io->out;
     for (uint64_t i = from; i < to; i++) {

@@ -156,7 +156,8 @@ int pgw_scram_first(pgw_scram *st, const char *msg, size_t n, const char *snonce
         return qr_errf(e, PGW_E_PROTOCOL, "malformed SCRAM message (NUL byte)");
     /* gs2 header: "n,," or "y,," (no channel binding), an optional authzid */
     if (n < 3 || (p[0] != 'n' && p[0] != 'y') || p[1] != ',')
-        return qr_errf(e, PGW_E_PROTOCOL, "malformed SCRAM message: channel binding is not supported");
+        return qr_errf(e, PGW_E_PROTOCOL,
+                       "malformed SCRAM message: channel binding is not supported");
     p += 2;
     const char *c = memchr(p, ',', (size_t)(end - p));
     if (!c)

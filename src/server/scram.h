@@ -18,7 +18,7 @@
 #include "util/err.h"
 
 #define PGW_SCRAM_ITERS 4096
-#define PGW_E_AUTH "28P01" /* invalid password */
+#define PGW_E_AUTH      "28P01" /* invalid password */
 
 typedef struct pgw_scram_secret {
     int iters;

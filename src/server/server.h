@@ -45,9 +45,10 @@ typedef struct pgw_config {
     int max_conn;           /* sessions at once (default 100); more get 53300 */
     int grace_ms;           /* shutdown: how long running statements may finish (5000) */
     int startup_timeout_ms; /* startup packet and authentication (10000) */
-    int idle_timeout_ms;    /* a session waiting this long for a message is closed (57P05); 0 = never */
-    const char *tls_cert;   /* PEM certificate (chain) and key: SSLRequest gets TLS; */
-    const char *tls_key;    /* NULL: SSLRequest is refused with 'N' */
+    int idle_timeout_ms;  /* a session waiting this long for a message is closed (57P05); 0 = never
+                           */
+    const char *tls_cert; /* PEM certificate (chain) and key: SSLRequest gets TLS; */
+    const char *tls_key;  /* NULL: SSLRequest is refused with 'N' */
 } pgw_config;
 
 void pgw_config_default(pgw_config *c);

@@ -14,10 +14,7 @@
 #define CODE_SSL    80877103
 #define CODE_GSSENC 80877104
 
-static void copy_name(char *dst, size_t cap, const char *s)
-{
-    snprintf(dst, cap, "%s", s);
-}
+static void copy_name(char *dst, size_t cap, const char *s) { snprintf(dst, cap, "%s", s); }
 
 int pgw_startup(pgw_conn *c)
 {
@@ -59,8 +56,8 @@ int pgw_startup(pgw_conn *c)
         }
         if ((code >> 16) != 3) {
             pgw_send_fatal(c, QR_E_FEATURE,
-                           "unsupported frontend protocol %d.%d: server supports 3.0",
-                           code >> 16, code & 0xffff);
+                           "unsupported frontend protocol %d.%d: server supports 3.0", code >> 16,
+                           code & 0xffff);
             return -1;
         }
         /* name/value pairs, then a final NUL */
@@ -81,7 +78,8 @@ int pgw_startup(pgw_conn *c)
                 copy_name(c->appname, sizeof c->appname, v);
         }
         if (r.bad || pgw_rd_left(&r) != 0) {
-            pgw_send_fatal(c, PGW_E_PROTOCOL, "invalid startup packet layout: expected terminator as last byte");
+            pgw_send_fatal(c, PGW_E_PROTOCOL,
+                           "invalid startup packet layout: expected terminator as last byte");
             return -1;
         }
         if (!c->user[0]) {

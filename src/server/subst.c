@@ -30,7 +30,8 @@ static void scan_open(scan *s, const char *sql)
     s->sr = pg_query_scan(sql);
     s->toks = NULL;
     if (!s->sr.error)
-        s->toks = pg_query__scan_result__unpack(NULL, s->sr.pbuf.len, (const uint8_t *)s->sr.pbuf.data);
+        s->toks =
+            pg_query__scan_result__unpack(NULL, s->sr.pbuf.len, (const uint8_t *)s->sr.pbuf.data);
 }
 
 static void scan_close(scan *s)
@@ -181,10 +182,22 @@ static int binary_text(const pgw_param *pp, uint32_t k, char *t, size_t cap, siz
     int32_t n = pp->len;
     int w = -1;
     switch (pp->oid) {
-    case PGW_OID_INT2: w = 2; break;
-    case PGW_OID_INT4: case PGW_OID_FLOAT4: w = 4; break;
-    case PGW_OID_INT8: case PGW_OID_FLOAT8: case PGW_OID_TIMESTAMP: case PGW_OID_TIMESTAMPTZ: w = 8; break;
-    case PGW_OID_BOOL: w = 1; break;
+    case PGW_OID_INT2:
+        w = 2;
+        break;
+    case PGW_OID_INT4:
+    case PGW_OID_FLOAT4:
+        w = 4;
+        break;
+    case PGW_OID_INT8:
+    case PGW_OID_FLOAT8:
+    case PGW_OID_TIMESTAMP:
+    case PGW_OID_TIMESTAMPTZ:
+        w = 8;
+        break;
+    case PGW_OID_BOOL:
+        w = 1;
+        break;
     default:
         return qr_errf(e, QR_E_FEATURE, "binary format of parameter $%u (type %u) is not supported",
                        k, pp->oid);
@@ -192,14 +205,24 @@ static int binary_text(const pgw_param *pp, uint32_t k, char *t, size_t cap, siz
     if (n != w)
         return qr_errf(e, PGW_E_PROTOCOL,
                        "insufficient data left in message: binary parameter $%u of type %u has %d "
-                       "bytes, not %d", k, pp->oid, n, w);
+                       "bytes, not %d",
+                       k, pp->oid, n, w);
     uint64_t v = be_n(p, w);
     switch (pp->oid) {
-    case PGW_OID_INT2: snprintf(t, cap, "%d", (int)(int16_t)v); break;
-    case PGW_OID_INT4: snprintf(t, cap, "%" PRId32, (int32_t)v); break;
-    case PGW_OID_INT8: snprintf(t, cap, "%" PRId64, (int64_t)v); break;
-    case PGW_OID_BOOL: snprintf(t, cap, "%s", v ? "t" : "f"); break;
-    case PGW_OID_FLOAT4: case PGW_OID_FLOAT8: {
+    case PGW_OID_INT2:
+        snprintf(t, cap, "%d", (int)(int16_t)v);
+        break;
+    case PGW_OID_INT4:
+        snprintf(t, cap, "%" PRId32, (int32_t)v);
+        break;
+    case PGW_OID_INT8:
+        snprintf(t, cap, "%" PRId64, (int64_t)v);
+        break;
+    case PGW_OID_BOOL:
+        snprintf(t, cap, "%s", v ? "t" : "f");
+        break;
+    case PGW_OID_FLOAT4:
+    case PGW_OID_FLOAT8: {
         double d;
         if (w == 4) {
             float f;
@@ -217,7 +240,8 @@ static int binary_text(const pgw_param *pp, uint32_t k, char *t, size_t cap, siz
     }
     default: { /* timestamps: us since 2000-01-01 */
         int64_t us = (int64_t)v;
-        if (us > INT64_MAX / 1000 - PG_EPOCH_UNIX_S * 1000000 || us < INT64_MIN / 1000 + PG_EPOCH_UNIX_S * 1000000)
+        if (us > INT64_MAX / 1000 - PG_EPOCH_UNIX_S * 1000000 ||
+            us < INT64_MIN / 1000 + PG_EPOCH_UNIX_S * 1000000)
             return qr_errf(e, QR_E_OUT_OF_RANGE, "parameter $%u: timestamp out of range", k);
         qr_time_format((us + PG_EPOCH_UNIX_S * 1000000) * 1000, t);
         t[QR_TIME_TEXT_LEN] = 0;
@@ -250,27 +274,29 @@ static int put_literal(qr_buf *o, const pgw_param *pp, uint32_t k, qr_err *e)
     }
     if (!quoted_binary && is_number_oid(pp->oid)) {
         if (!valid_number(p, n, is_int_oid(pp->oid)))
-            return qr_errf(e, QR_E_INVALID_TEXT, "invalid input syntax for type %s: \"%.*s\" (parameter $%u)",
-                           is_int_oid(pp->oid) ? "integer" : "numeric", (int)(n > 60 ? 60 : n), p, k);
+            return qr_errf(
+                e, QR_E_INVALID_TEXT, "invalid input syntax for type %s: \"%.*s\" (parameter $%u)",
+                is_int_oid(pp->oid) ? "integer" : "numeric", (int)(n > 60 ? 60 : n), p, k);
         put_number(o, p, n);
         return 0;
     }
     if (!quoted_binary && pp->oid == PGW_OID_BOOL) {
         int v;
         if (text_bool(p, n, &v) != 0)
-            return qr_errf(e, QR_E_INVALID_TEXT, "invalid input syntax for type boolean: \"%.*s\" (parameter $%u)",
+            return qr_errf(e, QR_E_INVALID_TEXT,
+                           "invalid input syntax for type boolean: \"%.*s\" (parameter $%u)",
                            (int)(n > 60 ? 60 : n), p, k);
         qr_buf_put(o, v ? "TRUE" : "FALSE", v ? 4 : 5);
         return 0;
     }
     if (memchr(p, 0, n))
-        return qr_errf(e, "22021", "invalid byte sequence for encoding \"UTF8\": 0x00 (parameter $%u)", k);
+        return qr_errf(e, "22021",
+                       "invalid byte sequence for encoding \"UTF8\": 0x00 (parameter $%u)", k);
     put_quoted(o, p, n);
     return 0;
 }
 
-int pgw_subst(const char *sql, size_t n, const pgw_param *ps, uint32_t np, pgw_text *out,
-              qr_err *e)
+int pgw_subst(const char *sql, size_t n, const pgw_param *ps, uint32_t np, pgw_text *out, qr_err *e)
 {
     memset(out, 0, sizeof *out);
     scan s;

@@ -18,10 +18,10 @@
 #include "util/buf.h"
 #include "util/err.h"
 
-#define PGW_E_PROTOCOL "08P01" /* protocol violation */
-#define PGW_MAX_MSG    (16u << 20) /* the largest frontend message accepted */
-#define PGW_MAX_STARTUP 10000u     /* the largest startup packet (as PostgreSQL) */
-#define PGW_FLUSH_AT   (64u << 10) /* rows are sent in batches of about this */
+#define PGW_E_PROTOCOL  "08P01"     /* protocol violation */
+#define PGW_MAX_MSG     (16u << 20) /* the largest frontend message accepted */
+#define PGW_MAX_STARTUP 10000u      /* the largest startup packet (as PostgreSQL) */
+#define PGW_FLUSH_AT    (64u << 10) /* rows are sent in batches of about this */
 
 /* ---- writing backend messages (into a qr_buf) ---- */
 void pgw_put_i16(qr_buf *b, int16_t v);
@@ -57,16 +57,16 @@ static inline size_t pgw_rd_left(const pgw_rd *r) { return (size_t)(r->end - r->
 
 /* ---- the channel ---- */
 typedef struct pgw_io {
-    int fd;                 /* a connected socket (non-blocking), or -1: memory */
-    SSL *ssl;               /* TLS on the socket, once pgw_tls_accept set it up */
-    const uint8_t *in;      /* memory: the bytes the "client" sent */
+    int fd;            /* a connected socket (non-blocking), or -1: memory */
+    SSL *ssl;          /* TLS on the socket, once pgw_tls_accept set it up */
+    const uint8_t *in; /* memory: the bytes the "client" sent */
     size_t inlen, inpos;
-    qr_buf *sink;           /* memory: what was sent goes here (NULL: dropped) */
-    qr_buf out;             /* backend messages not yet sent */
-    int64_t deadline_ns;    /* reads fail past it (startup phase); 0 = none */
-    const atomic_int *idle_stop; /* != 0 while waiting for a message: give up */
+    qr_buf *sink;                 /* memory: what was sent goes here (NULL: dropped) */
+    qr_buf out;                   /* backend messages not yet sent */
+    int64_t deadline_ns;          /* reads fail past it (startup phase); 0 = none */
+    const atomic_int *idle_stop;  /* != 0 while waiting for a message: give up */
     const atomic_int *write_stop; /* != 0: a blocked write gives up */
-    int closed;             /* the peer went away or a write failed */
+    int closed;                   /* the peer went away or a write failed */
 } pgw_io;
 
 void pgw_io_init_fd(pgw_io *io, int fd);

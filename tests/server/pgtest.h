@@ -69,7 +69,8 @@ static inline void pt_query(qr_buf *b, const char *sql)
     pgw_msg_end(b, at);
 }
 
-static inline void pt_parse(qr_buf *b, const char *name, const char *sql, int n, const uint32_t *oids)
+static inline void pt_parse(qr_buf *b, const char *name, const char *sql, int n,
+                            const uint32_t *oids)
 {
     size_t at = pgw_msg_begin(b, 'P');
     pgw_put_str(b, name);

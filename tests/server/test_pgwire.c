@@ -50,8 +50,10 @@ static void test_scram_rfc7677_vector(void **st)
     const char *cf = "n,,n=user,r=rOprNGfwEbeRWgbNEkqO";
     qr_buf out;
     qr_buf_init(&out);
-    assert_int_equal(pgw_scram_first(&sc, cf, strlen(cf), "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0", &out, &e), 0);
-    const char *sf = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+    assert_int_equal(
+        pgw_scram_first(&sc, cf, strlen(cf), "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0", &out, &e), 0);
+    const char *sf =
+        "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
     assert_int_equal(out.len, strlen(sf));
     assert_memory_equal(out.p, sf, out.len);
     pgw_scram wrong = sc;
@@ -82,12 +84,14 @@ static void test_scram_verifier_parse_rejects_garbage(void **st)
     assert_int_equal(pgw_scram_parse("md5abc", &s, &e), -1);
     assert_int_equal(pgw_scram_parse("SCRAM-SHA-256$x:AAAA$AAAA:AAAA", &s, &e), -1);
     assert_int_equal(pgw_scram_parse("SCRAM-SHA-256$4096:!!!!$AAAA:AAAA", &s, &e), -1);
-    assert_int_equal(pgw_scram_parse("SCRAM-SHA-256$4096:AAAA$AAAA:AAAA", &s, &e), -1); /* short keys */
+    assert_int_equal(pgw_scram_parse("SCRAM-SHA-256$4096:AAAA$AAAA:AAAA", &s, &e),
+                     -1); /* short keys */
     assert_string_equal(e.code, "22023");
 }
 
 /* ---- parameter substitution ---- */
-static char *subst1(const char *sql, uint32_t oid, int16_t fmt, const void *v, int32_t len, qr_err *e)
+static char *subst1(const char *sql, uint32_t oid, int16_t fmt, const void *v, int32_t len,
+                    qr_err *e)
 {
     pgw_param p = {v, len, fmt, oid};
     pgw_text t;
@@ -122,8 +126,10 @@ static void test_subst_quotes_text_and_resists_injection(void **st)
 
 static void test_subst_numbers_are_validated(void **st)
 {
-    expect_subst("SELECT a FROM t WHERE n >= $1", PGW_OID_INT4, "13", "SELECT a FROM t WHERE n >= 13");
-    expect_subst("SELECT a FROM t WHERE n-$1 > 0", PGW_OID_INT8, "-5", "SELECT a FROM t WHERE n-(-5) > 0");
+    expect_subst("SELECT a FROM t WHERE n >= $1", PGW_OID_INT4, "13",
+                 "SELECT a FROM t WHERE n >= 13");
+    expect_subst("SELECT a FROM t WHERE n-$1 > 0", PGW_OID_INT8, "-5",
+                 "SELECT a FROM t WHERE n-(-5) > 0");
     expect_subst("SELECT $1", PGW_OID_FLOAT8, "1.5e3", "SELECT 1.5e3");
     expect_subst("SELECT $1", PGW_OID_BOOL, "yes", "SELECT TRUE");
     expect_subst("SELECT $1", PGW_OID_BOOL, "f", "SELECT FALSE");
@@ -246,7 +252,8 @@ static void test_types_oids_and_encodings(void **st)
     qr_buf_clear(&b);
     /* numeric 18446744073709551615 = 1844 6744 0737 0955 1615 (base 10000) */
     pgw_cell_encode(&r, 2, &c, 1, &b);
-    const uint8_t num[] = {0, 5, 0, 4, 0, 0, 0, 0, 0x07, 0x34, 0x1a, 0x58, 0x02, 0xe1, 0x03, 0xbb, 0x06, 0x4f};
+    const uint8_t num[] = {0,    5,    0,    4,    0,    0,    0,    0,    0x07,
+                           0x34, 0x1a, 0x58, 0x02, 0xe1, 0x03, 0xbb, 0x06, 0x4f};
     assert_int_equal(b.len, sizeof num);
     assert_memory_equal(b.p, num, sizeof num);
     qr_buf_clear(&b);
@@ -284,7 +291,8 @@ static void conv_run(conv *cv, int auth)
     qr_err e;
     char v[256];
     assert_int_equal(pgw_scram_verifier("secret", (const uint8_t *)"0123456789abcdef", 16, 4096, v,
-                                        sizeof v, &e), 0);
+                                        sizeof v, &e),
+                     0);
     pgw_user alice = {"alice", v};
     pgw_users us = {&alice, 1};
     cfg.users = &us;
@@ -430,13 +438,16 @@ static void test_bad_messages_after_startup_close_with_08P01(void **st)
 static void test_simple_query_messages(void **st)
 {
     conv *cv = conv_new(1);
-    pt_query(&cv->in, "SELECT count(*) FROM logs; SELECT count(*) FROM logs WHERE ServiceName = 'cart'");
+    pt_query(&cv->in,
+             "SELECT count(*) FROM logs; SELECT count(*) FROM logs WHERE ServiceName = 'cart'");
     pt_query(&cv->in, "  ;  ");
     pt_query(&cv->in, "SELECT count(*) FROM logs; SELECT bdy FROM logs; SELECT count(*) FROM logs");
     pt_empty(&cv->in, 'X');
     conv_run(cv, PGW_AUTH_TRUST);
     /* two results; an empty query; a result, the error, the third skipped */
-    assert_string_equal(after_start(cv), "TDCTDCZ" "IZ" "TDCEZ");
+    assert_string_equal(after_start(cv), "TDCTDCZ"
+                                         "IZ"
+                                         "TDCEZ");
     int k = (int)strlen(SESSION_START);
     char t[64];
     assert_string_equal(pt_cell0(&cv->m[k + 1], t, sizeof t), "3000");
@@ -467,7 +478,13 @@ static void test_extended_row_limits_suspend_the_portal(void **st)
     pt_empty(&cv->in, 'S');
     pt_empty(&cv->in, 'X');
     conv_run(cv, PGW_AUTH_TRUST);
-    assert_string_equal(after_start(cv), "12T" "DDDDs" "DDDDs" "DDC" "Z" "EZ" "2DDDDDDDDDDCZ");
+    assert_string_equal(after_start(cv), "12T"
+                                         "DDDDs"
+                                         "DDDDs"
+                                         "DDC"
+                                         "Z"
+                                         "EZ"
+                                         "2DDDDDDDDDDCZ");
     int k = (int)strlen(SESSION_START);
     assert_string_equal((const char *)cv->m[k + 15].body, "SELECT 2"); /* rows of this Execute */
     assert_string_equal(pt_field(&cv->m[k + 17], 'C'), "34000");
@@ -495,7 +512,10 @@ static void test_extended_errors_skip_to_sync(void **st)
     pt_empty(&cv->in, 'S');
     pt_empty(&cv->in, 'X');
     conv_run(cv, PGW_AUTH_TRUST);
-    assert_string_equal(after_start(cv), "12EZ" "EZ" "1EZ" "tT2DCZ");
+    assert_string_equal(after_start(cv), "12EZ"
+                                         "EZ"
+                                         "1EZ"
+                                         "tT2DCZ");
     int k = (int)strlen(SESSION_START);
     assert_string_equal(pt_field(&cv->m[k + 2], 'C'), "42703");
     assert_string_equal(pt_field(&cv->m[k + 2], 'P'), "8");

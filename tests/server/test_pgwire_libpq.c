@@ -187,7 +187,8 @@ static const char *compared[] = {
     "SELECT count(*) FROM logs",
     "SELECT count(*) FROM logs WHERE Body @@ 'failed'",
     "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC",
-    "SELECT Body, bm25() FROM logs WHERE Body @@ ts_any(['failed', 'cache']) ORDER BY bm25() DESC LIMIT 7",
+    "SELECT Body, bm25() FROM logs WHERE Body @@ ts_any(['failed', 'cache']) ORDER BY bm25() DESC "
+    "LIMIT 7",
     ("SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs "
      "WHERE SeverityNumber >= 9 GROUP BY 1, 2 ORDER BY 3 DESC"),
 };
@@ -227,12 +228,15 @@ static int64_t be64(const char *p)
 static void test_exec_params_text_and_binary(void **st)
 {
     PGconn *c = conn();
-    char *want = ref_text("SELECT count(*) FROM logs WHERE ServiceName = 'cart' AND SeverityNumber >= 13");
+    char *want =
+        ref_text("SELECT count(*) FROM logs WHERE ServiceName = 'cart' AND SeverityNumber >= 13");
     const Oid types[] = {25, 23};
     const char *vals[] = {"cart", "13"};
-    PGresult *res = must(c, PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND SeverityNumber >= $2",
-                                         2, types, vals, NULL, NULL, 0),
-                         PGRES_TUPLES_OK);
+    PGresult *res = must(
+        c,
+        PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND SeverityNumber >= $2",
+                     2, types, vals, NULL, NULL, 0),
+        PGRES_TUPLES_OK);
     char *got = pq_text(res);
     assert_string_equal(got, want);
     assert_true(atoi(want) > 0);
@@ -242,16 +246,19 @@ static void test_exec_params_text_and_binary(void **st)
     const char thirteen[4] = {0, 0, 0, 13};
     const char *bvals[] = {"cart", thirteen};
     const int lens[] = {4, 4}, fmts[] = {0, 1};
-    res = must(c, PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND SeverityNumber >= $2",
-                               2, types, bvals, lens, fmts, 1),
-               PGRES_TUPLES_OK);
+    res = must(
+        c,
+        PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND SeverityNumber >= $2",
+                     2, types, bvals, lens, fmts, 1),
+        PGRES_TUPLES_OK);
     assert_int_equal(PQfformat(res, 0), 1);
     assert_int_equal(PQgetlength(res, 0, 0), 8);
     assert_int_equal(be64(PQgetvalue(res, 0, 0)), atoll(want));
     PQclear(res);
     /* untyped parameters are text: no type needed */
-    res = must(c, PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1", 1, NULL,
-                               vals, NULL, NULL, 0),
+    res = must(c,
+               PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1", 1, NULL, vals,
+                            NULL, NULL, 0),
                PGRES_TUPLES_OK);
     char *want2 = ref_text("SELECT count(*) FROM logs WHERE ServiceName = 'cart'");
     got = pq_text(res);
@@ -267,21 +274,23 @@ static void test_prepared_statements_and_injection(void **st)
 {
     PGconn *c = conn();
     const Oid types[] = {25};
-    PQclear(must(c, PQprepare(c, "bysvc", "SELECT count(*) FROM logs WHERE ServiceName = $1", 1, types),
-                 PGRES_COMMAND_OK));
+    PQclear(
+        must(c, PQprepare(c, "bysvc", "SELECT count(*) FROM logs WHERE ServiceName = $1", 1, types),
+             PGRES_COMMAND_OK));
     PGresult *d = must(c, PQdescribePrepared(c, "bysvc"), PGRES_COMMAND_OK);
     assert_int_equal(PQnparams(d), 1);
     assert_int_equal(PQparamtype(d, 0), 25);
     assert_int_equal(PQnfields(d), 1);
     assert_int_equal(PQftype(d, 0), 20);
     PQclear(d);
-    const char *svc[] = {"cart", "payment", "checkout", "nope", "'); DROP TABLE logs; --",
+    const char *svc[] = {"cart",           "payment", "checkout", "nope", "'); DROP TABLE logs; --",
                          "cart' OR '1'='1"};
     for (int i = 0; i < 6; i++) {
         const char *v[] = {svc[i]};
         PGresult *res = must(c, PQexecPrepared(c, "bysvc", 1, v, NULL, NULL, 0), PGRES_TUPLES_OK);
         char sql[200];
-        snprintf(sql, sizeof sql, "SELECT count(*) FROM logs WHERE ServiceName = '%s'", i < 4 ? svc[i] : "nope");
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM logs WHERE ServiceName = '%s'",
+                 i < 4 ? svc[i] : "nope");
         char *want = ref_text(sql), *got = pq_text(res);
         assert_string_equal(got, want);
         if (i >= 3)
@@ -302,13 +311,15 @@ static void test_errors_carry_sqlstate_and_position(void **st)
     PGresult *res = must(c, PQexec(c, "SELECT bdy FROM logs"), PGRES_FATAL_ERROR);
     assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), "42703");
     assert_string_equal(PQresultErrorField(res, PG_DIAG_STATEMENT_POSITION), "8");
-    assert_string_equal(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY), "column \"bdy\" does not exist");
+    assert_string_equal(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
+                        "column \"bdy\" does not exist");
     assert_string_equal(PQresultErrorField(res, PG_DIAG_SEVERITY), "ERROR");
     PQclear(res);
     /* in the extended protocol, after a parameter, the position is the client's */
     const char *v[] = {"a parameter longer than its $1"};
-    res = must(c, PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND nope = 1", 1,
-                               NULL, v, NULL, NULL, 0),
+    res = must(c,
+               PQexecParams(c, "SELECT count(*) FROM logs WHERE ServiceName = $1 AND nope = 1", 1,
+                            NULL, v, NULL, NULL, 0),
                PGRES_FATAL_ERROR);
     assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), "42703");
     assert_string_equal(PQresultErrorField(res, PG_DIAG_STATEMENT_POSITION), "54");
@@ -318,8 +329,10 @@ static void test_errors_carry_sqlstate_and_position(void **st)
     PQclear(res);
     res = must(c, PQexec(c, ""), PGRES_EMPTY_QUERY);
     PQclear(res);
-    res = must(c, PQexec(c, "SELECT count(*) FROM logs WHERE ServiceName = 'cart'"), PGRES_TUPLES_OK);
-    char *want = ref_text("SELECT count(*) FROM logs WHERE ServiceName = 'cart'"), *got = pq_text(res);
+    res =
+        must(c, PQexec(c, "SELECT count(*) FROM logs WHERE ServiceName = 'cart'"), PGRES_TUPLES_OK);
+    char *want = ref_text("SELECT count(*) FROM logs WHERE ServiceName = 'cart'"),
+         *got = pq_text(res);
     assert_string_equal(got, want);
     free(want);
     free(got);
@@ -446,7 +459,8 @@ static void test_execute_row_limit_portal_suspended(void **st)
     close(fd);
 }
 
-#define LONG_QUERY "SELECT Body, SpanId, TraceId, count(*) FROM logs GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1"
+#define LONG_QUERY                                                                                 \
+    "SELECT Body, SpanId, TraceId, count(*) FROM logs GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1"
 
 static void test_cancel_a_running_statement(void **st)
 {
@@ -573,7 +587,7 @@ static void test_connection_cap(void **st)
 }
 
 /* ---- many clients ---- */
-#define CLIENTS 50
+#define CLIENTS    50
 #define PER_CLIENT 12
 static const char *svcs[] = {"cart", "payment", "checkout", "frontend", "ad", "nope"};
 static char *want_svc[6], *want_group;
@@ -599,7 +613,8 @@ static void *client(void *p)
         PGresult *res;
         const char *want;
         if (k == 6) {
-            res = PQexec(c, "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC");
+            res = PQexec(
+                c, "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC");
             want = want_group;
         } else {
             const char *v[] = {svcs[k]};
@@ -628,7 +643,8 @@ static void test_concurrent_clients_get_checked_answers(void **st)
         snprintf(sql, sizeof sql, "SELECT count(*) FROM logs WHERE ServiceName = '%s'", svcs[i]);
         want_svc[i] = ref_text(sql);
     }
-    want_group = ref_text("SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC");
+    want_group =
+        ref_text("SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC");
     pthread_t t[CLIENTS];
     worker w[CLIENTS];
     int64_t t0 = qr_qctx_now_ns();
@@ -665,15 +681,15 @@ static void test_hostile_clients_over_sockets(void **st)
         size_t n;
         int startup; /* send a good startup packet first */
     } evil[] = {
-        {"\x80\0\0\0\0\3\0\0", 8, 0},          /* startup length 2^31 */
+        {"\x80\0\0\0\0\3\0\0", 8, 0},           /* startup length 2^31 */
         {"\0\0\0\x02", 4, 0},                   /* startup length 2 */
         {"\0\0\x27\x11\0\3\0\0", 8, 0},         /* 10001 bytes: over the startup limit */
         {"Q\x80\0\0\0", 5, 1},                  /* message length 2^31 */
-        {"Q\x7f\xff\xff\xff", 5, 1},               /* 2^31 - 1 */
+        {"Q\x7f\xff\xff\xff", 5, 1},            /* 2^31 - 1 */
         {"Q\x01\0\0\x05", 5, 1},                /* 16 MiB + 1: just over the limit */
         {"\x01\0\0\0\x04", 5, 1},               /* unknown type */
         {"E\0\0\0\x0dnope\0\0\0\0\0", 14, 1},   /* Execute of no portal: an ERROR */
-        {"B\0\0\0\x0c\0\0\0\x01\0\0\0", 13, 1},  /* Bind cut short inside: 08P01 */
+        {"B\0\0\0\x0c\0\0\0\x01\0\0\0", 13, 1}, /* Bind cut short inside: 08P01 */
         {"S\0\0\0\x05x", 6, 1},                 /* Sync with a body */
     };
     PGconn *good = conn();
@@ -681,7 +697,8 @@ static void test_hostile_clients_over_sockets(void **st)
     for (size_t i = 0; i < sizeof evil / sizeof evil[0]; i++) {
         int fd = evil[i].startup ? raw_session(port) : raw_connect(port);
         assert_int_equal(send(fd, evil[i].bytes, evil[i].n, MSG_NOSIGNAL), (ssize_t)evil[i].n);
-        if (evil[i].startup && evil[i].bytes[0] == 'E') { /* an ERROR: the session goes on to Sync */
+        if (evil[i].startup &&
+            evil[i].bytes[0] == 'E') { /* an ERROR: the session goes on to Sync */
             char types[16];
             raw_read_until(fd, 'E', types, sizeof types);
             qr_buf b;
@@ -806,8 +823,9 @@ static void test_tls_when_a_certificate_is_configured(void **st)
             fail_msg("connect (%s): %s", modes[i], PQerrorMessage(c));
         assert_int_equal(PQsslInUse(c), i == 0);
         /* a result of many TLS records, equal to the plain one */
-        PGresult *res = must(c, PQexec(c, "SELECT TraceId, Body, LogAttributes FROM logs LIMIT 20000"),
-                             PGRES_TUPLES_OK);
+        PGresult *res =
+            must(c, PQexec(c, "SELECT TraceId, Body, LogAttributes FROM logs LIMIT 20000"),
+                 PGRES_TUPLES_OK);
         assert_int_equal(PQntuples(res), 20000);
         answers[i] = pq_text(res);
         PQclear(res);
@@ -887,7 +905,8 @@ static void test_graceful_shutdown(void **st)
             PQclear(res);
         res = PQexec(idle, "SELECT count(*) FROM logs");
         assert_int_not_equal(PQresultStatus(res), PGRES_TUPLES_OK);
-        assert_non_null(strstr(PQerrorMessage(idle), "terminating connection due to administrator command"));
+        assert_non_null(
+            strstr(PQerrorMessage(idle), "terminating connection due to administrator command"));
         PQclear(res);
         printf("shutdown (grace %d ms): %.0f ms\n", cfg.grace_ms, ms);
         assert_true(ms < 6000);
