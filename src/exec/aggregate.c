@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "format/colvec.h"
+#include "format/schema.h"
 #include "match/select.h"
 #include "util/buf.h"
 #include "util/hash.h"
@@ -248,6 +249,52 @@ static int seg_key(const qr_vec *v, uint32_t j, gtab *in, kval *out)
     return 0;
 }
 
+#define DIRECT_MAX 65536u /* code combinations kept as an array */
+
+/* One window of the direct path: each row's group is the sum of its keys'
+ * codes times their strides. */
+static void direct_window(const qr_groupby *g, const segcols *sc, uint32_t n,
+                          const uint64_t *stride, uint64_t *dcount, aggst *dst)
+{
+    uint32_t act[QR_GB_MAX_AGGS], na = 0; /* the aggregates that read a column */
+    for (uint32_t a = 0; a < g->naggs; a++)
+        if (sc->rd[g->nkeys + a])
+            act[na++] = a;
+    if (na == 0 && g->nkeys == 1) { /* the common shape: one key, counts */
+        const uint32_t *c = sc->vec[0].codes;
+        for (uint32_t j = 0; j < n; j++)
+            dcount[c[j]]++;
+        return;
+    }
+    if (na == 0 && g->nkeys == 2) {
+        const uint32_t *c0 = sc->vec[0].codes, *c1 = sc->vec[1].codes;
+        for (uint32_t j = 0; j < n; j++)
+            dcount[c0[j] + c1[j] * stride[1]]++;
+        return;
+    }
+    for (uint32_t j = 0; j < n; j++) {
+        uint64_t idx = 0;
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            idx += sc->vec[k].codes[j] * stride[k];
+        dcount[idx]++;
+        for (uint32_t q = 0; q < na; q++) {
+            uint32_t a = act[q], c = g->nkeys + a;
+            if (vnull(&sc->vec[c], j))
+                continue;
+            aggst *s = &dst[idx * g->naggs + a];
+            s->cnt++;
+            if (sc->vec[c].kind != QR_VEC_INT)
+                continue;
+            int64_t v = sc->vec[c].ints[j];
+            if (v < s->min)
+                s->min = v;
+            if (v > s->max)
+                s->max = v;
+            s->sum += sc->vec[c].type == QT_UINT64 ? (__int128)qr_num_to_u64(v) : (__int128)v;
+        }
+    }
+}
+
 static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
 {
     qr_par_search *ps = jb->ps;
@@ -281,9 +328,69 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
         if (sc.col[c] >= 0 && !(sc.rd[c] = qr_colr_open(seg, sc.col[c], e)))
             rc = -1;
     }
+    /* Every key dictionary-coded in this segment, and few code combinations:
+     * groups are an array indexed by the codes (no hashing per row); they
+     * go into `local` by code at the segment's end, as the hashed path's do. */
+    uint64_t dslots = 1, stride[QR_GB_MAX_KEYS];
+    int direct = g->nkeys > 0;
+    for (uint32_t k = 0; k < g->nkeys && direct; k++) {
+        uint32_t nd = 0;
+        direct = sc.rd[k] && qr_colr_dict(sc.rd[k], &nd) != NULL;
+        stride[k] = dslots;
+        dslots *= (uint64_t)nd + 1;
+        direct &= dslots <= DIRECT_MAX;
+    }
+    uint64_t *dcount = NULL;
+    aggst *dst = NULL;
+    if (rc == 0 && direct) {
+        dcount = qr_qmalloc(ps->ctx, sizeof *dcount * dslots);
+        dst = qr_qmalloc(ps->ctx, sizeof *dst * dslots * (g->naggs ? g->naggs : 1));
+        if (!dcount || !dst)
+            rc = qr_qctx_nomem(ps->ctx, e);
+        for (uint64_t i = 0; rc == 0 && i < dslots; i++) {
+            dcount[i] = 0;
+            for (uint32_t a = 0; a < g->naggs; a++)
+                dst[i * g->naggs + a] = (aggst){0, 0, INT64_MAX, INT64_MIN};
+        }
+    }
+    /* every row, counts only, one or two keys whose code blocks cover the
+     * same rows: the blocks counted whole, without selections or gathers */
+    int blocks = direct && g->all_rows && g->nkeys <= 2;
+    for (uint32_t a = 0; blocks && a < g->naggs; a++)
+        blocks = sc.rd[g->nkeys + a] == NULL;
+    if (blocks && g->nkeys == 2) {
+        const qr_colmeta *m0 = qr_colr_meta(sc.rd[0]), *m1 = qr_colr_meta(sc.rd[1]);
+        blocks = m0->ndata == m1->ndata;
+        for (uint32_t di = 0; blocks && di < m0->ndata; di++) {
+            const qr_blockref *b0 = &m0->blocks[m0->first_data + di];
+            const qr_blockref *b1 = &m1->blocks[m1->first_data + di];
+            blocks = b0->first_row == b1->first_row && b0->rows == b1->rows;
+        }
+    }
+    if (rc == 0 && blocks) {
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            sc.vec[k].kind = QR_VEC_CODES; /* what the merge by value below reads */
+        const qr_colmeta *cm = qr_colr_meta(sc.rd[0]);
+        for (uint32_t di = 0; di < cm->ndata && rc == 0; di++) {
+            const uint64_t *c0, *c1;
+            uint32_t first, cnt, f1, n1;
+            if (qr_colr_code_block(sc.rd[0], di, &c0, &first, &cnt, e) != 0 ||
+                (g->nkeys == 2 && qr_colr_code_block(sc.rd[1], di, &c1, &f1, &n1, e) != 0) ||
+                qr_par_check(ps, e) != 0) {
+                rc = -1;
+                break;
+            }
+            if (g->nkeys == 1)
+                for (uint32_t j = 0; j < cnt; j++)
+                    dcount[c0[j]]++;
+            else
+                for (uint32_t j = 0; j < cnt; j++)
+                    dcount[c0[j] + c1[j] * stride[1]]++;
+        }
+    }
     qr_itsel sel;
     qr_itsel_init(&sel, it, (uint32_t)seg->rows);
-    for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
+    for (uint64_t lo = blocks ? seg->rows : 0; lo < seg->rows && rc == 0; lo += WINDOW) {
         uint32_t hi = (uint32_t)(lo + WINDOW < seg->rows ? lo + WINDOW : seg->rows);
         uint32_t n = 0;
         /* a window has at most WINDOW rows: one call returns all of it */
@@ -298,6 +405,10 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
         for (uint32_t c = 0; c < sc.n && rc == 0; c++)
             if (sc.rd[c] && qr_colvec_gather(sc.rd[c], rows, n, &sc.vec[c], &va, e) != 0)
                 rc = -1;
+        if (rc == 0 && direct) {
+            direct_window(g, &sc, n, stride, dcount, dst);
+            continue;
+        }
         for (uint32_t j = 0; j < n && rc == 0; j++) {
             kval kv[QR_GB_MAX_KEYS];
             for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
@@ -329,6 +440,26 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
     if (rc == 0 && qr_it_failed(it))
         rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
                      seg->path);
+    for (uint64_t i = 0; direct && rc == 0 && i < dslots; i++) { /* the array into local */
+        if (!dcount[i])
+            continue;
+        kval kv[QR_GB_MAX_KEYS];
+        for (uint32_t k = 0; k < g->nkeys; k++) {
+            uint64_t code = i / stride[k] % (k + 1 < g->nkeys ? stride[k + 1] / stride[k]
+                                                               : dslots / stride[k]);
+            kv[k] = (kval){code == 0, (int64_t)code, NULL, 0};
+        }
+        int64_t gi = gtab_find(&local, kv, 0);
+        if (gi < 0) {
+            rc = qr_qctx_nomem(ps->ctx, e);
+            break;
+        }
+        local.count[gi] += dcount[i];
+        for (uint32_t a = 0; a < g->naggs; a++)
+            st_merge(&local.st[(uint64_t)gi * g->naggs + a], &dst[i * g->naggs + a]);
+    }
+    qr_qfree(ps->ctx, dcount);
+    qr_qfree(ps->ctx, dst);
     /* merge the segment's groups by value into the worker's table */
     gtab *w = &jb->wt[t];
     for (uint64_t i = 0; i < local.n && rc == 0; i++) {
@@ -382,6 +513,229 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
     return rc;
 }
 
+/* ---- one segment, with expressions: every value through cells ---- */
+static int expr_mode(const qr_groupby *g)
+{
+    int any = g->where != NULL;
+    for (uint32_t k = 0; k < g->nkeys; k++)
+        any |= g->kx[k] != NULL;
+    for (uint32_t a = 0; a < g->naggs; a++)
+        any |= g->ax[a] != NULL;
+    return any;
+}
+
+/* Column vector v of reader r (column type t) as n stored-domain cells. */
+static int vec_cells(qr_colreader *r, const qr_vec *v, int t, uint32_t n, qr_cell *out,
+                     qr_arena *a, qr_buf *mb, qr_err *e)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        out[j] = (qr_cell){.null = 1};
+        if (v->kind == QR_VEC_INT) {
+            if (!v->isnull[j])
+                out[j] = (qr_cell){.i = v->ints[j]};
+            continue;
+        }
+        qr_slice sl = qr_vec_bytes(v, j);
+        if (!sl.p)
+            continue;
+        if (t == QT_MAP) {
+            qr_buf_clear(mb);
+            if (qr_colr_map_json(r, sl, mb, e) != 0)
+                return -1;
+            char *p = qr_arena_memdup(a, mb->len ? (const char *)mb->p : "", mb->len ? mb->len : 1);
+            if (!p)
+                return qr_errf(e, QR_E_NOMEM, "out of memory reading map values");
+            sl = (qr_slice){p, mb->len};
+        }
+        out[j] = (qr_cell){.s = sl.p, .n = (uint32_t)sl.n};
+    }
+    return 0;
+}
+
+/* A key cell (natural when from an expression of type xt, else stored) as
+ * a kval; FLOAT values by their bits (0.0 and -0.0 one key). */
+static kval cell_key(const qr_cell *c, int bytes, int xt)
+{
+    kval k = {c->null, 0, NULL, 0};
+    if (c->null)
+        return k;
+    if (bytes) {
+        k.s = c->s ? c->s : "";
+        k.n = c->n;
+    } else if (xt == QR_XT_FLOAT) {
+        double d = c->f == 0 ? 0.0 : c->f;
+        memcpy(&k.i, &d, sizeof d);
+    } else {
+        k.i = c->i;
+    }
+    return k;
+}
+
+static int key_xtype(const qr_par_search *ps, const qr_groupby *g, uint32_t k)
+{
+    return g->kx[k] ? g->kx[k]->type : qr_xtype_of_col(ps->def->cols[g->keys[k]].type);
+}
+
+static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
+{
+    qr_par_search *ps = jb->ps;
+    const qr_groupby *g = jb->g;
+    qr_segment *seg = ps->ss[si].seg;
+    uint32_t nc = ps->def->ncols;
+    qr_arena *ia = &ps->run[t];
+    qr_arena_reset(ia);
+    ps->ss[si].run = &ps->qrun[t];
+    qr_it *it = qr_segsearch_compile(&ps->ss[si], ps->q[t], ia, e);
+    if (!it)
+        return -1;
+    gtab local;
+    gtab_init(&local, ps->ctx, g->nkeys, g->naggs);
+    memcpy(local.bytes, jb->wt[t].bytes, sizeof local.bytes);
+    qr_arena va;
+    qr_arena_init(&va, 1 << 20, 0);
+    qr_arena_set_ctx(&va, ps->ctx);
+    uint32_t *rows = qr_qmalloc(ps->ctx, sizeof *rows * WINDOW);
+    uint32_t *sel = qr_qmalloc(ps->ctx, sizeof *sel * WINDOW);
+    qr_colreader **rd = qr_qmalloc(ps->ctx, sizeof *rd * (nc ? nc : 1));
+    qr_cell **cols = qr_qmalloc(ps->ctx, sizeof *cols * (nc ? nc : 1));
+    uint8_t *types = qr_qmalloc(ps->ctx, nc ? nc : 1);
+    uint8_t *needc = qr_qmalloc(ps->ctx, nc ? nc : 1);
+    qr_buf mb;
+    qr_buf_init(&mb);
+    int rc = rows && sel && rd && cols && types && needc ? 0 : qr_qctx_nomem(ps->ctx, e);
+    for (uint32_t c = 0; c < nc && rc == 0; c++) {
+        rd[c] = NULL;
+        cols[c] = NULL;
+        types[c] = ps->def->cols[c].type;
+        int need = g->need && g->need[c];
+        for (uint32_t k = 0; k < g->nkeys; k++)
+            need |= !g->kx[k] && g->keys[k] == (int)c;
+        for (uint32_t a = 0; a < g->naggs; a++)
+            need |= !g->ax[a] && g->arg[a] == (int)c;
+        int sc = need ? qr_seg_col(seg, ps->def->cols[c].name) : -1;
+        if (need && sc < 0)
+            types[c] = 0xff; /* the segment predates the column: all NULL */
+        if (sc >= 0 && !(rd[c] = qr_colr_open(seg, sc, e)))
+            rc = -1;
+        needc[c] = (uint8_t)need;
+    }
+    qr_itsel is;
+    qr_itsel_init(&is, it, (uint32_t)seg->rows);
+    for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
+        uint32_t hi = (uint32_t)(lo + WINDOW < seg->rows ? lo + WINDOW : seg->rows);
+        uint32_t n = 0;
+        if (qr_it_select(&is, (uint32_t)lo, hi, rows, WINDOW, &n, e) < 0 ||
+            qr_par_check(ps, e) != 0) {
+            rc = -1;
+            break;
+        }
+        if (n == 0)
+            continue;
+        qr_arena_reset(&va);
+        const qr_cell **bcols = (const qr_cell **)cols;
+        for (uint32_t c = 0; c < nc && rc == 0; c++) {
+            if (!needc[c])
+                continue;
+            qr_cell *cc = qr_arena_alloc(&va, sizeof *cc * n);
+            if (!cc) {
+                rc = qr_qctx_nomem(ps->ctx, e);
+                break;
+            }
+            if (!rd[c]) {
+                for (uint32_t j = 0; j < n; j++)
+                    cc[j] = (qr_cell){.null = 1};
+            } else {
+                qr_vec v;
+                if (qr_colvec_gather(rd[c], rows, n, &v, &va, e) != 0 ||
+                    vec_cells(rd[c], &v, ps->def->cols[c].type, n, cc, &va, &mb, e) != 0)
+                    rc = -1;
+            }
+            cols[c] = cc;
+        }
+        if (rc != 0)
+            break;
+        qr_xbatch b = {n, nc, bcols, types, NULL};
+        uint32_t ns = n;
+        if (g->where) {
+            if (qr_expr_filter(g->where, &b, sel, &ns, &va, e) != 0) {
+                rc = -1;
+                break;
+            }
+        } else {
+            for (uint32_t j = 0; j < n; j++)
+                sel[j] = j;
+        }
+        const qr_cell *kv[QR_GB_MAX_KEYS], *av[QR_GB_MAX_AGGS];
+        for (uint32_t k = 0; k < g->nkeys && rc == 0; k++)
+            if (!(kv[k] = g->kx[k] ? qr_expr_eval(g->kx[k], &b, &va, e) : bcols[g->keys[k]]))
+                rc = -1;
+        for (uint32_t a = 0; a < g->naggs && rc == 0; a++) {
+            av[a] = NULL;
+            if (g->ax[a] && !(av[a] = qr_expr_eval(g->ax[a], &b, &va, e)))
+                rc = -1;
+            else if (!g->ax[a] && g->arg[a] >= 0)
+                av[a] = bcols[g->arg[a]];
+        }
+        for (uint32_t q = 0; q < ns && rc == 0; q++) {
+            uint32_t j = sel[q];
+            kval kk[QR_GB_MAX_KEYS];
+            for (uint32_t k = 0; k < g->nkeys; k++)
+                kk[k] = cell_key(&kv[k][j], local.bytes[k], key_xtype(ps, g, k));
+            int64_t gi = gtab_find(&local, kk, 1);
+            if (gi < 0) {
+                rc = qr_qctx_nomem(ps->ctx, e);
+                break;
+            }
+            local.count[gi]++;
+            for (uint32_t a = 0; a < g->naggs; a++) {
+                if (!av[a] || av[a][j].null)
+                    continue;
+                aggst *st = &local.st[(uint64_t)gi * g->naggs + a];
+                st->cnt++;
+                int64_t v = av[a][j].i;
+                int type = g->ax[a] ? -1 : ps->def->cols[g->arg[a]].type;
+                if (g->ax[a] && g->ax[a]->type == QR_XT_FLOAT)
+                    v = qr_num_from_f64(av[a][j].f); /* min/max in the ordered domain */
+                else if (type >= 0 && !qr_type_is_int(type))
+                    continue; /* count(text) */
+                if (v < st->min)
+                    st->min = v;
+                if (v > st->max)
+                    st->max = v;
+                st->sum += type == QT_UINT64 ? (__int128)qr_num_to_u64(v) : (__int128)v;
+            }
+        }
+    }
+    if (rc == 0 && qr_it_failed(it))
+        rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                     seg->path);
+    gtab *w = &jb->wt[t];
+    for (uint64_t i = 0; i < local.n && rc == 0; i++) {
+        int64_t gi = gtab_find(w, local.keys + i * g->nkeys, 1);
+        if (gi < 0) {
+            rc = qr_qctx_nomem(ps->ctx, e);
+            break;
+        }
+        w->count[gi] += local.count[i];
+        for (uint32_t a = 0; a < g->naggs; a++)
+            st_merge(&w->st[(uint64_t)gi * g->naggs + a], &local.st[i * g->naggs + a]);
+    }
+    for (uint32_t c = 0; rd && c < nc; c++)
+        if (rd[c])
+            qr_colr_close(rd[c]);
+    qr_buf_free(&mb);
+    qr_qfree(ps->ctx, rows);
+    qr_qfree(ps->ctx, sel);
+    qr_qfree(ps->ctx, rd);
+    qr_qfree(ps->ctx, cols);
+    qr_qfree(ps->ctx, types);
+    qr_qfree(ps->ctx, needc);
+    qr_arena_free(&va);
+    gtab_free(&local);
+    qr_arena_reset(ia);
+    return rc;
+}
+
 static void worker(void *ctx, int slot)
 {
     job *jb = ctx;
@@ -392,7 +746,8 @@ static void worker(void *ctx, int slot)
         if (si >= jb->ps->nsegs)
             return;
         if (qr_par_check(jb->ps, &jb->err[slot]) != 0 ||
-            run_segment(jb, slot, si, &jb->err[slot]) != 0) {
+            (expr_mode(jb->g) ? run_segment_expr(jb, slot, si, &jb->err[slot])
+                              : run_segment(jb, slot, si, &jb->err[slot])) != 0) {
             jb->rc[slot] = -1;
             atomic_store(&jb->failed, 1);
             return;
@@ -404,7 +759,9 @@ static void worker(void *ctx, int slot)
 static void set_bytes(const qr_par_search *ps, const qr_groupby *g, gtab *t)
 {
     for (uint32_t k = 0; k < g->nkeys; k++)
-        t->bytes[k] = !qr_type_is_int(ps->def->cols[g->keys[k]].type);
+        t->bytes[k] = g->kx[k] ? g->kx[k]->type == QR_XT_TEXT || g->kx[k]->type == QR_XT_JSON ||
+                                     g->kx[k]->type == QR_XT_NULL
+                               : !qr_type_is_int(ps->def->cols[g->keys[k]].type);
 }
 
 static int emit(const qr_par_search *ps, const qr_groupby *g, const gtab *t, qr_result *out,
@@ -422,6 +779,9 @@ static int emit(const qr_par_search *ps, const qr_groupby *g, const gtab *t, qr_
             if (t->bytes[k]) {
                 if (qr_result_set_text(out, c, v->s, v->n, e) != 0)
                     return -1;
+            } else if (g->kx[k] && g->kx[k]->type == QR_XT_FLOAT) {
+                c->null = 0;
+                memcpy(&c->f, &v->i, sizeof c->f);
             } else {
                 c->null = 0;
                 c->i = v->i;
@@ -447,7 +807,7 @@ static int emit(const qr_par_search *ps, const qr_groupby *g, const gtab *t, qr_
                     break;
                 if (s->sum > INT64_MAX || s->sum < INT64_MIN)
                     return qr_errf(e, QR_E_OUT_OF_RANGE, "sum(%s) is out of range for bigint",
-                                   ps->def->cols[g->arg[a]].name);
+                                   g->ax[a] ? "an expression" : ps->def->cols[g->arg[a]].name);
                 *c = (qr_cell){.i = (int64_t)s->sum};
                 break;
             case QR_AGG_AVG:

@@ -26,6 +26,7 @@
 #define QR_EXEC_AGGREGATE_H
 #include <stdint.h>
 
+#include "exec/expr.h"
 #include "exec/result.h"
 #include "search/parallel.h"
 
@@ -49,6 +50,19 @@ typedef struct qr_groupby {
     uint8_t fn[QR_GB_MAX_AGGS]; /* qr_aggfn */
     int arg[QR_GB_MAX_AGGS];    /* table column (-1 for count(*)) */
     uint32_t agg_out[QR_GB_MAX_AGGS];
+    /* Expressions (NULL for none): a residual filter on column values, keys
+     * computed from columns (kx[k] replaces keys[k]; its values come out in
+     * their natural domain), aggregate arguments (ax[a] replaces arg[a];
+     * integer-valued for sum and avg). Their columns are need[c] != 0 (the
+     * table's ncols entries); they are read as cells for each window of
+     * matching rows, so a query with expressions pays a gather per column it
+     * reads and an evaluation per batch. */
+    const qr_expr *where;
+    const qr_expr *kx[QR_GB_MAX_KEYS];
+    const qr_expr *ax[QR_GB_MAX_AGGS];
+    const uint8_t *need;
+    int all_rows; /* the tree matches every row (no WHERE): a one-key count may
+                   * read the key's code blocks whole, without selections */
 } qr_groupby;
 
 /* 1 when aggregate fn can take a column of type t (count: any type; min,

@@ -111,12 +111,51 @@ static int gather_codes(qr_colreader *r, const qr_colmeta *cm, const uint32_t *r
     return 0;
 }
 
+/* A hex-id page with few of its rows selected: those rows alone, each
+ * from the page's row index (qr_colr_bytes in random mode), instead of
+ * every row of the page turned to text. */
+static int gather_hex_sparse(qr_colreader *r, const qr_colmeta *cm, const uint32_t *rows,
+                             uint32_t k, uint32_t m, qr_vec *out, qr_arena *a, qr_err *e)
+{
+    qr_colr_random(r, 1);
+    int rc = 0;
+    for (uint32_t j = k; j < k + m && rc == 0; j++) {
+        qr_slice s;
+        if ((rc = qr_colr_bytes(r, rows[j], &s, e)) != 0)
+            break;
+        if (!s.p) {
+            out->vals[j] = (qr_slice){NULL, 0};
+            continue;
+        }
+        char *d = s.n ? qr_arena_alloc(a, s.n) : NULL;
+        if (s.n && !d) {
+            rc = nomem(cm, e);
+            break;
+        }
+        if (s.n)
+            memcpy(d, s.p, s.n);
+        out->vals[j] = (qr_slice){s.n ? d : "", s.n};
+    }
+    qr_colr_random(r, 0);
+    return rc;
+}
+
 static int gather_bytes(qr_colreader *r, const qr_colmeta *cm, const uint32_t *rows, uint32_t n,
                         qr_vec *out, qr_arena *a, qr_err *e)
 {
     uint32_t bi = 0;
     for (uint32_t i = 0; i < n;) {
         bi = block_from(cm, bi, rows[i]);
+        if (cm->encoding == ENC_HEXID) {
+            const qr_blockref *b = &cm->blocks[cm->first_data + bi];
+            uint32_t k = i, m = run_in_block(rows, n, &i, b->first_row, b->rows);
+            if ((uint64_t)m * 4 < b->rows) {
+                if (gather_hex_sparse(r, cm, rows, k, m, out, a, e) != 0)
+                    return -1;
+                continue;
+            }
+            i = k; /* dense: decode the page whole, below */
+        }
         const qr_slice *v;
         uint32_t first, cnt;
         if (qr_colr_bytes_block(r, bi, &v, &first, &cnt, e) != 0)

@@ -10,55 +10,54 @@
 
 int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
 {
-    int has_bm25 = 0;
+    int has_bm25 = s->uses_score;
     for (uint32_t i = 0; i < s->nitems; i++)
         has_bm25 |= s->items[i].kind == QR_SI_BM25;
-    if (s->has_agg || s->ngroup) {
-        int only_count = s->ngroup == 0;
+    int distinct = 0;
+    for (uint32_t i = 0; i < s->naggs; i++)
+        distinct |= s->aggs[i].distinct;
+    if (s->scope.n >= 2 || distinct) {
+        if (has_bm25)
+            return qr_errf(e, QR_E_FEATURE, "bm25() is not available in a join or with "
+                                            "count(DISTINCT)");
+        *kind = QR_PLAN_JOIN;
+        return 0;
+    }
+    if (!s->def) {
+        *kind = QR_PLAN_CONST;
+        return 0;
+    }
+    if (s->grouped) {
+        int only_count = s->ngroup == 0 && !s->rest && !s->having && s->naggs == 1 &&
+                         s->aggs[0].fn == QR_AGG_COUNT_STAR;
         for (uint32_t i = 0; i < s->nitems; i++)
-            only_count &= s->items[i].kind == QR_SI_AGG && s->items[i].fn == QR_AGG_COUNT_STAR;
-        for (uint32_t i = 0; i < s->norder; i++)
-            if (s->order[i].kind == QR_SO_BM25)
-                return qr_errf(e, QR_E_FEATURE,
-                               "ORDER BY bm25() with aggregates is not "
-                               "supported");
+            only_count &= s->items[i].x->kind == QR_EX_COL;
         *kind = only_count ? QR_PLAN_COUNT : QR_PLAN_AGGREGATE;
         return 0;
     }
+    for (uint32_t i = 0; i < s->norder; i++)
+        has_bm25 |= s->order[i].kind == QR_SO_BM25;
     if (s->norder == 0) {
         if (has_bm25)
             return qr_errf(e, QR_E_FEATURE,
-                           "bm25() in the select list needs ORDER BY bm25() DESC "
-                           "LIMIT k in this version");
+                           "bm25() needs ORDER BY bm25() DESC LIMIT k in this version");
         *kind = QR_PLAN_FIRST;
         return 0;
     }
     const qr_sqlorder *o = &s->order[0];
-    if (s->norder > 1)
+    int by_score = s->norder == 1 && o->kind == QR_SO_BM25 && o->desc;
+    int by_time = s->norder == 1 && o->kind == QR_SO_COL && o->col == s->def->sort_col && o->desc;
+    if ((by_score || by_time) && s->limit != UINT64_MAX) {
+        if (s->limit + s->offset > QR_TOPK_MAX || s->limit + s->offset < s->limit)
+            return qr_errf(e, QR_E_TOO_LONG, "LIMIT + OFFSET with ORDER BY %s is at most %u",
+                           by_score ? "bm25()" : "the sort column", QR_TOPK_MAX);
+        *kind = by_score ? QR_PLAN_TOPK_SCORE : QR_PLAN_TOPK_TIME;
+        return 0;
+    }
+    if (has_bm25)
         return qr_errf(e, QR_E_FEATURE,
-                       "ORDER BY several keys without GROUP BY is not supported "
-                       "yet (bm25() DESC or the sort column DESC)");
-    int by_score = o->kind == QR_SO_BM25;
-    int by_time = o->kind == QR_SO_COL && o->col == s->def->sort_col;
-    if (!(by_score || by_time) || !o->desc)
-        return qr_errf(e, QR_E_FEATURE,
-                       "ORDER BY %s%s is not supported yet without GROUP BY "
-                       "(bm25() DESC, or %s DESC: the table's sort column)",
-                       o->kind == QR_SO_BM25  ? "bm25()"
-                       : o->kind == QR_SO_COL ? s->def->cols[o->col].name
-                                              : "an aggregate",
-                       o->desc ? " DESC" : " ASC",
-                       s->def->sort_col >= 0 ? s->def->cols[s->def->sort_col].name : "(none)");
-    if (has_bm25 && !by_score)
-        return qr_errf(e, QR_E_FEATURE,
-                       "bm25() in the select list needs ORDER BY bm25() DESC "
-                       "in this version");
-    if (s->limit == UINT64_MAX)
-        return qr_errf(e, QR_E_FEATURE, "ORDER BY %s DESC needs a LIMIT in this version",
-                       by_score ? "bm25()" : s->def->cols[o->col].name);
-    if (s->limit + s->offset > QR_TOPK_MAX || s->limit + s->offset < s->limit)
-        return qr_errf(e, QR_E_TOO_LONG, "LIMIT + OFFSET with ORDER BY is at most %u", QR_TOPK_MAX);
-    *kind = by_score ? QR_PLAN_TOPK_SCORE : QR_PLAN_TOPK_TIME;
+                       "bm25() needs ORDER BY bm25() DESC LIMIT k (alone) in this version");
+    *kind = QR_PLAN_SORT;
     return 0;
 }
 
@@ -86,8 +85,46 @@ static void columns(const qr_sqlsel *s, char *t, size_t n)
         snprintf(t, n, "(none)");
 }
 
+static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
+{
+    const qr_sqlstats *st = s->stats;
+    line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
+         (unsigned long long)st->out, st->out == 1 ? "" : "s");
+    if (kind == QR_PLAN_JOIN) {
+        for (uint32_t r = 0; r < st->nent && r < 8; r++) {
+            const char *nm = s->scope.n ? (s->scope.r[r].alias ? s->scope.r[r].alias
+                                                               : s->scope.r[r].relname)
+                                        : s->def->name;
+            line(out, "  scan %s: %.3f ms, %llu rows (after its residual)", nm,
+                 (double)st->t_ent[r] / 1e6, (unsigned long long)st->ent_rows[r]);
+            if (r > 0)
+                line(out, "  join %s: %.3f ms, %llu joined rows", nm, (double)st->t_join[r] / 1e6,
+                     (unsigned long long)st->join_rows[r]);
+        }
+        line(out, "  aggregate / project, sort, limit: %.3f ms", (double)st->t_post / 1e6);
+        return;
+    }
+    if (kind == QR_PLAN_AGGREGATE) {
+        line(out, "  scan + hash aggregate: %.3f ms, %llu groups", (double)st->t_agg / 1e6,
+             (unsigned long long)st->groups);
+        line(out, "  having, select list, sort, limit: %.3f ms", (double)st->t_post / 1e6);
+        return;
+    }
+    if (st->have_matched)
+        line(out, "  index scan: %.3f ms, %llu %s", (double)st->t_scan / 1e6,
+             (unsigned long long)st->matched, kind == QR_PLAN_COUNT ? "rows counted" : "hits");
+    else
+        line(out, "  index scan + columns: %.3f ms", (double)st->t_scan / 1e6);
+    if (st->have_kept)
+        line(out, "  rows kept (residual filter, limit): %llu", (unsigned long long)st->kept);
+    if (kind == QR_PLAN_SORT)
+        line(out, "  sort, limit: %.3f ms", (double)st->t_post / 1e6);
+}
+
 void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
 {
+    if (s->stats)
+        analyze_lines(s, kind, out);
     char filter[700], cols[300], lim[64] = "";
     qr_query_print(s->filter, filter, sizeof filter);
     columns(s, cols, sizeof cols);
@@ -95,6 +132,39 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
         snprintf(lim, sizeof lim, " limit %llu offset %llu",
                  s->limit == UINT64_MAX ? 0ull : (unsigned long long)s->limit,
                  (unsigned long long)s->offset);
+    if (kind == QR_PLAN_CONST) {
+        line(out, "Result (one row, no table)");
+        return;
+    }
+    if (kind == QR_PLAN_JOIN) {
+        if (s->norder || s->limit != UINT64_MAX || s->offset)
+            line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
+        if (s->grouped)
+            line(out, "HashAggregate%s (cells; count(DISTINCT) by (group, value) pairs)",
+                 s->ngroup ? " by the GROUP BY keys" : " (one group)");
+        if (s->rest && s->scope.n)
+            line(out, "  Filter on joined rows");
+        uint32_t n = s->scope.n ? s->scope.n : 1;
+        for (uint32_t r = n; r-- > 0;) {
+            const qr_tabdef *d = s->scope.n ? s->scope.r[r].def : s->def;
+            const qr_query *f = s->scope.n ? s->rng[r].filter : s->filter;
+            int hw = s->scope.n ? s->rng[r].has_where : s->has_where;
+            char fl[700];
+            qr_query_print(f, fl, sizeof fl);
+            if (r > 0)
+                line(out, "  HashJoin%s on %u equal key%s (build: %s)",
+                     s->rng[r].kind ? " LEFT" : "", s->rng[r].nkeys,
+                     s->rng[r].nkeys == 1 ? "" : "s",
+                     s->scope.r[r].alias ? s->scope.r[r].alias : s->scope.r[r].relname);
+            line(out, "    IndexScan on %s%s%s: every match, the columns used", d->name,
+                 s->scope.n && s->scope.r[r].alias ? " " : "",
+                 s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "");
+            line(out, "      index filter: %s", hw ? fl : "(all rows)");
+            if (s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
+                line(out, "      residual filter: on column values of the matches");
+        }
+        return;
+    }
     const char *tab = s->def->name;
     switch (kind) {
     case QR_PLAN_COUNT:
@@ -114,12 +184,20 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
         line(out, "Project %s", cols);
         line(out, "  IndexScan on %s: first matches in table order%s", tab, lim);
         break;
+    case QR_PLAN_SORT:
+        line(out, "Sort by the ORDER BY keys%s", lim);
+        line(out, "  Project %s", cols);
+        line(out, "    IndexScan on %s: every match in table order", tab);
+        break;
     default: {
         char keys[300] = "";
         size_t w = 0;
         for (uint32_t g = 0; g < s->ngroup; g++)
             w += (size_t)snprintf(keys + w, sizeof keys - w, "%s%s", g ? ", " : "",
-                                  s->def->cols[s->group[g]].name);
+                                  s->group[g] >= 0 ? s->def->cols[s->group[g]].name
+                                                   : "(expression)");
+        if (s->having)
+            line(out, "Filter (HAVING)");
         if (s->norder || s->limit != UINT64_MAX || s->offset)
             line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
         line(out, "HashAggregate%s%s", s->ngroup ? " by " : " (one group)", keys);
@@ -127,5 +205,10 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
     }
     }
     line(out, "    index filter: %s", s->has_where ? filter : "(all rows)");
-    line(out, "    pushed down: %s", s->has_where ? "the whole WHERE clause" : "nothing to push");
+    line(out, "    pushed down: %s",
+         s->rest       ? (s->has_where ? "part of the WHERE clause" : "nothing the index answers")
+         : s->has_where ? "the whole WHERE clause"
+                        : "nothing to push");
+    if (s->rest)
+        line(out, "    residual filter: on column values of the matches");
 }

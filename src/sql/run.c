@@ -1,4 +1,14 @@
-/* run.c - executing a planned SELECT (run.h). */
+/* run.c - executing a planned SELECT (run.h): the index's scan, then
+ * expressions over the column values of what it found.
+ *
+ * Rows: the hits of a count-free scan (first-k, top-k, every match) are
+ * materialised only in the columns the statement reads (late
+ * materialisation, qr_x_project), as a temporary result T; T's columns are
+ * turned into a batch (exec/expr.h), the residual filter keeps the rows it
+ * holds for, and the select list (plus ORDER BY keys that are not in it,
+ * as hidden columns) is evaluated over the batch into the output.
+ * Groups: hash aggregation gives a result R of keys and aggregates; HAVING,
+ * the select list and ORDER BY are expressions over R's columns. */
 #include "sql/run.h"
 
 #include <stdlib.h>
@@ -8,82 +18,398 @@
 #include "exec/project.h"
 #include "search/topk.h"
 #include "sql/plan.h"
+#include "sql/run_int.h"
 
-/* Output columns of the select list (count and integer aggregates are
- * int64; min/max take their column's type; avg and bm25 are doubles). */
-static int define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
+/* The result column of an expression: a slot read as it is stored keeps its
+ * stored type (a plain column, a key, min/max); anything else its natural
+ * type. raw: cells are copied, not converted. */
+void qr_run_expr_rcol(const qr_expr *x, int *kind, int *type, int *raw)
+{
+    *raw = 0;
+    if (x->kind == QR_EX_COL) {
+        *raw = 1;
+        if (x->type == QR_XT_FLOAT && x->ctype != QT_FLOAT64) {
+            *kind = QR_RK_FLOAT; /* avg: a double in f */
+            *type = 0;
+        } else {
+            *kind = qr_x_kind_of(x->ctype);
+            *type = x->ctype;
+        }
+        return;
+    }
+    qr_xtype_rcol(x->type, kind, type);
+}
+
+/* The column of slot c: of the one table, or of a join's scope. */
+static const qr_coldef *slot_def(const qr_sqlsel *s, int c)
+{
+    if (c < 0)
+        return NULL;
+    if (s->def)
+        return &s->def->cols[c];
+    for (uint32_t r = s->scope.n; r-- > 0;)
+        if ((uint32_t)c >= s->scope.r[r].base)
+            return &s->scope.r[r].def->cols[(uint32_t)c - s->scope.r[r].base];
+    return NULL;
+}
+
+int qr_run_define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
 {
     for (uint32_t i = 0; i < s->nitems; i++) {
         const qr_sqlitem *it = &s->items[i];
-        const qr_coldef *c = it->col >= 0 ? &s->def->cols[it->col] : NULL;
-        int rc;
-        if (it->kind == QR_SI_BM25 || (it->kind == QR_SI_AGG && it->fn == QR_AGG_AVG))
-            rc = qr_result_add_col(out, it->name, QR_RK_FLOAT, 0, 0, e);
-        else if (it->kind == QR_SI_AGG && (it->fn == QR_AGG_MIN || it->fn == QR_AGG_MAX))
-            rc = qr_result_add_col(out, it->name, QR_RK_INT, c->type, c->tsfmt, e);
-        else if (it->kind == QR_SI_AGG)
-            rc = qr_result_add_col(out, it->name, QR_RK_INT, QT_INT64, 0, e);
-        else
-            rc = qr_result_add_col(out, it->name, qr_x_kind_of(c->type), c->type, c->tsfmt, e);
-        if (rc != 0)
+        const qr_coldef *c = slot_def(s, it->col);
+        int kind, type, raw, tsfmt = c ? c->tsfmt : 0;
+        if (it->kind == QR_SI_BM25) {
+            kind = QR_RK_FLOAT, type = 0;
+        } else if (it->kind == QR_SI_EXPR) {
+            qr_run_expr_rcol(it->x, &kind, &type, &raw);
+        } else {
+            kind = qr_x_kind_of(c->type), type = c->type;
+        }
+        if (qr_result_add_col(out, it->name, kind, type, tsfmt, e) != 0)
             return -1;
     }
     return 0;
 }
 
-typedef struct firstk {
+/* Copy a cell into column col of output row `row` (text bytes into the
+ * result's arena). */
+int qr_run_put_cell(qr_result *out, qr_cell *row, uint32_t col, const qr_cell *v, qr_err *e)
+{
+    qr_cell *o = &row[col];
+    if (v->null) {
+        *o = (qr_cell){.null = 1};
+        return 0;
+    }
+    int k = out->cols[col].kind;
+    if (k == QR_RK_TEXT || k == QR_RK_JSON)
+        return qr_result_set_text(out, o, v->s ? v->s : "", v->n, e);
+    *o = *v;
+    o->null = 0;
+    return 0;
+}
+
+/* A result's rows as a batch: column c of the batch is column map[c] of r
+ * (-1: none), typed types[c]. Arrays from a. */
+int qr_run_result_batch(const qr_result *r, uint32_t ncols, const int *map, const uint8_t *types,
+                        qr_xbatch *b, qr_arena *a, qr_err *e)
+{
+    qr_cell **cols = qr_arena_alloc(a, sizeof *cols * (ncols ? ncols : 1));
+    if (!cols)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t c = 0; c < ncols; c++) {
+        cols[c] = NULL;
+        if (map[c] < 0)
+            continue;
+        if (!(cols[c] = qr_arena_alloc(a, sizeof **cols * (r->nrows ? r->nrows : 1))))
+            return qr_errf(e, QR_E_NOMEM, "out of memory");
+        for (uint64_t i = 0; i < r->nrows; i++)
+            cols[c][i] = qr_result_row(r, i)[map[c]];
+    }
+    *b = (qr_xbatch){(uint32_t)r->nrows, ncols, (const qr_cell *const *)cols, types, NULL};
+    return 0;
+}
+
+/* The table columns a row statement reads: the residual's, the
+ * expressions', the plain items'. */
+static uint32_t read_columns(const qr_sqlsel *s, int *cols, int *tmap)
+{
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < s->def->ncols; c++) {
+        int need = s->need[c];
+        for (uint32_t i = 0; i < s->nitems; i++)
+            need |= s->items[i].kind == QR_SI_COL && s->items[i].col == (int)c;
+        tmap[c] = need ? (int)n : -1;
+        if (need)
+            cols[n++] = (int)c;
+    }
+    return n;
+}
+
+typedef struct rowrun {
     const qr_sqlsel *s;
     qr_par_search *ps;
     qr_result *out;
-    int cols[QR_SQL_MAX_ITEMS];
-    uint32_t outcol[QR_SQL_MAX_ITEMS], ncols;
-    uint64_t skip; /* OFFSET rows still to pass over */
-} firstk;
+    uint32_t nout;       /* output columns: items, then hidden ORDER BY keys */
+    int cols[1024];      /* table columns read */
+    int tmap[1024];      /* table column -> T column, -1 */
+    uint8_t types[1024]; /* table column types */
+    uint32_t ncols;
+    uint64_t skip, want; /* FIRST: OFFSET rows still to skip, rows wanted */
+    int done;
+} rowrun;
+
+/* Rows for hits[0..n) (scores: theirs, or NULL): filtered by the residual,
+ * evaluated into out. *kept: how many passed. */
+static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const double *scores,
+                         uint64_t *kept, qr_err *e)
+{
+    const qr_sqlsel *s = rr->s;
+    qr_result T;
+    qr_result_init(&T, rr->out->ctx);
+    qr_arena a;
+    qr_arena_init(&a, 64 << 10, 0);
+    qr_arena_set_ctx(&a, rr->out->ctx);
+    int rc = 0;
+    for (uint32_t j = 0; j < rr->ncols && rc == 0; j++)
+        rc = qr_result_add_col(&T, "c", qr_x_kind_of(rr->types[rr->cols[j]]),
+                               rr->types[rr->cols[j]], 0, e);
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        if (!qr_result_add_row(&T, e))
+            rc = -1;
+    uint32_t outc[1024];
+    for (uint32_t j = 0; j < rr->ncols; j++)
+        outc[j] = j;
+    if (rc == 0 && rr->ncols)
+        rc = qr_x_project(rr->ps, hits, n, rr->cols, outc, rr->ncols, &T, 0, e);
+    qr_xbatch b;
+    if (rc == 0)
+        rc = qr_run_result_batch(&T, s->def->ncols, rr->tmap, rr->types, &b, &a, e);
+    b.score = scores;
+    uint32_t *sel = rc == 0 ? qr_arena_alloc(&a, sizeof *sel * (n ? n : 1)) : NULL;
+    uint32_t ns = n;
+    if (rc == 0 && !sel)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (rc == 0 && s->rest)
+        rc = qr_expr_filter(s->rest, &b, sel, &ns, &a, e);
+    else if (rc == 0)
+        for (uint32_t i = 0; i < n; i++)
+            sel[i] = i;
+    /* FIRST: OFFSET and the LIMIT apply to the rows that passed */
+    uint32_t from = 0;
+    if (rr->skip) {
+        from = rr->skip < ns ? (uint32_t)rr->skip : ns;
+        rr->skip -= from;
+    }
+    uint32_t upto = ns;
+    if (rr->want != UINT64_MAX && rr->out->nrows + (upto - from) >= rr->want) {
+        upto = from + (uint32_t)(rr->want - rr->out->nrows);
+        rr->done = 1;
+    }
+    const qr_cell *vals[QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER];
+    uint32_t nv = 0;
+    for (uint32_t i = 0; i < s->nitems && rc == 0; i++) {
+        const qr_sqlitem *it = &s->items[i];
+        vals[nv] = NULL;
+        if (it->kind == QR_SI_EXPR && !(vals[nv] = qr_expr_eval(it->x, &b, &a, e)))
+            rc = -1;
+        nv++;
+    }
+    for (uint32_t i = 0; i < s->norder && rc == 0; i++)
+        if (s->order[i].kind == QR_SO_EXPR && !(vals[nv++] = qr_expr_eval(s->order[i].x, &b, &a, e)))
+            rc = -1;
+    for (uint32_t q = from; q < upto && rc == 0; q++) {
+        uint32_t j = sel[q];
+        qr_cell *row = qr_result_add_row(rr->out, e);
+        if (!row) {
+            rc = -1;
+            break;
+        }
+        uint32_t v = 0;
+        for (uint32_t i = 0; i < s->nitems && rc == 0; i++, v++) {
+            const qr_sqlitem *it = &s->items[i];
+            if (it->kind == QR_SI_BM25)
+                row[i] = scores ? (qr_cell){.f = scores[j]} : (qr_cell){.null = 1};
+            else if (it->kind == QR_SI_COL)
+                rc = qr_run_put_cell(rr->out, row, i, &b.cols[it->col][j], e);
+            else
+                rc = qr_run_put_cell(rr->out, row, i, &vals[v][j], e);
+        }
+        for (uint32_t i = 0, h = s->nitems; i < s->norder && rc == 0; i++)
+            if (s->order[i].kind == QR_SO_EXPR)
+                rc = qr_run_put_cell(rr->out, row, h++, &vals[v++][j], e);
+    }
+    if (kept)
+        *kept = ns;
+    qr_arena_free(&a);
+    qr_result_free(&T);
+    return rc;
+}
 
 static int first_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
 {
-    firstk *f = ctx;
-    if (f->skip >= n) {
-        f->skip -= n;
-        return 0;
+    rowrun *rr = ctx;
+    if (rows_for_hits(rr, hits, n, NULL, NULL, e) != 0)
+        return -1;
+    if (rr->done) { /* enough rows: stop the scan (not an error) */
+        qr_err_clear(e);
+        return -1;
     }
-    hits += f->skip;
-    n -= (uint32_t)f->skip;
-    f->skip = 0;
-    uint64_t row0 = f->out->nrows;
-    for (uint32_t i = 0; i < n; i++)
-        if (!qr_result_add_row(f->out, e))
-            return -1;
-    return qr_x_project(f->ps, hits, n, f->cols, f->outcol, f->ncols, f->out, row0, e);
+    return 0;
+}
+
+/* Hidden ORDER BY columns (expressions not in the select list), after the
+ * items; their types from the expressions. */
+int qr_run_hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
+{
+    for (uint32_t i = 0; i < s->norder; i++)
+        if (s->order[i].kind == QR_SO_EXPR) {
+            int kind, type, raw;
+            qr_run_expr_rcol(s->order[i].x, &kind, &type, &raw);
+            if (qr_result_add_col(out, "order", kind, type, 0, e) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* Sort by the ORDER BY keys (columns of out), slice, drop hidden columns. */
+int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+{
+    uint32_t keys[QR_SQL_MAX_ORDER];
+    uint8_t desc[QR_SQL_MAX_ORDER];
+    uint32_t nk = 0, h = s->nitems;
+    for (uint32_t i = 0; i < s->norder; i++) {
+        const qr_sqlorder *o = &s->order[i];
+        int at = -1;
+        if (o->kind == QR_SO_ITEM)
+            at = (int)o->item;
+        else if (o->kind == QR_SO_EXPR)
+            at = (int)h++;
+        else if (o->kind == QR_SO_COL)
+            for (uint32_t k = 0; k < s->nitems && at < 0; k++)
+                if (s->items[k].kind == QR_SI_COL && s->items[k].col == o->col)
+                    at = (int)k;
+        if (at < 0)
+            return qr_errf(e, QR_E_INTERNAL, "ORDER BY key %u has no column", i);
+        keys[nk] = (uint32_t)at;
+        desc[nk++] = o->desc;
+    }
+    if (nk && qr_result_sort(out, keys, desc, nk, e) != 0)
+        return -1;
+    qr_result_slice(out, s->offset, s->limit);
+    if (out->ncols > s->nitems) {
+        for (uint64_t r = 0; r < out->nrows; r++)
+            memmove(out->cells + r * s->nitems, qr_result_row(out, r),
+                    sizeof *out->cells * s->nitems);
+        out->ncols = s->nitems;
+    }
+    return 0;
+}
+
+static int all_plain(const qr_sqlsel *s)
+{
+    if (s->rest)
+        return 0;
+    for (uint32_t i = 0; i < s->nitems; i++)
+        if (s->items[i].kind == QR_SI_EXPR)
+            return 0;
+    return 1;
 }
 
 static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *out, qr_err *e)
 {
-    firstk f;
-    memset(&f, 0, sizeof f);
-    f.s = s;
-    f.ps = ps;
-    f.out = out;
+    rowrun *rr = qr_qmalloc(out->ctx, sizeof *rr);
+    if (!rr)
+        return qr_qctx_nomem(out->ctx, e);
+    memset(rr, 0, sizeof *rr);
+    rr->s = s;
+    rr->ps = ps;
+    rr->out = out;
+    rr->want = UINT64_MAX;
+    for (uint32_t c = 0; c < s->def->ncols; c++)
+        rr->types[c] = s->def->cols[c].type;
+    rr->ncols = read_columns(s, rr->cols, rr->tmap);
+    int rc = qr_run_hidden_columns(s, out, e);
+    if (rc == 0 && (kind == QR_PLAN_FIRST || kind == QR_PLAN_SORT)) {
+        if (kind == QR_PLAN_FIRST) {
+            rr->skip = s->offset;
+            rr->want = s->limit;
+        }
+        int64_t t0 = qr_qctx_now_ns();
+        if (rr->want != 0) {
+            rc = qr_par_first(ps, UINT64_MAX, first_batch, rr, NULL, e);
+            if (rc != 0 && rr->done && !e->code[0])
+                rc = 0;
+        }
+        int64_t t1 = qr_qctx_now_ns();
+        if (s->stats) {
+            s->stats->t_scan = t1 - t0;
+            s->stats->kept = out->nrows;
+            s->stats->have_kept = 1;
+        }
+        if (rc == 0 && kind == QR_PLAN_SORT)
+            rc = qr_run_sort_slice(s, out, e);
+        if (s->stats)
+            s->stats->t_post = qr_qctx_now_ns() - t1;
+        qr_qfree(out->ctx, rr);
+        return rc;
+    }
+    /* top-k: the best k' hits, k' growing until k pass the residual filter */
+    uint64_t k = s->limit + s->offset;
+    uint32_t kk = (uint32_t)(s->rest ? (k * 4 < 1024 ? 1024 : k * 4) : k);
+    if (kk > QR_TOPK_MAX)
+        kk = QR_TOPK_MAX;
+    while (rc == 0 && s->limit > 0) {
+        uint32_t n = 0;
+        qr_hit *hits = qr_qmalloc(out->ctx, sizeof *hits * kk);
+        double *sc = qr_qmalloc(out->ctx, sizeof *sc * kk);
+        if (!hits || !sc) {
+            qr_qfree(out->ctx, hits);
+            qr_qfree(out->ctx, sc);
+            rc = qr_qctx_nomem(out->ctx, e);
+            break;
+        }
+        int64_t t0 = qr_qctx_now_ns();
+        rc = qr_par_topk(ps, kind == QR_PLAN_TOPK_SCORE ? QR_BY_SCORE : QR_BY_TIME, kk, 0, hits,
+                         &n, NULL, e);
+        if (s->stats) {
+            s->stats->t_scan += qr_qctx_now_ns() - t0;
+            s->stats->matched = n;
+            s->stats->have_matched = 1;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            sc[i] = hits[i].score;
+        uint64_t kept = 0;
+        qr_result_clear_rows(out);
+        if (rc == 0)
+            rc = rows_for_hits(rr, hits, n, kind == QR_PLAN_TOPK_SCORE ? sc : NULL, &kept, e);
+        if (s->stats) {
+            s->stats->kept = kept;
+            s->stats->have_kept = 1;
+        }
+        qr_qfree(out->ctx, hits);
+        qr_qfree(out->ctx, sc);
+        if (rc != 0 || kept >= k || n < kk)
+            break;
+        if (kk == QR_TOPK_MAX) {
+            rc = qr_errf(e, QR_E_TOO_LONG,
+                         "the filter the index cannot answer rejects too many of the best %u "
+                         "matches to find %llu rows; narrow the index part of the WHERE clause",
+                         QR_TOPK_MAX, (unsigned long long)k);
+            break;
+        }
+        kk = kk * 4 > QR_TOPK_MAX ? QR_TOPK_MAX : kk * 4;
+    }
+    if (rc == 0) /* in the scan's order already; no hidden column (one key: bm25 or time) */
+        qr_result_slice(out, s->offset, s->limit);
+    qr_qfree(out->ctx, rr);
+    return rc;
+}
+
+/* The legacy path: plain columns and bm25 of top-k / first-k winners. */
+static int run_plain(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *out, qr_err *e)
+{
+    int cols[QR_SQL_MAX_ITEMS];
+    uint32_t outcol[QR_SQL_MAX_ITEMS], ncols = 0;
     for (uint32_t i = 0; i < s->nitems; i++)
         if (s->items[i].kind == QR_SI_COL) {
-            f.cols[f.ncols] = s->items[i].col;
-            f.outcol[f.ncols++] = i;
+            cols[ncols] = s->items[i].col;
+            outcol[ncols++] = i;
         }
-    if (kind == QR_PLAN_FIRST) {
-        if (s->limit == 0)
-            return 0;
-        f.skip = s->offset;
-        uint64_t k = s->limit == UINT64_MAX ? UINT64_MAX : s->limit + s->offset;
-        return qr_par_first(ps, k < s->limit ? UINT64_MAX : k, first_batch, &f, NULL, e);
-    }
     uint32_t k = (uint32_t)(s->limit + s->offset), n = 0;
     if (s->limit == 0)
         return 0;
     qr_hit *hits = qr_qmalloc(out->ctx, sizeof *hits * k);
     if (!hits)
         return qr_qctx_nomem(out->ctx, e);
-    int rc = qr_par_topk(ps, kind == QR_PLAN_TOPK_SCORE ? QR_BY_SCORE : QR_BY_TIME, k, 0, hits, &n,
-                         NULL, e);
+    int64_t t0 = qr_qctx_now_ns();
+    int rc = qr_par_topk(ps, kind == QR_PLAN_TOPK_SCORE ? QR_BY_SCORE : QR_BY_TIME, k, 0, hits,
+                         &n, NULL, e);
+    if (s->stats) {
+        s->stats->t_scan = qr_qctx_now_ns() - t0;
+        s->stats->matched = n;
+        s->stats->have_matched = 1;
+    }
     uint32_t from = rc == 0 && s->offset < n ? (uint32_t)s->offset : n;
     for (uint32_t i = from; i < n && rc == 0; i++) {
         qr_cell *row = qr_result_add_row(out, e);
@@ -96,7 +422,7 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
                 row[c] = (qr_cell){.f = hits[i].score};
     }
     if (rc == 0)
-        rc = qr_x_project(ps, hits + from, n - from, f.cols, f.outcol, f.ncols, out, 0, e);
+        rc = qr_x_project(ps, hits + from, n - from, cols, outcol, ncols, out, 0, e);
     qr_qfree(out->ctx, hits);
     return rc;
 }
@@ -105,83 +431,196 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_result *out, 
 {
     qr_groupby g;
     memset(&g, 0, sizeof g);
-    /* keys: the GROUP BY columns; those in the select list land there, the
-     * others in hidden columns past the select list (dropped at the end) */
-    uint32_t hidden = s->nitems;
-    for (uint32_t k = 0; k < s->ngroup; k++) {
-        g.keys[g.nkeys] = s->group[k];
-        int at = -1;
-        for (uint32_t i = 0; i < s->nitems && at < 0; i++)
-            if (s->items[i].kind == QR_SI_COL && s->items[i].col == s->group[k])
-                at = (int)i;
-        if (at < 0) {
-            const qr_coldef *c = &s->def->cols[s->group[k]];
-            if (qr_result_add_col(out, c->name, qr_x_kind_of(c->type), c->type, c->tsfmt, e) != 0)
-                return -1;
-            at = (int)hidden++;
+    qr_result R;
+    qr_result_init(&R, out->ctx);
+    int rc = 0;
+    g.nkeys = s->ngroup;
+    for (uint32_t k = 0; k < s->ngroup && rc == 0; k++) {
+        const qr_expr *x = s->gx[k];
+        int kind, type, raw;
+        if (x->kind == QR_EX_COL) {
+            g.keys[k] = (int)x->slot;
+            const qr_coldef *c = &s->def->cols[x->slot];
+            rc = qr_result_add_col(&R, c->name, qr_x_kind_of(c->type), c->type, c->tsfmt, e);
+        } else {
+            g.keys[k] = -1;
+            g.kx[k] = x;
+            qr_run_expr_rcol(x, &kind, &type, &raw);
+            rc = qr_result_add_col(&R, "key", kind, type, 0, e);
         }
-        g.key_out[g.nkeys++] = (uint32_t)at;
+        g.key_out[k] = k;
+    }
+    g.naggs = s->naggs;
+    for (uint32_t a = 0; a < s->naggs && rc == 0; a++) {
+        const qr_sqlagg *ag = &s->aggs[a];
+        g.fn[a] = ag->fn;
+        g.arg[a] = ag->col;
+        g.ax[a] = ag->arg;
+        g.agg_out[a] = s->ngroup + a;
+        uint32_t slot = s->ngroup + a;
+        int kind = ag->fn == QR_AGG_AVG ? QR_RK_FLOAT : QR_RK_INT;
+        rc = qr_result_add_col(&R, "agg", kind, kind == QR_RK_INT ? s->slot_ctype[slot] : 0, 0, e);
+    }
+    g.where = s->rest;
+    g.need = s->need;
+    g.all_rows = !s->has_where && !s->rest;
+    int64_t t0 = qr_qctx_now_ns();
+    if (rc == 0)
+        rc = qr_x_groupby(ps, &g, &R, e);
+    int64_t t1 = qr_qctx_now_ns();
+    if (rc == 0)
+        rc = qr_run_post_groups(s, &R, out, e);
+    if (s->stats) {
+        s->stats->t_agg = t1 - t0;
+        s->stats->t_post = qr_qctx_now_ns() - t1;
+        s->stats->groups = R.nrows;
+    }
+    qr_result_free(&R);
+    return rc;
+}
+
+int qr_run_post_groups(const qr_sqlsel *s, qr_result *Rp, qr_result *out, qr_err *e)
+{
+    qr_result R = *Rp; /* a view: rows sorted in place */
+    int rc = 0;
+    /* groups in key order first, so rows equal under ORDER BY keep it */
+    uint32_t keys[QR_SQL_MAX_GROUP];
+    uint8_t asc[QR_SQL_MAX_GROUP] = {0};
+    for (uint32_t k = 0; k < s->ngroup; k++)
+        keys[k] = k;
+    if (rc == 0 && s->ngroup)
+        rc = qr_result_sort(&R, keys, asc, s->ngroup, e);
+    qr_arena a;
+    qr_arena_init(&a, 64 << 10, 0);
+    qr_arena_set_ctx(&a, out->ctx);
+    uint32_t nslots = s->ngroup + s->naggs;
+    int map[QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS];
+    for (uint32_t i = 0; i < nslots; i++)
+        map[i] = (int)i;
+    qr_xbatch b;
+    if (rc == 0)
+        rc = qr_run_result_batch(&R, nslots, map, s->slot_ctype, &b, &a, e);
+    uint32_t *sel = rc == 0 ? qr_arena_alloc(&a, sizeof *sel * (R.nrows ? R.nrows : 1)) : NULL;
+    uint32_t ns = (uint32_t)R.nrows;
+    if (rc == 0 && !sel)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (rc == 0 && s->having)
+        rc = qr_expr_filter(s->having, &b, sel, &ns, &a, e);
+    else if (rc == 0)
+        for (uint32_t i = 0; i < ns; i++)
+            sel[i] = i;
+    if (rc == 0)
+        rc = qr_run_hidden_columns(s, out, e);
+    const qr_cell *vals[QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER];
+    uint32_t nv = 0;
+    for (uint32_t i = 0; i < s->nitems && rc == 0; i++)
+        if (!(vals[nv++] = qr_expr_eval(s->items[i].x, &b, &a, e)))
+            rc = -1;
+    for (uint32_t i = 0; i < s->norder && rc == 0; i++)
+        if (s->order[i].kind == QR_SO_EXPR && !(vals[nv++] = qr_expr_eval(s->order[i].x, &b, &a, e)))
+            rc = -1;
+    for (uint32_t q = 0; q < ns && rc == 0; q++) {
+        qr_cell *row = qr_result_add_row(out, e);
+        if (!row) {
+            rc = -1;
+            break;
+        }
+        for (uint32_t v = 0; v < nv && rc == 0; v++)
+            rc = qr_run_put_cell(out, row, v, &vals[v][sel[q]], e);
+    }
+    qr_arena_free(&a);
+    *Rp = R;
+    if (rc == 0)
+        rc = qr_run_sort_slice(s, out, e);
+    return rc;
+}
+
+
+/* SELECT without FROM: the select list over one row of no column. */
+static int run_const(const qr_sqlsel *s, qr_result *out, qr_err *e)
+{
+    qr_arena a;
+    qr_arena_init(&a, 4 << 10, 0);
+    qr_arena_set_ctx(&a, out->ctx);
+    qr_xbatch b = {1, 0, NULL, NULL, NULL};
+    int rc = 0;
+    qr_cell *row = s->offset == 0 && s->limit > 0 ? qr_result_add_row(out, e) : NULL;
+    for (uint32_t i = 0; row && i < s->nitems && rc == 0; i++) {
+        const qr_cell *v = qr_expr_eval(s->items[i].x, &b, &a, e);
+        rc = v ? qr_run_put_cell(out, row, i, v, e) : -1;
+    }
+    if (!row && s->offset == 0 && s->limit > 0)
+        rc = -1;
+    qr_arena_free(&a);
+    return rc;
+}
+
+uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t)
+{
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < s->scope.n; r++) {
+        if (s->rng[r].rest)
+            t[n++] = s->rng[r].rest;
+        for (uint32_t k = 0; k < s->rng[r].nkeys; k++) {
+            t[n++] = s->rng[r].lkey[k];
+            t[n++] = s->rng[r].rkey[k];
+        }
     }
     for (uint32_t i = 0; i < s->nitems; i++)
-        if (s->items[i].kind == QR_SI_AGG) {
-            if (g.naggs == QR_GB_MAX_AGGS)
-                return qr_errf(e, QR_E_TOO_LONG, "at most %d aggregates", QR_GB_MAX_AGGS);
-            g.fn[g.naggs] = s->items[i].fn;
-            g.arg[g.naggs] = s->items[i].col;
-            g.agg_out[g.naggs++] = i;
-        }
-    if (qr_x_groupby(ps, &g, out, e) != 0)
-        return -1;
-    /* ORDER BY, then the group keys (so equal rows come in a fixed order) */
-    uint32_t keys[QR_SQL_MAX_ORDER + QR_GB_MAX_KEYS];
-    uint8_t desc[QR_SQL_MAX_ORDER + QR_GB_MAX_KEYS];
-    uint32_t nk = 0;
-    for (uint32_t i = 0; i < s->norder; i++) {
-        const qr_sqlorder *o = &s->order[i];
-        int at = -1;
-        if (o->kind == QR_SO_ITEM)
-            at = (int)o->item;
-        for (uint32_t k = 0; k < g.nkeys && o->kind == QR_SO_COL && at < 0; k++)
-            if (g.keys[k] == o->col)
-                at = (int)g.key_out[k];
-        if (at < 0)
-            return qr_errf(e, "42803",
-                           "column \"%s\" must appear in the GROUP BY clause to be "
-                           "used in ORDER BY",
-                           o->col >= 0 ? s->def->cols[o->col].name : "?");
-        keys[nk] = (uint32_t)at;
-        desc[nk++] = o->desc;
-    }
-    for (uint32_t k = 0; k < g.nkeys; k++) {
-        keys[nk] = g.key_out[k];
-        desc[nk++] = 0;
-    }
-    if (qr_result_sort(out, keys, desc, nk, e) != 0)
-        return -1;
-    qr_result_slice(out, s->offset, s->limit);
-    if (hidden > s->nitems) { /* drop the hidden key columns */
-        uint32_t nc = out->ncols;
-        for (uint64_t r = 0; r < out->nrows; r++)
-            memmove(out->cells + r * s->nitems, qr_result_row(out, r),
-                    sizeof *out->cells * s->nitems);
-        out->ncols = s->nitems;
-        (void)nc;
-    }
-    return 0;
+        if (s->items[i].x)
+            t[n++] = s->items[i].x;
+    for (uint32_t i = 0; i < s->norder; i++)
+        if (s->order[i].x)
+            t[n++] = s->order[i].x;
+    for (uint32_t k = 0; k < s->ngroup; k++)
+        if (s->gx[k])
+            t[n++] = s->gx[k];
+    for (uint32_t a = 0; a < s->naggs; a++)
+        if (s->aggs[a].arg)
+            t[n++] = s->aggs[a].arg;
+    if (s->rest)
+        t[n++] = s->rest;
+    if (s->having)
+        t[n++] = s->having;
+    return n;
 }
+
+static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs,
+                       qr_pool *pool, int threads, qr_result *out, qr_err *e);
 
 int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e)
 {
-    if (define_columns(s, out, e) != 0)
-        return -1;
+    qr_expr *t[QR_RUN_MAX_TREES];
+    uint32_t nt = qr_run_trees(s, t);
+    int rc = qr_run_define_columns(s, out, e);
+    for (uint32_t i = 0; i < nt && rc == 0; i++)
+        rc = qr_expr_prepare(t[i], e);
+    if (rc == 0)
+        rc = run_planned(s, kind, refs, nsegs, pool, threads, out, e);
+    for (uint32_t i = 0; i < nt; i++)
+        qr_expr_free_tree(t[i]);
+    return rc;
+}
+
+static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs,
+                       qr_pool *pool, int threads, qr_result *out, qr_err *e)
+{
+    if (kind == QR_PLAN_CONST)
+        return run_const(s, out, e);
     qr_par_search ps;
     if (qr_par_init_refs_tree(&ps, pool, s->def, refs, nsegs, s->filter, threads, e) != 0)
         return -1;
     int rc = qr_par_set_ctx(&ps, out->ctx, e);
+    int64_t t0 = qr_qctx_now_ns();
     if (rc == 0 && kind == QR_PLAN_COUNT) {
         uint64_t n = 0;
         rc = qr_par_count(&ps, &n, e);
+        if (s->stats) {
+            s->stats->matched = n;
+            s->stats->have_matched = 1;
+            s->stats->t_scan = qr_qctx_now_ns() - t0;
+        }
         if (rc == 0 && s->offset == 0 && s->limit > 0) {
             qr_cell *row = qr_result_add_row(out, e);
             for (uint32_t i = 0; row && i < s->nitems; i++)
@@ -190,10 +629,15 @@ int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, q
         }
     } else if (rc == 0 && kind == QR_PLAN_AGGREGATE) {
         rc = run_aggregate(s, &ps, out, e);
+    } else if (rc == 0 && (kind == QR_PLAN_TOPK_SCORE || kind == QR_PLAN_TOPK_TIME) &&
+               all_plain(s)) {
+        rc = run_plain(s, kind, &ps, out, e);
     } else if (rc == 0) {
         rc = run_rows(s, kind, &ps, out, e);
     }
     qr_par_set_ctx(&ps, NULL, NULL);
     qr_par_free(&ps);
+    if (s->stats)
+        s->stats->out = out->nrows;
     return rc;
 }

@@ -14,4 +14,8 @@
  * caller until this returns. */
 int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e);
+/* A join, or a statement with count(DISTINCT) (runjoin.c): entry r of the
+ * scope (or the one table) over refs[r][0..nsegs[r]). */
+int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs, qr_pool *pool,
+                    int threads, qr_result *out, qr_err *e);
 #endif

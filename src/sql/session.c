@@ -296,28 +296,45 @@ static int explain_rows(const qr_sqlsel *sel, int kind, qr_result *out, qr_err *
     return rc;
 }
 
-/* Run a bound SELECT over its table's latest segments, held through the
+/* Run a bound SELECT over its tables' latest segments, held through the
  * segment cache for the statement's length. */
 static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out,
                       qr_err *e)
 {
     qr_sql_db *db = s->db;
-    tsnap *t = table_snap(db, sel->def->name, e);
-    if (!t)
-        return -1;
-    uint32_t ns = t->t->man.nsegs;
-    qr_segref **refs = qr_qmalloc(out->ctx, sizeof *refs * (ns ? ns : 1));
-    int rc = refs ? 0 : qr_qctx_nomem(out->ctx, e);
-    if (rc == 0)
-        rc = qr_segcache_acquire_all(db->cache, t->t->dir, &t->t->man, refs, e);
-    if (rc == 0) {
-        int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads
-                                                                          : db->threads;
-        rc = qr_sql_run(sel, kind, refs, ns, db->pool, threads, out, e);
-        qr_segcache_release_all(refs, ns);
+    int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads : db->threads;
+    if (!sel->def && !sel->scope.n) /* no FROM */
+        return qr_sql_run(sel, kind, NULL, 0, db->pool, threads, out, e);
+    uint32_t n = sel->scope.n ? sel->scope.n : 1;
+    tsnap *t[QR_SQL_MAX_RANGES] = {0};
+    qr_segref **refs[QR_SQL_MAX_RANGES] = {0};
+    uint32_t ns[QR_SQL_MAX_RANGES] = {0};
+    int held[QR_SQL_MAX_RANGES] = {0};
+    int rc = 0;
+    for (uint32_t r = 0; r < n && rc == 0; r++) {
+        const char *name = sel->scope.n ? sel->scope.r[r].def->name : sel->def->name;
+        if (!(t[r] = table_snap(db, name, e))) {
+            rc = -1;
+            break;
+        }
+        ns[r] = t[r]->t->man.nsegs;
+        refs[r] = qr_qmalloc(out->ctx, sizeof **refs * (ns[r] ? ns[r] : 1));
+        rc = refs[r] ? 0 : qr_qctx_nomem(out->ctx, e);
+        if (rc == 0)
+            rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r], e);
+        held[r] = rc == 0;
     }
-    qr_qfree(out->ctx, refs);
-    snap_unref(db, t);
+    if (rc == 0)
+        rc = kind == QR_PLAN_JOIN
+                 ? qr_sql_run_join(sel, refs, ns, db->pool, threads, out, e)
+                 : qr_sql_run(sel, kind, refs[0], ns[0], db->pool, threads, out, e);
+    for (uint32_t r = 0; r < n; r++) {
+        if (held[r])
+            qr_segcache_release_all(refs[r], ns[r]);
+        qr_qfree(out->ctx, refs[r]);
+        if (t[r])
+            snap_unref(db, t[r]);
+    }
     return rc;
 }
 
@@ -338,6 +355,18 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
     if (rc == 0)
         rc =
             st && qr_sql_bind(&p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    qr_sqlstats stats;
+    if (rc == 0 && sel.explain == 2) { /* EXPLAIN ANALYZE: run it, keep the figures */
+        memset(&stats, 0, sizeof stats);
+        sel.stats = &stats;
+        qr_result scratch;
+        qr_result_init(&scratch, out->ctx);
+        int64_t t0 = qr_qctx_now_ns();
+        rc = run_select(s, &sel, kind, &scratch, e);
+        stats.t_total = qr_qctx_now_ns() - t0;
+        stats.out = scratch.nrows;
+        qr_result_free(&scratch);
+    }
     if (rc == 0)
         rc = sel.explain ? explain_rows(&sel, kind, out, e) : run_select(s, &sel, kind, out, e);
     pthread_rwlock_unlock(&db->catlock);

@@ -365,7 +365,7 @@ static qr_query *gap_chain(qr_binder *b, const PgQuery__AExpr *x)
 
 /* Normalise SQL timestamp text ('2025-09-23 00:00:00', '2025-09-23') to RFC
  * 3339 and parse it. */
-static int parse_time(const char *s, int64_t *ns)
+int qr_sql_parse_time(const char *s, int64_t *ns)
 {
     char t[80];
     size_t n = strlen(s);
@@ -402,7 +402,7 @@ static int col_value(qr_binder *b, int col, const Node *n, int64_t *v)
             lit && lit->node_case == PG_QUERY__NODE__NODE_A_CONST ? "NULL" : qr_node_what(n));
     const PgQuery__AConst *c = lit->a_const;
     if (t == QT_TIMESTAMP) {
-        if (c->val_case == PG_QUERY__A__CONST__VAL_SVAL && parse_time(c->sval->sval, v) == 0)
+        if (c->val_case == PG_QUERY__A__CONST__VAL_SVAL && qr_sql_parse_time(c->sval->sval, v) == 0)
             return 0;
         return qr_bind_fail(b, loc, QR_E_INVALID_TEXT,
                             "invalid timestamp for column \"%s\" (TIMESTAMP 'YYYY-MM-DD "

@@ -106,11 +106,18 @@ check "sql: GROUP BY cart = search service:cart" grep -qx "cart,$(cnt service:ca
 SQL --format ndjson "SELECT Timestamp, ServiceName FROM logs WHERE Body @@ 'failed' ORDER BY Timestamp DESC LIMIT 5" > "$T/sqlnew"
 S --top 5 --by time failed | sed 's/^{"Timestamp":\("[^"]*"\).*"ServiceName":\("[^"]*"\|null\).*/{"Timestamp":\1,"ServiceName":\2}/' > "$T/srchnew"
 check "sql: newest 5 = search --top 5 --by time" cmp "$T/sqlnew" "$T/srchnew"
+check "sql: residual LIKE count = keyword IN count" test "$(sqlc "Body @@ 'failed' AND ServiceName LIKE 'ca%'")" -eq "$(sqlc "Body @@ 'failed' AND ServiceName IN ('cart')")"
+SQL --format csv "SELECT date_trunc('second', Timestamp) AS s, count(*) FROM logs GROUP BY 1 HAVING count(*) > 0 ORDER BY 1" | tail -n +2 > "$T/sqlsec"
+check "sql: GROUP BY date_trunc adds up to the table" test "$(awk -F, '{s += $NF} END {print s}' "$T/sqlsec")" -eq "$(SQL --format csv "SELECT count(*) FROM logs" | tail -1)"
+check "sql: SELECT without FROM" test "$(SQL --format csv "SELECT 1 + 2 * 3 AS x" | tail -1)" = 7
+SQL --format csv "SELECT TraceId, count(*) FROM logs WHERE ServiceName = 'frontend' AND TraceId <> '' GROUP BY 1" | tail -n +2 | sort > "$T/tr_a"
+SQL --format csv "SELECT TraceId, count(*) FROM logs WHERE ServiceName = 'checkout' AND TraceId <> '' GROUP BY 1" | tail -n +2 | sort > "$T/tr_b"
+check "sql: trace join count = sum over traces of the two sides' counts" test "$(SQL --format csv "SELECT count(*) FROM logs a JOIN logs b USING (TraceId) WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' AND a.TraceId <> ''" | tail -1)" -eq "$(join -t, "$T/tr_a" "$T/tr_b" | awk -F, '{s += $2 * $3} END {print s + 0}')"
 SQL "SELECT bdy FROM logs" 2>"$T/sqlerr"; rc=$?
 check "sql: unknown column exits 1" test $rc -eq 1
 check "sql: unknown column names code and position" grep -q 'error 42703: column "bdy" does not exist at character 8' "$T/sqlerr"
-SQL "SELECT * FROM logs a JOIN logs b ON a.TraceId = b.TraceId" 2>"$T/sqlerr"; rc=$?
-check "sql: JOIN is 0A000 and says so" grep -q 'error 0A000: JOIN is not supported yet' "$T/sqlerr"
+SQL "SELECT * FROM logs a FULL JOIN logs b ON a.TraceId = b.TraceId" 2>"$T/sqlerr"; rc=$?
+check "sql: FULL JOIN is 0A000 and says so" grep -q "error 0A000: FULL JOIN is not supported yet" "$T/sqlerr"
 check "sql: EXPLAIN says row count only" sh -c "\"$Q\" sql --data \"$T/d\" \"EXPLAIN SELECT count(*) FROM logs WHERE Body @@ 'failed'\" | grep -q 'row count only'"
 
 # --- bad input ----------------------------------------------------------------

@@ -56,11 +56,11 @@ static void load_sqlite(void)
     assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
                                   "CREATE TABLE logs(ServiceName TEXT, SeverityText TEXT, "
-                                  "ScopeName TEXT, SeverityNumber INTEGER, Timestamp INTEGER)",
+                                  "ScopeName TEXT, SeverityNumber INTEGER, Timestamp INTEGER, TraceId TEXT)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_stmt *ins;
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO logs VALUES (?,?,?,?,?)", -1, &ins, NULL),
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO logs VALUES (?,?,?,?,?,?)", -1, &ins, NULL),
                      SQLITE_OK);
     sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     for (int s = 0; s < NSEG; s++)
@@ -72,6 +72,8 @@ static void load_sqlite(void)
                        : sqlite3_bind_null(ins, k + 1);
             o->sevnum_null ? sqlite3_bind_null(ins, 4) : sqlite3_bind_int64(ins, 4, o->sevnum);
             o->ts_null ? sqlite3_bind_null(ins, 5) : sqlite3_bind_int64(ins, 5, o->ts);
+            o->trace ? sqlite3_bind_text(ins, 6, o->trace, -1, SQLITE_STATIC)
+                     : sqlite3_bind_null(ins, 6);
             assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
             sqlite3_reset(ins);
         }
@@ -392,6 +394,201 @@ static void test_sql_group_by_fulltext_equals_oracle(void **st)
     qr_result_free(&r);
 }
 
+/* One row of a result as text: cells joined by '|', NULL as "NULL", FLOAT
+ * with 6 decimals. */
+static void row_text(const qr_result *r, uint64_t i, char *out, size_t n)
+{
+    size_t w = 0;
+    out[0] = 0;
+    for (uint32_t c = 0; c < r->ncols && w + 1 < n; c++) {
+        const qr_cell *v = &qr_result_row(r, i)[c];
+        if (v->null)
+            w += (size_t)snprintf(out + w, n - w, "%sNULL", c ? "|" : "");
+        else if (r->cols[c].kind == QR_RK_FLOAT)
+            w += (size_t)snprintf(out + w, n - w, "%s%.6f", c ? "|" : "", v->f);
+        else if (r->cols[c].kind == QR_RK_INT)
+            w += (size_t)snprintf(out + w, n - w, "%s%lld", c ? "|" : "", (long long)v->i);
+        else
+            w += (size_t)snprintf(out + w, n - w, "%s%.*s", c ? "|" : "", (int)v->n, v->s);
+    }
+}
+
+static void sqlite_row_text(sqlite3_stmt *q, char *out, size_t n)
+{
+    size_t w = 0;
+    out[0] = 0;
+    for (int c = 0; c < sqlite3_column_count(q) && w + 1 < n; c++) {
+        int t = sqlite3_column_type(q, c);
+        if (t == SQLITE_NULL)
+            w += (size_t)snprintf(out + w, n - w, "%sNULL", c ? "|" : "");
+        else if (t == SQLITE_FLOAT)
+            w += (size_t)snprintf(out + w, n - w, "%s%.6f", c ? "|" : "",
+                                  sqlite3_column_double(q, c));
+        else
+            w += (size_t)snprintf(out + w, n - w, "%s%s", c ? "|" : "",
+                                  (const char *)sqlite3_column_text(q, c));
+    }
+}
+
+/* Expressions, residual filters, GROUP BY on expressions, HAVING,
+ * DISTINCT, ORDER BY any keys: every row equal to SQLite's answer. */
+static void test_sql_expressions_equal_sqlite(void **st)
+{
+    (void)st;
+    static const char *q[][2] = {
+        {"SELECT count(*) FROM logs WHERE SeverityNumber * 2 > 20", NULL},
+        {"SELECT count(*) FROM logs WHERE SeverityText IS NULL", NULL},
+        {"SELECT count(*) FROM logs WHERE ServiceName IS NOT NULL AND ScopeName LIKE '%a%'", NULL},
+        {"SELECT ServiceName, count(*) FROM logs WHERE ServiceName LIKE 'c%' GROUP BY ServiceName "
+         "ORDER BY ServiceName",
+         NULL},
+        {"SELECT ServiceName, count(*) FROM logs WHERE ServiceName IS NOT NULL GROUP BY ServiceName "
+         "HAVING count(*) > 1000 ORDER BY 2 DESC, 1",
+         NULL},
+        {"SELECT DISTINCT SeverityText FROM logs WHERE SeverityText IS NOT NULL ORDER BY 1", NULL},
+        {"SELECT SeverityNumber / 4 AS b, count(*), sum(SeverityNumber * 2), min(SeverityNumber - 1), "
+         "max(SeverityNumber) FROM logs WHERE SeverityNumber IS NOT NULL GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT CASE WHEN SeverityNumber >= 17 THEN 'error' WHEN SeverityNumber >= 9 THEN 'info' "
+         "ELSE 'debug' END AS c, count(*) FROM logs GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT lower(SeverityText), length(ServiceName), count(*) FROM logs WHERE SeverityText IS "
+         "NOT NULL AND ServiceName IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2",
+         NULL},
+        {"SELECT coalesce(SeverityText, 'none') AS s, count(*) FROM logs GROUP BY 1 ORDER BY 1", NULL},
+        {"SELECT ServiceName, SeverityNumber FROM logs WHERE ScopeName LIKE '%a%' AND "
+         "SeverityNumber IS NOT NULL AND ServiceName IS NOT NULL ORDER BY SeverityNumber DESC, "
+         "ServiceName LIMIT 20 OFFSET 3",
+         NULL},
+        {"SELECT date_trunc('millisecond', Timestamp) AS m, count(*), avg(SeverityNumber) FROM logs "
+         "WHERE Timestamp IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10",
+         "SELECT (Timestamp / 1000000) * 1000000 AS m, count(*), avg(SeverityNumber) FROM logs "
+         "WHERE Timestamp IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 10"},
+        {"SELECT SeverityNumber % 3 = 1 OR ServiceName IN ('cart', 'ad') AS x, count(*) FROM logs "
+         "WHERE SeverityNumber IS NOT NULL AND ServiceName IS NOT NULL GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT substr(ServiceName, 2, 3) AS s, count(*) FROM logs WHERE ServiceName NOT LIKE "
+         "'%t%' GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT 1 + 2 * 3, 7 / 2, 7 % 3, 'a' || 'b', coalesce(NULL, 5)", NULL},
+        /* dictionary keys without WHERE: the array-by-code paths */
+        {"SELECT SeverityText, count(*) FROM logs GROUP BY 1 ORDER BY coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT ServiceName, SeverityText, count(*) FROM logs GROUP BY 1, 2 ORDER BY "
+         "coalesce(ServiceName, ''), coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT ServiceName, count(*), max(SeverityNumber), sum(SeverityNumber) FROM logs GROUP "
+         "BY 1 ORDER BY coalesce(ServiceName, '')",
+         NULL},
+        /* count(DISTINCT), joins (trace correlation) */
+        {"SELECT count(DISTINCT TraceId), count(*) FROM logs WHERE ServiceName = 'cart'", NULL},
+        {"SELECT ServiceName, count(DISTINCT SeverityText), count(DISTINCT TraceId) FROM logs "
+         "WHERE ServiceName IS NOT NULL GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+         "b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' AND a.TraceId "
+         "<> ''",
+         NULL},
+        {"SELECT a.ServiceName, count(*) FROM logs a JOIN logs b USING (TraceId) WHERE "
+         "b.SeverityText = 'ERROR' AND a.TraceId <> '' AND a.ServiceName IS NOT NULL GROUP BY 1 "
+         "ORDER BY 1",
+         NULL},
+        {"SELECT count(*), count(b.ServiceName) FROM logs a LEFT JOIN logs b ON a.TraceId = "
+         "b.TraceId AND b.ServiceName = 'payment' WHERE a.ServiceName = 'checkout' AND "
+         "a.TraceId <> ''",
+         NULL},
+        {"SELECT count(*) FROM logs a, logs b WHERE a.TraceId = b.TraceId AND a.ServiceName = "
+         "'cart' AND b.ServiceName = 'ad' AND a.TraceId <> '' AND a.SeverityNumber < "
+         "b.SeverityNumber + 5",
+         NULL},
+        {"SELECT a.Timestamp, b.ServiceName FROM logs a JOIN logs b ON a.TraceId = b.TraceId "
+         "WHERE a.ServiceName = 'cart' AND b.ServiceName <> 'cart' AND a.TraceId <> '' AND "
+         "b.Timestamp IS NOT NULL ORDER BY a.Timestamp DESC, b.Timestamp LIMIT 10",
+         NULL},
+        {"SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId JOIN logs c ON "
+         "c.TraceId = b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' "
+         "AND c.ServiceName = 'payment' AND a.TraceId <> ''",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        qr_qctx ctx;
+        qr_result r;
+        run(q[i][0], &ctx, &r);
+        sqlite3_stmt *sq;
+        const char *lite = q[i][1] ? q[i][1] : q[i][0];
+        if (sqlite3_prepare_v2(db, lite, -1, &sq, NULL) != SQLITE_OK)
+            fail_msg("sqlite: %s: %s", lite, sqlite3_errmsg(db));
+        uint64_t row = 0;
+        char a[512], b[512];
+        while (sqlite3_step(sq) == SQLITE_ROW) {
+            if (row >= r.nrows)
+                fail_msg("%s: quarry has %llu rows, sqlite more", q[i][0],
+                         (unsigned long long)r.nrows);
+            row_text(&r, row, a, sizeof a);
+            sqlite_row_text(sq, b, sizeof b);
+            if (strcmp(a, b))
+                fail_msg("%s: row %llu: quarry %s, sqlite %s", q[i][0], (unsigned long long)row, a,
+                         b);
+            row++;
+        }
+        if (row != r.nrows || row == 0)
+            fail_msg("%s: quarry %llu rows, sqlite %llu", q[i][0], (unsigned long long)r.nrows,
+                     (unsigned long long)row);
+        sqlite3_finalize(sq);
+        qr_result_free(&r);
+        assert_int_equal(ctx.used, 0);
+    }
+}
+
+/* A residual filter gives what the index gives for the same rows: LIKE
+ * 'c%' on ServiceName (column values) against the IN list of the services
+ * it matches (the keyword index), for counts and BM25 top-k. */
+static void test_sql_residual_equals_index(void **st)
+{
+    (void)st;
+    char in[1024] = "";
+    sqlite3_stmt *sq;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT DISTINCT ServiceName FROM logs WHERE ServiceName "
+                                        "LIKE 'c%' ORDER BY 1",
+                                        -1, &sq, NULL),
+                     SQLITE_OK);
+    size_t w = 0;
+    while (sqlite3_step(sq) == SQLITE_ROW)
+        w += (size_t)snprintf(in + w, sizeof in - w, "%s'%s'", w ? ", " : "",
+                              (const char *)sqlite3_column_text(sq, 0));
+    sqlite3_finalize(sq);
+    assert_true(w > 0);
+    char a[2048], b[2048];
+    snprintf(a, sizeof a, "Body @@ 'failed' AND ServiceName LIKE 'c%%'");
+    snprintf(b, sizeof b, "Body @@ 'failed' AND ServiceName IN (%s)", in);
+    uint64_t na = sql_count(a), nb = sql_count(b);
+    assert_int_equal(na, nb);
+    assert_true(na > 100);
+    char qa[2200], qb[2200];
+    snprintf(qa, sizeof qa,
+             "SELECT Timestamp, ServiceName, bm25() FROM logs WHERE %s ORDER BY bm25() DESC LIMIT 40",
+             a);
+    snprintf(qb, sizeof qb,
+             "SELECT Timestamp, ServiceName, bm25() FROM logs WHERE %s ORDER BY bm25() DESC LIMIT 40",
+             b);
+    qr_qctx c1, c2;
+    qr_result r1, r2;
+    run(qa, &c1, &r1);
+    run(qb, &c2, &r2);
+    assert_int_equal(r1.nrows, 40);
+    assert_int_equal(r1.nrows, r2.nrows);
+    for (uint64_t i = 0; i < r1.nrows; i++) {
+        char x[512], y[512];
+        row_text(&r1, i, x, sizeof x);
+        row_text(&r2, i, y, sizeof y);
+        if (strcmp(x, y))
+            fail_msg("row %llu: residual %s, index %s", (unsigned long long)i, x, y);
+    }
+    qr_result_free(&r1);
+    qr_result_free(&r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +597,8 @@ int main(void)
         cmocka_unit_test(test_sql_newest_equals_brute_force),
         cmocka_unit_test(test_sql_group_by_equals_sqlite),
         cmocka_unit_test(test_sql_group_by_fulltext_equals_oracle),
+        cmocka_unit_test(test_sql_expressions_equal_sqlite),
+        cmocka_unit_test(test_sql_residual_equals_index),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

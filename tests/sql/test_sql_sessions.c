@@ -84,6 +84,68 @@ static void test_sql_sees_the_latest_manifest(void **st)
     qr_sql_close(&s);
 }
 
+
+/* Run sql under ctx; returns the SQLSTATE ("" when it succeeded). */
+static const char *run_code(qr_sql_session *s, const char *sql, qr_qctx *ctx, char *code)
+{
+    qr_result r;
+    qr_result_init(&r, ctx);
+    qr_err e;
+    qr_err_clear(&e);
+    int rc = qr_sql_exec(s, sql, strlen(sql), &r, &e);
+    snprintf(code, 6, "%s", rc == 0 ? "" : e.code);
+    if (rc != 0 && getenv("SQLT_VERBOSE"))
+        fprintf(stderr, "%s: %s %s\n", sql, e.code, e.msg);
+    qr_result_free(&r);
+    assert_int_equal(ctx->used, 0); /* everything given back, also after a failure */
+    return code;
+}
+
+/* Past the memory limit: 53200; canceled or past the statement timeout:
+ * 57014; each time nothing is kept and the next statement works. */
+static void test_sql_limits_and_cancel(void **st)
+{
+    (void)st;
+    qr_sql_session s;
+    qr_err e;
+    if (qr_sql_open(&s, datadir, 2, &e) != 0)
+        fail_msg("open: %s", e.msg);
+    static const char *q[] = {
+        "SELECT ServiceName, ScopeName, count(*) FROM logs GROUP BY 1, 2",
+        "SELECT date_trunc('millisecond', Timestamp), count(*) FROM logs GROUP BY 1",
+        "SELECT count(DISTINCT TraceId) FROM logs",
+        "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.ServiceName = "
+        "'cart' AND a.TraceId <> ''",
+        "SELECT Body FROM logs WHERE ScopeName LIKE '%a%' ORDER BY SeverityNumber, Timestamp "
+        "LIMIT 5",
+    };
+    char code[6];
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        qr_qctx ctx;
+        qr_qctx_init(&ctx, 256 << 10);
+        assert_string_equal(run_code(&s, q[i], &ctx, code), "53200");
+        qr_sql_ctx_init(&s, &ctx, NULL);
+        assert_string_equal(run_code(&s, q[i], &ctx, code), "");
+        atomic_int cancel = 1;
+        qr_sql_ctx_init(&s, &ctx, &cancel);
+        assert_string_equal(run_code(&s, q[i], &ctx, code), "57014");
+        qr_qctx_init(&ctx, QR_QCTX_DEFAULT_LIMIT);
+        qr_qctx_set_stop(&ctx, NULL, qr_qctx_now_ns() - 1); /* the timeout has passed */
+        assert_string_equal(run_code(&s, q[i], &ctx, code), "57014");
+        qr_sql_ctx_init(&s, &ctx, NULL);
+        assert_string_equal(run_code(&s, q[i], &ctx, code), "");
+    }
+    /* the session's own settings do the same */
+    s.set.memory_limit = 128 << 10;
+    qr_qctx ctx;
+    qr_sql_ctx_init(&s, &ctx, NULL);
+    assert_string_equal(run_code(&s, q[0], &ctx, code), "53200");
+    s.set.memory_limit = QR_QCTX_DEFAULT_LIMIT;
+    qr_sql_ctx_init(&s, &ctx, NULL);
+    assert_string_equal(run_code(&s, q[0], &ctx, code), "");
+    qr_sql_close(&s);
+}
+
 typedef struct client {
     qr_sql_db *db;
     int id;
@@ -177,6 +239,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sql_sees_the_latest_manifest),
+        cmocka_unit_test(test_sql_limits_and_cancel),
         cmocka_unit_test(test_sql_sessions_run_at_once),
         cmocka_unit_test(test_sql_split_statements),
     };

@@ -1,0 +1,129 @@
+/* join.c - hash join (join.h): chains over R's rows by key hash. */
+#include "exec/join.h"
+
+#include <string.h>
+
+#include "util/hash.h"
+
+static int bytes_type(int t)
+{
+    return t == QR_XT_TEXT || t == QR_XT_JSON || t == QR_XT_NULL;
+}
+
+static uint64_t key_hash(const qr_cell *const *k, uint64_t i, const uint8_t *kt, uint32_t nk,
+                         int *null)
+{
+    uint64_t h = 0x9e37;
+    *null = 0;
+    for (uint32_t x = 0; x < nk; x++) {
+        const qr_cell *c = &k[x][i];
+        if (c->null) {
+            *null = 1;
+            return 0;
+        }
+        uint64_t v;
+        if (bytes_type(kt[x])) {
+            v = qr_hash64(c->s, c->n);
+        } else if (kt[x] == QR_XT_FLOAT) {
+            double d = c->f == 0 ? 0.0 : c->f;
+            memcpy(&v, &d, sizeof v);
+        } else {
+            v = (uint64_t)c->i;
+        }
+        h = (h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))) * 0xff51afd7ed558ccdull;
+    }
+    return h;
+}
+
+static int keys_eq(const qr_cell *const *a, uint64_t i, const qr_cell *const *b, uint64_t j,
+                   const uint8_t *kt, uint32_t nk)
+{
+    for (uint32_t x = 0; x < nk; x++) {
+        const qr_cell *p = &a[x][i], *q = &b[x][j];
+        if (bytes_type(kt[x])) {
+            if (p->n != q->n || (p->n && memcmp(p->s, q->s, p->n)))
+                return 0;
+        } else if (kt[x] == QR_XT_FLOAT ? p->f != q->f : p->i != q->i) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int add_pair(qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, uint64_t *cap,
+                    uint64_t l, uint64_t r)
+{
+    if (*np == *cap) {
+        uint64_t c = *cap ? *cap * 2 : 4096;
+        uint64_t *a = qr_qrealloc(ctx, *li, sizeof *a * c);
+        if (!a)
+            return -1;
+        *li = a;
+        uint64_t *b = qr_qrealloc(ctx, *ri, sizeof *b * c);
+        if (!b)
+            return -1;
+        *ri = b;
+        *cap = c;
+    }
+    (*li)[*np] = l;
+    (*ri)[*np] = r;
+    (*np)++;
+    return 0;
+}
+
+int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
+                         const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int left,
+                         qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, qr_err *e)
+{
+    *li = *ri = NULL;
+    *np = 0;
+    uint64_t cap = 0, nb = 16;
+    while (nb < nr * 2)
+        nb <<= 1;
+    uint64_t *head = qr_qmalloc(ctx, sizeof *head * nb);
+    uint64_t *next = qr_qmalloc(ctx, sizeof *next * (nr ? nr : 1));
+    uint64_t *hash = qr_qmalloc(ctx, sizeof *hash * (nr ? nr : 1));
+    int rc = head && next && hash ? 0 : qr_qctx_nomem(ctx, e);
+    if (rc == 0) {
+        for (uint64_t b = 0; b < nb; b++)
+            head[b] = UINT64_MAX;
+        for (uint64_t j = nr; j-- > 0;) { /* chains ascend by row */
+            int null;
+            uint64_t h = key_hash(rk, j, ktypes, nk, &null);
+            hash[j] = h;
+            next[j] = UINT64_MAX;
+            if (null)
+                continue;
+            next[j] = head[h & (nb - 1)];
+            head[h & (nb - 1)] = j;
+        }
+    }
+    for (uint64_t i = 0; i < nl && rc == 0; i++) {
+        if ((i & 0xffff) == 0xffff && qr_qctx_check(ctx, e) != 0) {
+            rc = -1;
+            break;
+        }
+        int null, matched = 0;
+        uint64_t h = key_hash(lk, i, ktypes, nk, &null);
+        for (uint64_t j = null ? UINT64_MAX : head[h & (nb - 1)]; j != UINT64_MAX && rc == 0;
+             j = next[j]) {
+            if (hash[j] != h || !keys_eq(lk, i, rk, j, ktypes, nk))
+                continue;
+            matched = 1;
+            if (add_pair(ctx, li, ri, np, &cap, i, j) != 0)
+                rc = qr_qctx_nomem(ctx, e);
+        }
+        if (rc == 0 && left && !matched && add_pair(ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
+            rc = qr_qctx_nomem(ctx, e);
+    }
+    qr_qfree(ctx, head);
+    qr_qfree(ctx, next);
+    qr_qfree(ctx, hash);
+    if (rc != 0) {
+        qr_qfree(ctx, *li);
+        qr_qfree(ctx, *ri);
+        *li = *ri = NULL;
+        *np = 0;
+    }
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* run_int.h - the pieces of run.c that the join executor (runjoin.c)
+ * shares: result columns of expressions, batches over results, the group
+ * post-processing (HAVING, select list, ORDER BY, LIMIT). Internal to sql/. */
+#ifndef QR_SQL_RUN_INT_H
+#define QR_SQL_RUN_INT_H
+#include "exec/result.h"
+#include "sql/bind.h"
+
+/* The result column of an expression (raw: a slot copied as stored). */
+void qr_run_expr_rcol(const qr_expr *x, int *kind, int *type, int *raw);
+/* The select list's output columns. */
+int qr_run_define_columns(const qr_sqlsel *s, qr_result *out, qr_err *e);
+/* Copy v into column col of row (text into out's arena). */
+int qr_run_put_cell(qr_result *out, qr_cell *row, uint32_t col, const qr_cell *v, qr_err *e);
+/* r's rows as a batch of ncols columns: batch column c is r's column map[c]
+ * (-1: none), typed types[c]. Arrays from a. */
+int qr_run_result_batch(const qr_result *r, uint32_t ncols, const int *map, const uint8_t *types,
+                        qr_xbatch *b, qr_arena *a, qr_err *e);
+/* Hidden output columns for ORDER BY expressions not in the select list. */
+int qr_run_hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e);
+/* Sort out by the ORDER BY keys, LIMIT/OFFSET, drop the hidden columns. */
+int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e);
+/* R: the groups (keys, then aggregates, in the slots' stored domains):
+ * HAVING, the select list and ORDER BY over them into out. */
+int qr_run_post_groups(const qr_sqlsel *s, qr_result *R, qr_result *out, qr_err *e);
+/* Every expression tree of s (for prepare / free): at most QR_RUN_MAX_TREES. */
+#define QR_RUN_MAX_TREES                                                                           \
+    (QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER + QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS + 2 +                 \
+     QR_SQL_MAX_RANGES * 9)
+uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t);
+#endif
