@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/server.sh - quarry serve through the PostgreSQL protocol at N rows
 # (default 1M): queries per second and mean latency with 1, 8 and 32
-# clients (pgbench, simple and extended protocol) for a keyword count and a
+# clients (pgbench, simple and extended protocol) for SELECT 1, a keyword count and a
 # GROUP BY, next to PostgreSQL 15 answering `SELECT 1` on this machine (the
 # protocol's floor: no table at all), and the same count through `quarry sql
 # --repeat` (no protocol). Servers listen on 127.0.0.1 only, on free ports,
@@ -58,7 +58,7 @@ echo "Queries per second / mean latency in ms, over 127.0.0.1."
 echo
 echo "| query | protocol | 1 client | 8 clients | 32 clients |"
 echo "|---|---|---|---|---|"
-for q in count group; do
+for q in one count group; do
     for m in simple extended; do
         row="| quarry: $q | $m |"
         for c in 1 8 32; do

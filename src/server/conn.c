@@ -13,6 +13,12 @@
 
 #include "server/conn.h"
 
+void pgw_stmt_ctx(pgw_conn *c, qr_qctx *ctx)
+{
+    atomic_store(&c->cancel, atomic_load(&c->srv->past_grace));
+    qr_sql_ctx_init(&c->sess, ctx, &c->cancel);
+}
+
 void pgw_send_error(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg)
 {
     pgw_put_error(&c->io->out, 'E', "ERROR", e, map, arg);
@@ -71,6 +77,10 @@ static void message_loop(pgw_conn *c)
 {
     qr_err e;
     for (;;) {
+        if (atomic_load(&c->srv->stopping)) { /* shutting down: no new statement */
+            pgw_send_fatal(c, "57P01", "terminating connection due to administrator command");
+            return;
+        }
         uint8_t t;
         if (c->body.cap > (1u << 20)) { /* after a large message: a small buffer again */
             qr_buf_free(&c->body);

@@ -116,6 +116,10 @@ int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, c
                   uint16_t nfmts);
 /* The command tag of a finished statement: r->tag, or "SELECT n". */
 void pgw_tag(const qr_result *r, uint64_t rows, char *out, size_t cap);
+/* conn.c: a statement is about to run: its query context (the session's
+ * settings, the connection's cancel flag: cleared, unless the server is
+ * past its shutdown grace period). */
+void pgw_stmt_ctx(pgw_conn *c, qr_qctx *ctx);
 /* conn.c: queue an ErrorResponse (ERROR) for e; positions mapped by map. */
 void pgw_send_error(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg);
 void pgw_send_fatal(pgw_conn *c, const char *code, const char *fmt, ...)

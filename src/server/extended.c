@@ -269,8 +269,7 @@ static int portal_run(pgw_conn *c, pgw_portal *p)
     if (!p->ran) {
         p->ran = 1;
         qr_err_clear(&p->e);
-        atomic_store(&c->cancel, 0);
-        qr_sql_ctx_init(&c->sess, &p->ctx, &c->cancel);
+        pgw_stmt_ctx(c, &p->ctx);
         qr_result_init(&p->r, &p->ctx);
         p->failed = qr_sql_exec(&c->sess, p->text.s, p->text.n, &p->r, &p->e) != 0;
     }

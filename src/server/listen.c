@@ -194,7 +194,6 @@ static void accept_one(pgw_server *s)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&at, 1u << 20);
     int ok = 0;
     if (a) {
         a->s = s;

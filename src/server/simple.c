@@ -18,8 +18,7 @@ static int run_one(pgw_conn *c, const char *sql, uint32_t off, uint32_t len)
     qr_result r;
     qr_err e;
     qr_err_clear(&e);
-    atomic_store(&c->cancel, 0);
-    qr_sql_ctx_init(&c->sess, &ctx, &c->cancel);
+    pgw_stmt_ctx(c, &ctx);
     qr_result_init(&r, &ctx);
     int rc = qr_sql_exec(&c->sess, sql + off, len, &r, &e);
     if (rc != 0) {
