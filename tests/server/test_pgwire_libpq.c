@@ -43,9 +43,17 @@ static void *run_server(void *p)
     return NULL;
 }
 
+static pgw_config defaults(void)
+{
+    pgw_config cfg;
+    pgw_config_default(&cfg);
+    return cfg;
+}
+
 static void start(running *r, pgw_config *cfg)
 {
     qr_err e;
+    memset(r, 0, sizeof *r);
     cfg->host = "127.0.0.1";
     cfg->port = 0;
     r->s = pgw_server_new(cfg, db, &e);
@@ -81,13 +89,15 @@ static int setup(void **st)
     assert_int_equal(pgw_users_line("alice", "s3cret pass", line, sizeof line, &e), 0);
     fprintf(f, "# test users\n\n%s", line);
     fclose(f);
-    if (pgw_users_load(path, &scram.users, &e) != 0)
+    static pgw_users users;
+    if (pgw_users_load(path, &users, &e) != 0)
         fail_msg("users: %s", e.msg);
-    assert_int_equal(scram.users.n, 1);
-    pgw_config_default(&cfg);
+    assert_int_equal(users.n, 1);
+    cfg = defaults();
     cfg.auth = PGW_AUTH_SCRAM;
-    cfg.users = &scram.users;
+    cfg.users = &users;
     start(&scram, &cfg);
+    scram.users = users;
     return 0;
 }
 
@@ -558,9 +568,7 @@ static void test_non_loopback_listen_needs_auth(void **st)
 static void test_connection_cap(void **st)
 {
     running small;
-    memset(&small, 0, sizeof small);
-    pgw_config cfg;
-    pgw_config_default(&cfg);
+    pgw_config cfg = defaults();
     cfg.max_conn = 2;
     start(&small, &cfg);
     PGconn *a = connect_to(&small, "quarry", NULL), *b = connect_to(&small, "quarry", NULL);
@@ -806,9 +814,7 @@ static void test_tls_when_a_certificate_is_configured(void **st)
              key, cert);
     assert_int_equal(system(cmd), 0);
     running r;
-    memset(&r, 0, sizeof r);
-    pgw_config cfg;
-    pgw_config_default(&cfg);
+    pgw_config cfg = defaults();
     cfg.tls_cert = cert;
     cfg.tls_key = key;
     start(&r, &cfg);
@@ -853,9 +859,7 @@ static void test_tls_when_a_certificate_is_configured(void **st)
 static void test_idle_sessions_are_closed_past_the_idle_timeout(void **st)
 {
     running r;
-    memset(&r, 0, sizeof r);
-    pgw_config cfg;
-    pgw_config_default(&cfg);
+    pgw_config cfg = defaults();
     cfg.idle_timeout_ms = 400;
     start(&r, &cfg);
     PGconn *busy = connect_to(&r, "quarry", NULL), *idle = connect_to(&r, "quarry", NULL);
@@ -879,9 +883,7 @@ static void test_graceful_shutdown(void **st)
 {
     for (int grace = 0; grace < 2; grace++) {
         running r;
-        memset(&r, 0, sizeof r);
-        pgw_config cfg;
-        pgw_config_default(&cfg);
+        pgw_config cfg = defaults();
         cfg.grace_ms = grace ? 5000 : 1;
         start(&r, &cfg);
         PGconn *idle = connect_to(&r, "quarry", NULL), *busy = connect_to(&r, "quarry", NULL);
