@@ -161,6 +161,34 @@ typedef struct conn_arg {
     int fd;
 } conn_arg;
 
+/* Close a connection so that what was sent last (a FATAL) reaches the
+ * client: closing with unread input makes the kernel reset the connection,
+ * and a reset can discard the answer before the client reads it. So: no
+ * more sending, read and drop what the client still sends until it closes
+ * (bounded: 300 ms, 1 MiB), then close. */
+static void linger_close(int fd)
+{
+    shutdown(fd, SHUT_WR);
+    char junk[4096];
+    size_t total = 0;
+    int64_t end = qr_qctx_now_ns() + 300000000;
+    while (total < (1u << 20)) {
+        ssize_t r = recv(fd, junk, sizeof junk, MSG_DONTWAIT);
+        if (r > 0) {
+            total += (size_t)r;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            break;
+        int64_t left = end - qr_qctx_now_ns();
+        if (left <= 0)
+            break;
+        struct pollfd pf = {fd, POLLIN, 0};
+        poll(&pf, 1, (int)(left / 1000000) + 1);
+    }
+    close(fd);
+}
+
 static void *conn_thread(void *p)
 {
     conn_arg a = *(conn_arg *)p;
@@ -169,7 +197,7 @@ static void *conn_thread(void *p)
     pgw_io_init_fd(&io, a.fd);
     pgw_serve_io(a.s, &io);
     pgw_io_free(&io);
-    close(a.fd);
+    linger_close(a.fd);
     pthread_mutex_lock(&a.s->mu);
     a.s->live--;
     pthread_cond_broadcast(&a.s->cv);
@@ -218,7 +246,7 @@ static void accept_one(pgw_server *s)
     pgw_put_error(&io.out, 'E', "FATAL", &e, NULL, NULL);
     pgw_flush(&io);
     pgw_io_free(&io);
-    close(fd);
+    close(fd); /* the client has sent nothing yet: no reset can eat the answer */
 }
 
 /* Wait until no connection thread is left or ms passed; the count left. */
