@@ -142,6 +142,17 @@ check "... saying why" grep -q 'refusing to listen on 0.0.0.0 without authentica
 timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 --auth scram > /dev/null 2>"$T/nl2"; rc=$?
 check "scram without a users file is refused" grep -q 'needs a users file' "$T/nl2"
 
+# --- usage ------------------------------------------------------------------------
+"$Q" serve --data "$T/d" --listen 127.0.0.1:99999 >/dev/null 2>&1; rc=$?
+check "usage: a port past 65535 is a usage error" test $rc -eq 2
+"$Q" serve --data "$T/d" --auth md5 >/dev/null 2>&1; rc=$?
+check "usage: an unknown --auth is a usage error" test $rc -eq 2
+printf 'alice:md5abc\n' > "$T/badusers"
+timeout 10 "$Q" serve --data "$T/d" --listen 127.0.0.1:0 --auth scram --users "$T/badusers" >/dev/null 2>"$T/bu"; rc=$?
+check "usage: a malformed users file stops the server, naming the line" grep -q "badusers:1: user alice" "$T/bu"
+printf '' | "$Q" passwd alice >/dev/null 2>&1; rc=$?
+check "usage: passwd without a password fails" test $rc -eq 1
+
 # --- TLS -----------------------------------------------------------------------------
 if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
         -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null; then
