@@ -6,10 +6,11 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lpthread -lm
+DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm
 INC     := -Isrc
-# the tests' independent oracle for GROUP BY answers
-TEST_LIBS := -lsqlite3
+# the tests' independent oracle for GROUP BY answers; libpq for the server's client tests
+TEST_LIBS := -lsqlite3 -lpq
+TEST_INC  := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 
 REL_CFLAGS  := $(CSTD) $(WARN) -O2 -g -D_GNU_SOURCE $(INC)
 ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -49,7 +50,7 @@ $(REL_BIN): $(call objs,rel,$(CLI_SRC)) $(REL_LIB)
 	$(CC) $(REL_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/rel/tests/%: tests/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL_CFLAGS) -MMD -MP -Itests -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
+	$(CC) $(REL_CFLAGS) -MMD -MP -Itests $(TEST_INC) -o $@ $< $(REL_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
 # micro-benchmarks (not part of make test), e.g. build/rel/bench/bitpack
 build/rel/bench/%: bench/%.c $(REL_LIB)
 	@mkdir -p $(dir $@)
@@ -65,7 +66,7 @@ $(ASAN_BIN): $(call objs,asan,$(CLI_SRC)) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(DEPS_LIBS)
 build/asan/tests/%: tests/%.c $(ASAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
+	$(CC) $(ASAN_CFLAGS) -MMD -MP -Itests $(TEST_INC) -o $@ $< $(ASAN_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
 
 # ---- ThreadSanitizer (make tsan-stress; not part of make test) ----
 TSAN_LIB := build/tsan/libquarry.a
@@ -76,7 +77,7 @@ $(TSAN_LIB): $(call objs,tsan,$(LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
 build/tsan/tests/%: tests/%.c $(TSAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(TSAN_CFLAGS) -MMD -MP -Itests -o $@ $< $(TSAN_LIB) -lcmocka $(DEPS_LIBS)
+	$(CC) $(TSAN_CFLAGS) -MMD -MP -Itests $(TEST_INC) -o $@ $< $(TSAN_LIB) -lcmocka $(DEPS_LIBS) $(TEST_LIBS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
@@ -92,6 +93,8 @@ unit-asan: $(ASAN_TESTS)
 e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(REL_BIN) bash tests/e2e/run.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
+	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
+	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
 
 fuzz:
 	@bash fuzz/run.sh 20
@@ -113,7 +116,7 @@ build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c)
 	@mkdir -p build/clang
 	clang $(CSTD) $(WARN) -O2 -D_GNU_SOURCE $(INC) -o build/clang/quarry $(LIB_SRC) $(CLI_SRC) $(DEPS_LIBS)
 	@for f in $(TEST_SRC) $(wildcard fuzz/fuzz_*.c); do \
-	    clang $(CSTD) $(WARN) -D_GNU_SOURCE $(INC) -Itests -fsyntax-only $$f || exit 1; done
+	    clang $(CSTD) $(WARN) -D_GNU_SOURCE $(INC) -Itests $(TEST_INC) -fsyntax-only $$f || exit 1; done
 	@touch $@
 
 test: deps

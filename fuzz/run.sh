@@ -18,7 +18,7 @@ if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
 fi
 
 CFLAGS=(-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc)
-LIBS=(-lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lpthread -lm)
+LIBS=(-lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm)
 shopt -s nullglob
 lib_src=($(ls src/*/*.c | grep -v "^src/cli/"))
 # UB must stop the run like a crash does, not just print a warning.

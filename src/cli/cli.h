@@ -14,6 +14,8 @@ int cli_verify(int argc, char **argv);
 int cli_describe(int argc, char **argv);
 int cli_search(int argc, char **argv);
 int cli_sql(int argc, char **argv);
+int cli_serve(int argc, char **argv);
+int cli_passwd(int argc, char **argv);
 
 /* Parse a non-negative integer option value ("1000000", "1_000_000",
  * with optional k/M/G suffix = 10^3/10^6/10^9 for counts); prints a usage

@@ -19,6 +19,9 @@ static void usage(FILE *f)
           "  verify  --data DIR --table T                check every block of every segment\n"
           "  search  --data DIR --table T [--count] 'QUERY'   full-text and keyword search\n"
           "  sql     --data DIR [--format table|csv|ndjson] 'SELECT ...'   SQL (docs/SQL.md)\n"
+          "  serve   --data DIR [--listen HOST:PORT] [--auth trust|scram]  PostgreSQL protocol\n"
+          "                                              server (docs/SERVER.md)\n"
+          "  passwd  NAME < password                     a users-file line for serve --auth scram\n"
           "\n"
           "`quarry <command> --help` shows the options of a command.\n",
           f);
@@ -47,6 +50,10 @@ int main(int argc, char **argv)
         return cli_search(argc - 1, argv + 1);
     if (!strcmp(cmd, "sql"))
         return cli_sql(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return cli_serve(argc - 1, argv + 1);
+    if (!strcmp(cmd, "passwd"))
+        return cli_passwd(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         usage(stdout);
         return 0;

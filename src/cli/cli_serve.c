@@ -1,0 +1,227 @@
+/* cli_serve.c - `quarry serve`: the PostgreSQL protocol server over a data
+ * directory (docs/SERVER.md), stopped by SIGTERM or SIGINT with a graceful
+ * shutdown; and `quarry passwd`: a users-file line for a password. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "server/server.h"
+#include "sql/sql.h"
+
+static const char *usage_text =
+    "usage: quarry serve --data DIR [--listen HOST:PORT] [--auth trust|scram]\n"
+    "                    [--users FILE] [--max-connections N] [--threads N]\n"
+    "                    [--port-file FILE] [--tls-cert FILE --tls-key FILE]\n"
+    "                    [--idle-timeout SECONDS]\n"
+    "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
+    "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
+    "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
+    "(lines of `quarry passwd NAME`). With a PEM certificate and key, clients that\n"
+    "ask for TLS get it. SIGTERM: graceful shutdown (docs/SERVER.md).\n";
+
+static pgw_server *running;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (running)
+        pgw_server_stop(running);
+}
+
+/* HOST:PORT, [V6]:PORT, HOST or :PORT into host (cap bytes) and *port. */
+static int parse_listen(const char *s, char *host, size_t cap, int *port)
+{
+    const char *colon = NULL;
+    if (s[0] == '[') {
+        const char *rb = strchr(s, ']');
+        if (!rb || (size_t)(rb - s - 1) >= cap)
+            return -1;
+        memcpy(host, s + 1, (size_t)(rb - s - 1));
+        host[rb - s - 1] = 0;
+        colon = rb[1] == ':' ? rb + 1 : NULL;
+        if (!colon && rb[1])
+            return -1;
+    } else {
+        colon = strrchr(s, ':');
+        size_t hl = colon ? (size_t)(colon - s) : strlen(s);
+        if (hl >= cap)
+            return -1;
+        memcpy(host, s, hl);
+        host[hl] = 0;
+        if (!hl)
+            snprintf(host, cap, "127.0.0.1");
+    }
+    if (colon) {
+        uint64_t p;
+        if (cli_uint("--listen port", colon + 1, 65535, &p) != 0)
+            return -1;
+        *port = (int)p;
+    }
+    return 0;
+}
+
+int cli_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {{"data", required_argument, 0, 'd'},
+                                         {"listen", required_argument, 0, 'l'},
+                                         {"auth", required_argument, 0, 'a'},
+                                         {"users", required_argument, 0, 'u'},
+                                         {"max-connections", required_argument, 0, 'm'},
+                                         {"threads", required_argument, 0, 'j'},
+                                         {"port-file", required_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"tls-cert", required_argument, 0, 'C'},
+                                         {"tls-key", required_argument, 0, 'K'},
+                                         {"idle-timeout", required_argument, 0, 'I'},
+                                         {0, 0, 0, 0}};
+    pgw_config cfg;
+    pgw_config_default(&cfg);
+    const char *data = NULL, *users_path = NULL, *port_file = NULL;
+    char host[256] = "127.0.0.1";
+    uint64_t v, threads = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            data = optarg;
+            break;
+        case 'l':
+            if (parse_listen(optarg, host, sizeof host, &cfg.port) != 0) {
+                fprintf(stderr, "quarry serve: --listen takes HOST:PORT, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'a':
+            if (!strcmp(optarg, "trust"))
+                cfg.auth = PGW_AUTH_TRUST;
+            else if (!strcmp(optarg, "scram") || !strcmp(optarg, "scram-sha-256"))
+                cfg.auth = PGW_AUTH_SCRAM;
+            else {
+                fprintf(stderr, "quarry serve: --auth must be trust or scram\n");
+                return 2;
+            }
+            break;
+        case 'u':
+            users_path = optarg;
+            break;
+        case 'm':
+            if (cli_uint("--max-connections", optarg, 10000, &v) != 0 || v == 0)
+                return 2;
+            cfg.max_conn = (int)v;
+            break;
+        case 'j':
+            if (cli_uint("--threads", optarg, 16, &threads) != 0)
+                return 2;
+            break;
+        case 'p':
+            port_file = optarg;
+            break;
+        case 'I':
+            if (cli_uint("--idle-timeout", optarg, 86400, &v) != 0)
+                return 2;
+            cfg.idle_timeout_ms = (int)v * 1000;
+            break;
+        case 'C':
+            cfg.tls_cert = optarg;
+            break;
+        case 'K':
+            cfg.tls_key = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return 2;
+        }
+    }
+    if (!data || optind != argc) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    cfg.host = host;
+    qr_err e;
+    qr_err_clear(&e);
+    pgw_users users = {0};
+    if (users_path && pgw_users_load(users_path, &users, &e) != 0) {
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
+    cfg.users = &users;
+    if (pgw_config_check(&cfg, &e) != 0) {
+        pgw_users_free(&users);
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
+    qr_sql_db *db = qr_sql_db_open(data, (int)threads, &e);
+    pgw_server *s = db ? pgw_server_new(&cfg, db, &e) : NULL;
+    int rc = 1;
+    if (s) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        running = s;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        printf("quarry serve: listening on %s:%d (auth %s, %s, at most %d connections)\n", host,
+               pgw_server_port(s), cfg.auth == PGW_AUTH_SCRAM ? "scram-sha-256" : "trust",
+               cfg.tls_cert ? "TLS offered" : "no TLS", cfg.max_conn);
+        fflush(stdout);
+        FILE *pf = port_file ? fopen(port_file, "w") : NULL;
+        if (pf) {
+            fprintf(pf, "%d\n", pgw_server_port(s));
+            fclose(pf);
+        }
+        rc = pgw_server_run(s, &e) == 0 ? 0 : 1;
+        running = NULL;
+        if (rc == 0) {
+            printf("quarry serve: shut down\n");
+            fflush(stdout);
+        }
+    }
+    if (rc != 0)
+        cli_fail(e.code, e.msg);
+    pgw_server_free(s);
+    qr_sql_db_close(db);
+    pgw_users_free(&users);
+    return rc;
+}
+
+static const char *passwd_usage =
+    "usage: quarry passwd NAME < password\n"
+    "Prints the users-file line (NAME:SCRAM-SHA-256$4096:salt$StoredKey:ServerKey) for\n"
+    "the password read from the first line of standard input (docs/SERVER.md).\n";
+
+int cli_passwd(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') {
+        fputs(passwd_usage, argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
+        return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+    }
+    char pw[1024];
+    if (!fgets(pw, sizeof pw, stdin)) {
+        fprintf(stderr, "quarry passwd: no password on standard input\n");
+        return 1;
+    }
+    size_t n = strlen(pw);
+    while (n && (pw[n - 1] == '\n' || pw[n - 1] == '\r'))
+        pw[--n] = 0;
+    if (!n) {
+        fprintf(stderr, "quarry passwd: empty password\n");
+        return 1;
+    }
+    char line[512];
+    qr_err e;
+    if (pgw_users_line(argv[1], pw, line, sizeof line, &e) != 0) {
+        cli_fail(e.code, e.msg);
+        return 1;
+    }
+    fputs(line, stdout);
+    return 0;
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# End-to-end tests of `quarry serve` ($QUARRY) with real clients: psql
+# (exact output, compared with `quarry sql`), psycopg2 with parameters,
+# SCRAM users made by `quarry passwd`, the refusal of a non-loopback listen
+# without authentication, TLS with a self-signed certificate, SIGTERM. Servers listen on 127.0.0.1 only, on a
+# port the kernel picks (--port-file), and are killed at exit even on
+# failure. QUARRY_SMALL=1: fewer rows (sanitizer build); the sanitizer's
+# reports (leaks included) fail the run. Prints "e2e-server: N passed, M failed".
+set -uo pipefail
+Q=${QUARRY:?set QUARRY to the quarry binary}
+Q=$(cd "$(dirname "$Q")" && pwd)/$(basename "$Q")
+ROWS=20000
+[ "${QUARRY_SMALL:-0}" = 1 ] && ROWS=5000
+T=$(mktemp -d "${TMPDIR:-/tmp}/quarry-e2e-server-XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+pass=0; fail=0; tag=$(basename "$(dirname "$Q")")
+PY=/usr/bin/python3
+ok()   { pass=$((pass + 1)); echo "ok   e2e-server[$tag] $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL e2e-server[$tag] $1"; [ -n "${2:-}" ] && sed 's/^/     /' "$2" | head -20; }
+check() { # name, then a command that must succeed
+    local name=$1; shift
+    if "$@" >"$T/out" 2>&1; then ok "$name"; else bad "$name" "$T/out"; fi
+}
+same() { # name, expected file, actual file
+    if cmp -s "$2" "$3"; then ok "$1"; else diff "$2" "$3" > "$T/diff"; bad "$1" "$T/diff"; fi
+}
+
+# serve NAME ARGS...: start a server in the background, wait for its port
+serve() {
+    local name=$1; shift
+    rm -f "$T/$name.port"
+    "$Q" serve --data "$T/d" --listen 127.0.0.1:0 --port-file "$T/$name.port" "$@" \
+        >"$T/$name.log" 2>&1 &
+    local pid=$!
+    pids+=("$pid")
+    eval "${name}_pid=$pid"
+    for _ in $(seq 1 100); do
+        [ -s "$T/$name.port" ] && break
+        sleep 0.1
+    done
+    eval "${name}_port=$(cat "$T/$name.port" 2>/dev/null || echo 0)"
+}
+# stop NAME: SIGTERM, and its exit status (bounded: 20 s)
+stop() {
+    local pid; eval "pid=\$${1}_pid"
+    kill -TERM "$pid"
+    for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    wait "$pid"
+}
+
+"$Q" gen --rows $ROWS --seed 11 | "$Q" ingest --data "$T/d" --table logs --quiet --segment-rows $((ROWS / 4)) -
+SQL() { "$Q" sql --data "$T/d" --format csv "$1"; }
+
+serve main
+check "serve prints where it listens" grep -q "listening on 127.0.0.1:$main_port (auth trust" "$T/main.log"
+P() { timeout 30 psql -X -q -h 127.0.0.1 -p "$main_port" -U quarry -d quarry "$@"; }
+
+# --- psql: exact output ---------------------------------------------------------
+P -A -t -c 'SELECT count(*) FROM logs' > "$T/c1"
+echo $ROWS > "$T/c1.want"
+same "psql: count(*)" "$T/c1.want" "$T/c1"
+for q in "SELECT count(*) FROM logs WHERE Body @@ 'failed'" \
+         "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC" \
+         "SELECT Body, bm25() FROM logs WHERE Body @@ ts_any(['failed', 'cache']) ORDER BY bm25() DESC LIMIT 10" \
+         "SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs WHERE SeverityNumber >= 9 GROUP BY 1, 2 ORDER BY 3 DESC"; do
+    SQL "$q" > "$T/q.want"
+    P --csv -c "$q" > "$T/q.got"
+    same "psql --csv = quarry sql --format csv: ${q:0:60}" "$T/q.want" "$T/q.got"
+done
+cat > "$T/table.want" <<'OUT'
+ ServiceName | count 
+-------------+-------
+ cart        |  1234
+(1 row)
+
+OUT
+cart=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'cart'" | tail -1)
+sed -i "s/ 1234/$(printf '%5s' "$cart")/" "$T/table.want"
+P -c "SELECT ServiceName, count(*) FROM logs WHERE ServiceName = 'cart' GROUP BY 1" > "$T/table.got"
+same "psql: aligned table" "$T/table.want" "$T/table.got"
+P -A -t -c "SELECT count(*) FROM logs; SELECT count(*) FROM logs WHERE ServiceName = 'cart'" > "$T/two"
+printf '%s\n%s\n' $ROWS "$cart" > "$T/two.want"
+same "psql: two statements in one query, two results" "$T/two.want" "$T/two"
+P -A -t -c "SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 1" > "$T/ts"
+check "psql: timestamptz text form" grep -Eq '^2025-09-23 [0-9:]{8}(\.[0-9]{1,6})?\+00$' "$T/ts"
+P -c 'SELECT bdy FROM logs' > /dev/null 2>"$T/err"; rc=$?
+check "psql: an error exits 1" test $rc -eq 1
+check "psql: the error's message" grep -qx 'ERROR:  column "bdy" does not exist' "$T/err"
+check "psql: the error's position (caret under bdy)" grep -qx '               ^' "$T/err"
+P -A -t -c 'SELECT bdy FROM logs' -c 'SELECT count(*) FROM logs' > "$T/after" 2>/dev/null
+echo $ROWS > "$T/after.want"
+same "psql: the session goes on after an error" "$T/after.want" "$T/after"
+P -A -t -c 'EXPLAIN SELECT count(*) FROM logs WHERE Body @@ '"'failed'" > "$T/expl"
+check "psql: EXPLAIN" grep -q 'row count only' "$T/expl"
+
+# --- psycopg2: parameters ---------------------------------------------------------
+if $PY -c 'import psycopg2' 2>/dev/null; then
+    want13=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)
+    $PY - "$main_port" > "$T/py" 2>&1 <<'PYEOF'
+import sys, psycopg2
+c = psycopg2.connect(host="127.0.0.1", port=int(sys.argv[1]), user="quarry", dbname="quarry")
+c.autocommit = True
+cur = c.cursor()
+cur.execute("SELECT count(*) FROM logs WHERE ServiceName = %s AND SeverityNumber >= %s", ("payment", 13))
+print(cur.fetchone()[0])
+cur.execute("SELECT count(*) FROM logs WHERE ServiceName = %s", ("'); DROP TABLE logs; --",))
+print(cur.fetchone()[0])
+try:
+    cur.execute("SELECT nope FROM logs")
+except psycopg2.Error as e:
+    print(e.pgcode)
+cur.execute("SELECT ServiceName, count(*) FROM logs GROUP BY 1 ORDER BY 2 DESC LIMIT 1")
+print(cur.fetchone()[0], [d.name for d in cur.description])
+cur.execute("SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 1")
+print(type(cur.fetchone()[0]).__name__)
+PYEOF
+    printf '%s\n0\n42703\ncart [%s]\ndatetime\n' "$want13" "'ServiceName', 'count'" > "$T/py.want"
+    same "psycopg2: parameters, injection, error code, columns, timestamps" "$T/py.want" "$T/py"
+else
+    bad "psycopg2 is installed (scripts/install-deps)"
+fi
+
+# --- authentication -----------------------------------------------------------------
+printf 's3cret\n' | "$Q" passwd alice > "$T/users"
+check "passwd writes a SCRAM verifier line" grep -Eq '^alice:SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$' "$T/users"
+serve auth --auth scram --users "$T/users"
+PGPASSWORD=s3cret timeout 30 psql -X -A -t -h 127.0.0.1 -p "$auth_port" -U alice -d quarry -c 'SELECT count(*) FROM logs' > "$T/a1" 2>&1
+echo $ROWS > "$T/a1.want"
+same "scram: the right password connects" "$T/a1.want" "$T/a1"
+PGPASSWORD=wrong timeout 30 psql -X -h 127.0.0.1 -p "$auth_port" -U alice -d quarry -c 'SELECT 1' > /dev/null 2>"$T/a2"; rc=$?
+check "scram: a wrong password is refused" test $rc -eq 2
+check "scram: ... with 28P01's message" grep -q 'password authentication failed for user "alice"' "$T/a2"
+check "scram: SIGTERM exits 0" stop auth
+timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 > /dev/null 2>"$T/nl"; rc=$?
+check "a non-loopback listen without auth is refused (exit 1)" test $rc -eq 1
+check "... saying why" grep -q 'refusing to listen on 0.0.0.0 without authentication' "$T/nl"
+timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 --auth scram > /dev/null 2>"$T/nl2"; rc=$?
+check "scram without a users file is refused" grep -q 'needs a users file' "$T/nl2"
+
+# --- usage ------------------------------------------------------------------------
+"$Q" serve --data "$T/d" --listen 127.0.0.1:99999 >/dev/null 2>&1; rc=$?
+check "usage: a port past 65535 is a usage error" test $rc -eq 2
+"$Q" serve --data "$T/d" --auth md5 >/dev/null 2>&1; rc=$?
+check "usage: an unknown --auth is a usage error" test $rc -eq 2
+printf 'alice:md5abc\n' > "$T/badusers"
+timeout 10 "$Q" serve --data "$T/d" --listen 127.0.0.1:0 --auth scram --users "$T/badusers" >/dev/null 2>"$T/bu"; rc=$?
+check "usage: a malformed users file stops the server, naming the line" grep -q "badusers:1: user alice" "$T/bu"
+printf '' | "$Q" passwd alice >/dev/null 2>&1; rc=$?
+check "usage: passwd without a password fails" test $rc -eq 1
+
+# --- TLS -----------------------------------------------------------------------------
+if openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null; then
+    serve tls --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+    check "tls: serve says it offers TLS" grep -q "TLS offered" "$T/tls.log"
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$tls_port" -U quarry -d quarry \
+        -A -t -c 'SELECT count(*) FROM logs' -c '\conninfo' > "$T/t1" 2>&1
+    check "tls: psql sslmode=require gets the answer" grep -qx "$ROWS" "$T/t1"
+    check "tls: ... over TLS" grep -q "SSL connection (protocol: TLSv1.[23]" "$T/t1"
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$tls_port" -U quarry -d quarry --csv \
+        -c "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC" > "$T/t2"
+    SQL "SELECT ServiceName, count(*) FROM logs GROUP BY ServiceName ORDER BY 2 DESC" > "$T/t2.want"
+    same "tls: GROUP BY = quarry sql" "$T/t2.want" "$T/t2"
+    check "tls: SIGTERM exits 0" stop tls
+    PGSSLMODE=require timeout 30 psql -X -h 127.0.0.1 -p "$main_port" -U quarry -d quarry -c 'SELECT 1' >/dev/null 2>"$T/t3"
+    check "tls: without a certificate, sslmode=require is refused" grep -q "server does not support SSL" "$T/t3"
+    timeout 10 "$Q" serve --data "$T/d" --listen 127.0.0.1:0 --tls-cert "$T/cert.pem" --tls-key "$T/cert.pem" >/dev/null 2>"$T/t4"
+    check "tls: a bad key file is refused, named" grep -q "TLS: $T/cert.pem" "$T/t4"
+else
+    bad "openssl makes a certificate (scripts/install-deps)"
+fi
+
+# --- shutdown -----------------------------------------------------------------------
+check "SIGTERM: exit status 0" stop main
+check "SIGTERM: says it shut down" grep -q "quarry serve: shut down" "$T/main.log"
+check "no sanitizer report" sh -c "! grep -E 'Sanitizer|runtime error' '$T/main.log' '$T/auth.log' '$T/tls.log'"
+
+echo "e2e-server[$tag]: $pass passed, $fail failed"
+mkdir -p "$(dirname "$0")/../../build/results"
+echo "$pass $fail" >> "$(dirname "$0")/../../build/results/e2e-server-$tag"
+[ $fail -eq 0 ]
