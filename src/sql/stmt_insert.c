@@ -188,7 +188,7 @@ const char *qr_sql_text_value(const char *s, size_t n, int type, qr_buf *out, co
         size_t dn = n;
         const char *zt = z;
         if (n == 10 && z[4] == '-' && z[7] == '-') {
-            snprintf(day, sizeof day, "%sT00:00:00Z", z);
+            snprintf(day, sizeof day, "%.10sT00:00:00Z", z);
             zt = day;
             dn = strlen(day);
         }
