@@ -52,7 +52,8 @@ void qr_rows_abort(qr_rowwriter *w);
  * as the JSON value of a column of `type`, appended to out: NULL, or the
  * SQLSTATE (22P02, 22007, 22003) with *why saying what is wrong (static
  * text). Booleans take PostgreSQL's spellings (t, true, yes, on, 1, ...),
- * timestamps RFC 3339 or 'YYYY-MM-DD HH:MM:SS[.f]' (UTC), json any one
+ * timestamps RFC 3339, 'YYYY-MM-DD[ HH:MM:SS[.f]]' (UTC) or an integer in
+ * the column's unit (as NDJSON), json any one
  * JSON value, map a JSON object. (stmt_insert.c) */
 const char *qr_sql_text_value(const char *s, size_t n, int type, qr_buf *out, const char **why);
 #endif

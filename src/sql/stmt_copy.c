@@ -36,6 +36,12 @@
 
 enum { CP_TEXT = 0, CP_CSV = 1, CP_JSON = 2 };
 
+/* A file name, not STDIN / STDOUT (protobuf gives those an empty string). */
+static int has_file(const PgQuery__CopyStmt *cs)
+{
+    return cs->filename && cs->filename[0];
+}
+
 typedef struct copy_opts {
     int fmt;
     int header;
@@ -336,7 +342,7 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
     if (rc == 0 && (!st || st->node_case != PG_QUERY__NODE__NODE_COPY_STMT))
         rc = qr_errf(e, QR_E_FEATURE, "qr_sql_copy_begin takes one COPY ... FROM STDIN");
     const PgQuery__CopyStmt *cs = rc == 0 ? st->copy_stmt : NULL;
-    if (rc == 0 && (!cs->is_from || cs->filename || cs->is_program || !cs->relation))
+    if (rc == 0 && (!cs->is_from || has_file(cs) || cs->is_program || !cs->relation))
         rc = qr_errf(e, QR_E_FEATURE, "qr_sql_copy_begin takes COPY t FROM STDIN (run other "
                                       "COPY statements with qr_sql_exec)");
     if (rc == 0 && !(ci = malloc(sizeof *ci)))
@@ -607,7 +613,7 @@ int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Cop
         return qr_errf(e, QR_E_FEATURE, "COPY ... PROGRAM is not supported");
     if (cs->where_clause)
         return qr_errf(e, QR_E_FEATURE, "COPY FROM ... WHERE is not supported");
-    if (!cs->filename)
+    if (!has_file(cs))
         return qr_errf(e, QR_E_FEATURE,
                        cs->is_from ? "COPY FROM STDIN needs a client that sends the data (the "
                                      "PostgreSQL protocol; qr_sql_copy_begin): use COPY FROM 'file'"
@@ -629,7 +635,7 @@ int qr_sql_is_copy_from_stdin(const char *sql, size_t n)
     int rc = qr_sqlp_parse(&p, sql, n, NULL) == 0 && p.tree->n_stmts == 1 &&
              p.tree->stmts[0]->stmt->node_case == PG_QUERY__NODE__NODE_COPY_STMT &&
              p.tree->stmts[0]->stmt->copy_stmt->is_from &&
-             !p.tree->stmts[0]->stmt->copy_stmt->filename &&
+             !has_file(p.tree->stmts[0]->stmt->copy_stmt) &&
              !p.tree->stmts[0]->stmt->copy_stmt->is_program;
     qr_sqlp_free(&p);
     return rc;

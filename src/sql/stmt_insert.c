@@ -192,6 +192,8 @@ const char *qr_sql_text_value(const char *s, size_t n, int type, qr_buf *out, co
             zt = day;
             dn = strlen(day);
         }
+        if (put_integer(z, QT_INT64, out) == 0) /* an integer: in the column's unit */
+            break;
         if (qr_time_parse(zt, dn, &ns, &w) != 0) {
             *why = "invalid input syntax for type timestamp (RFC 3339, UTC)";
             code = QR_E_DATETIME;
