@@ -74,8 +74,9 @@ typedef struct qr_sql_session {
     int boot_threads;
     uint64_t boot_memory_limit, boot_timeout_ms;
     int in_tx;       /* between BEGIN and COMMIT / ROLLBACK */
-    int has_saved;   /* a SET LOCAL in this transaction: `saved` is what
-                      * COMMIT / ROLLBACK restore */
+    int has_saved;   /* a SET LOCAL in this transaction: saved.gucs holds
+                      * each name's value before it (NULL: not set), which
+                      * COMMIT / ROLLBACK put back */
     qr_sql_settings saved;
 } qr_sql_session;
 

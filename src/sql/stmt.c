@@ -30,10 +30,19 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
     switch (st->node_case) {
     case PG_QUERY__NODE__NODE_VARIABLE_SET_STMT:
         return qr_sql_stmt_set(s, p, st->variable_set_stmt, out, e);
-    case PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT:
+    case PG_QUERY__NODE__NODE_VARIABLE_SHOW_STMT: {
         if (!strcmp(st->variable_show_stmt->name, "tables"))
             return qr_sql_show_tables(s, out, e);
-        return qr_sql_stmt_show(s, st->variable_show_stmt, out, e);
+        /* a few rows that SET made: not bound by memory_limit, so that a
+         * limit too small for anything can still be seen (and RESET) */
+        size_t limit = out->ctx ? out->ctx->limit : 0;
+        if (out->ctx)
+            out->ctx->limit = 0;
+        int rc = qr_sql_stmt_show(s, st->variable_show_stmt, out, e);
+        if (out->ctx)
+            out->ctx->limit = limit;
+        return rc;
+    }
     case PG_QUERY__NODE__NODE_TRANSACTION_STMT:
         return qr_sql_stmt_transaction(s, p, st->transaction_stmt, out, e);
     case PG_QUERY__NODE__NODE_CREATE_STMT:

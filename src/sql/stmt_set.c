@@ -125,22 +125,6 @@ static void guc_drop(qr_sql_settings *st, const char *name)
     *g = st->gucs[--st->ngucs];
 }
 
-/* A deep copy of src's text settings into dst (numeric fields copied). */
-static int settings_copy(qr_sql_settings *dst, const qr_sql_settings *src, qr_err *e)
-{
-    *dst = *src;
-    dst->gucs = NULL;
-    dst->ngucs = 0;
-    for (uint32_t i = 0; i < src->ngucs; i++)
-        if (guc_put(dst, src->gucs[i].name, src->gucs[i].value, e) != 0) {
-            gucs_free(dst);
-            return -1;
-        }
-    return 0;
-}
-
-/* ---- values with units ---- */
-
 static int is_name(const char *a, const char *b) { return !strcasecmp(a, b); }
 
 enum { NUM_THREADS = 1, NUM_MEMORY, NUM_TIMEOUT };
@@ -155,6 +139,54 @@ static int numeric_kind(const char *name)
         return NUM_TIMEOUT;
     return 0;
 }
+
+
+/* SET LOCAL name: remember what name was before the transaction's first
+ * SET LOCAL of it (NULL: not set, its default shows), for COMMIT and
+ * ROLLBACK to put back. */
+static int remember_local(qr_sql_session *s, const char *name, qr_err *e)
+{
+    if (!s->has_saved) {
+        memset(&s->saved, 0, sizeof s->saved);
+        s->has_saved = 1;
+    }
+    if (guc_find(&s->saved, name))
+        return 0;
+    char buf[512];
+    const char *old = NULL;
+    if (numeric_kind(name) || guc_find(&s->set, name)) {
+        if (qr_sql_show(s, name, buf, sizeof buf, e) != 0)
+            return -1;
+        old = buf;
+    }
+    if (guc_put(&s->saved, name, old ? old : "", e) != 0)
+        return -1;
+    if (!old) {
+        qr_sql_guc *g = guc_find(&s->saved, name);
+        free(g->value);
+        g->value = NULL;
+    }
+    return 0;
+}
+
+/* The end of a transaction: what SET LOCAL changed goes back. */
+static void restore_locals(qr_sql_session *s)
+{
+    if (!s->has_saved)
+        return;
+    for (uint32_t i = 0; i < s->saved.ngucs; i++) {
+        const qr_sql_guc *g = &s->saved.gucs[i];
+        qr_err e;
+        if (g->value)
+            qr_sql_set(s, g->name, g->value, &e); /* a value it had: it reads back */
+        else
+            guc_drop(&s->set, g->name);
+    }
+    gucs_free(&s->saved);
+    s->has_saved = 0;
+}
+
+/* ---- values with units ---- */
 
 /* "512MB", "1.5GB", "100": a number and an optional unit from units[]
  * (names and multipliers; the first is the unit of a bare number). */
@@ -380,11 +412,8 @@ int qr_sql_stmt_set(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Vari
         return qr_errf(e, QR_E_FEATURE, "SET ... FROM CURRENT is not supported");
     if (v->is_local && !s->in_tx)
         return 0; /* no transaction block: nothing to set (PostgreSQL warns) */
-    if (v->is_local && !s->has_saved) {
-        if (settings_copy(&s->saved, &s->set, e) != 0)
-            return -1;
-        s->has_saved = 1;
-    }
+    if (v->is_local && remember_local(s, name, e) != 0)
+        return -1;
     if (v->kind == PG_QUERY__VARIABLE_SET_KIND__VAR_RESET_ALL) {
         reset_all(s);
         return 0;
@@ -478,12 +507,7 @@ int qr_sql_stmt_transaction(qr_sql_session *s, const qr_sqlparse *p,
         return 0;
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT:
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK:
-        if (s->has_saved) { /* SET LOCAL ends with the transaction */
-            gucs_free(&s->set);
-            s->set = s->saved;
-            s->has_saved = 0;
-            memset(&s->saved, 0, sizeof s->saved);
-        }
+        restore_locals(s); /* SET LOCAL ends with the transaction */
         s->in_tx = 0;
         set_tag(out, t->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT ? "COMMIT"
                                                                                   : "ROLLBACK");
