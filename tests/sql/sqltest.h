@@ -43,7 +43,11 @@ static inline char *st_run_on(qr_sql_session *s, const char *sql, char *tag, qr_
         qr_buf_init(&b);
         if (r.ncols)
             qr_result_render(&r, QR_FMT_CSV, &b);
-        out = strndup(b.p ? (const char *)b.p : "", b.len);
+        out = malloc(b.len + 1);
+        assert_non_null(out);
+        if (b.len)
+            memcpy(out, b.p, b.len);
+        out[b.len] = 0;
         qr_buf_free(&b);
         if (tag)
             strcpy(tag, r.tag);
@@ -87,7 +91,7 @@ static inline void st_fails(const char *sql, const char *code, const char *msg)
     qr_err e;
     char *out = st_run_on(&st_s, sql, NULL, &e);
     if (out)
-        fail_msg("%s: succeeded, expected %s %s", sql, code, msg);
+        fail_msg("%s: succeeded, expected %s %s", sql, code, msg ? msg : "*");
     if (strcmp(e.code, code) != 0 || (msg && strcmp(e.msg, msg) != 0))
         fail_msg("%s:\ngot %s %s\nexpected %s %s", sql, e.code, e.msg, code, msg ? msg : "*");
 }
