@@ -135,7 +135,13 @@ static long run_text(run *r, const char *text, size_t n, int all, int stop_on_er
         int complete = end < n && text[end] == ';';
         if (!complete && !all)
             break;
-        if (run_one(r, text + sp[i].off, sp[i].len) != 0 && stop_on_error) {
+        /* positions in errors count from the statement's first word, as psql
+         * sends it */
+        size_t off = sp[i].off, len = sp[i].len;
+        while (len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' ||
+                       text[off] == '\r'))
+            off++, len--;
+        if (run_one(r, text + off, len) != 0 && stop_on_error) {
             free(sp);
             return -1;
         }
@@ -193,6 +199,44 @@ static int run_stdin(run *r, int stop_on_error)
     free(line);
     free(text);
     return rc;
+}
+
+/* The whole of file `path` ("-" = stdin), pipes included (qr_read_file
+ * sizes a file by fstat). */
+static int read_sql_file(const char *path, unsigned char **out, size_t *n, qr_err *e)
+{
+    int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+    if (fd < 0)
+        return qr_errf(e, QR_E_IO, "open %s: %s", path, strerror(errno));
+    qr_buf b;
+    qr_buf_init(&b);
+    int rc = 0;
+    for (;;) {
+        unsigned char *p = qr_buf_reserve(&b, 1 << 16);
+        if (!p) {
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory reading %s", path);
+            break;
+        }
+        ssize_t k = read(fd, p, 1 << 16);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            rc = qr_errf(e, QR_E_IO, "read %s: %s", path, strerror(errno));
+            break;
+        }
+        if (k == 0)
+            break;
+        b.len += (size_t)k;
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (rc != 0) {
+        qr_buf_free(&b);
+        return -1;
+    }
+    *out = b.p;
+    *n = b.len;
+    return 0;
 }
 
 int cli_sql(int argc, char **argv)
@@ -268,7 +312,7 @@ int cli_sql(int argc, char **argv)
     qr_err_clear(&e);
     unsigned char *ftext = NULL;
     size_t flen = 0;
-    if (file && qr_read_file(file, &ftext, &flen, &e) != 0) {
+    if (file && read_sql_file(file, &ftext, &flen, &e) != 0) {
         cli_fail(e.code, e.msg);
         return 1;
     }
@@ -276,7 +320,7 @@ int cli_sql(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.fmt = fmt;
     r.reps = reps;
-    r.stdin_free = cmd || file;
+    r.stdin_free = cmd || (file && strcmp(file, "-") != 0);
     if (qr_sql_open(&r.s, data, (int)threads, &e) != 0) {
         qr_sql_close(&r.s);
         free(ftext);
