@@ -31,7 +31,7 @@ void qr_rec_free(qr_recparser *rp)
 int qr_rec_field(const qr_recparser *rp, uint32_t i, const char **p, size_t *n)
 {
     uint32_t from = i ? rp->end[i - 1] : 0;
-    *p = (const char *)rp->rec.p + from;
+    *p = rp->rec.p ? (const char *)rp->rec.p + from : ""; /* no byte yet: empty */
     *n = rp->end[i] - from;
     if (rp->flags[i] & 2)
         return 1;
