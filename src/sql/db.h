@@ -1,16 +1,19 @@
 /* db.h - what the statement modules (stmt_*.c, rows.c) need of the shared
  * database beyond sql.h; internal to src/sql (session.c implements it).
  *
- * Locks, always taken in this order:
- *   1. the catalog lock: shared by statements that read the catalog (SELECT,
- *      INSERT, COPY), exclusive to those that change it (CREATE, DROP,
- *      CREATE INDEX, TRUNCATE), which reload it before they release it;
- *   2. a table's in-process writer slot (qr_sqldb_writer_begin): one
- *      writer per table per process, the others wait (two sessions' INSERTs
- *      serialise here rather than fail on the table's LOCK file, which
- *      flock gives to one open file at a time);
- *   3. the table's LOCK file (qr_table_open with QR_TABLE_WRITE), against
- *      other processes (55P03 when one holds it).
+ * Locks:
+ *   - the catalog lock: shared by statements that read the catalog (SELECT,
+ *     INSERT, COPY), exclusive to those that change it (CREATE, DROP,
+ *     CREATE INDEX, TRUNCATE), which reload it before they release it;
+ *   - a table's in-process writer slot (qr_sqldb_writer_begin): one writer
+ *     per table per process, the others wait (two sessions' INSERTs
+ *     serialise here rather than fail on the table's LOCK file, which flock
+ *     gives to one open file at a time);
+ *   - the table's LOCK file (qr_table_open with QR_TABLE_WRITE), against
+ *     other processes (55P03 when one holds it).
+ * Nobody waits for a writer slot while holding the catalog lock (a slot
+ * may be held for long: a client's COPY FROM STDIN); DDL takes the slot and
+ * LOCK first, then the catalog lock exclusively.
  * The writer slot is not a mutex: it may be released by another thread
  * than the one that took it (a server's COPY FROM STDIN). */
 #ifndef QR_SQL_DB_H

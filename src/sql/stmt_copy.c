@@ -155,26 +155,47 @@ struct qr_sql_copy_in {
     int cols[QR_MAX_COLUMNS];
 };
 
-/* Open the copy into the table cs names (the caller holds the catalog
- * lock). 0, or -1 with e set and nothing held. */
+/* The catalog's spelling of the table cs names into name[0..n), taking
+ * the catalog lock for the look-up only. 0, or -1 with e set (42P01). */
+static int table_name(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
+                      char *name, size_t n, qr_err *e)
+{
+    if (qr_sql_relname(p, cs->relation, e) != 0)
+        return -1;
+    qr_sqldb_lock(s->db, 0);
+    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(s->db), cs->relation->relname);
+    if (d)
+        snprintf(name, n, "%s", d->name);
+    qr_sqldb_unlock(s->db);
+    if (!d) {
+        qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", cs->relation->relname);
+        return qr_sqlp_at(p, cs->relation->location, e);
+    }
+    return 0;
+}
+
+/* Open the copy into the table cs names (the caller does not hold the
+ * catalog lock: waiting for the table's writer slot, which a client's COPY
+ * FROM STDIN may hold for long, must not hold up DDL). 0, or -1 with e set
+ * and nothing held. */
 static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *p,
                       const PgQuery__CopyStmt *cs, const char *src, qr_qctx *ctx, qr_err *e)
 {
     memset(ci, 0, sizeof *ci);
     ci->db = s->db;
     snprintf(ci->src, sizeof ci->src, "%s", src);
-    if (copy_options(p, cs, &ci->o, e) != 0 || qr_sql_relname(p, cs->relation, e) != 0)
+    char name[128];
+    if (copy_options(p, cs, &ci->o, e) != 0 || table_name(s, p, cs, name, sizeof name, e) != 0)
         return -1;
-    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(s->db), cs->relation->relname);
-    if (!d) {
-        qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", cs->relation->relname);
-        return qr_sqlp_at(p, cs->relation->location, e);
-    }
     if (ci->o.fmt == CP_JSON && cs->n_attlist) {
         qr_errf(e, QR_E_FEATURE, "a column list with FORMAT json is not supported (the keys "
                                  "name the columns)");
         return qr_sqlp_at(p, cs->relation->location, e);
     }
+    if (qr_rows_begin(&ci->w, s->db, name, 0, ctx, e) != 0)
+        return -1;
+    /* the columns of the definition the rows follow (read under the table's lock) */
+    const qr_tabdef *d = ci->w.t->def;
     uint8_t seen[QR_MAX_COLUMNS] = {0};
     for (size_t i = 0; i < cs->n_attlist; i++) {
         const char *nm = qr_sql_strval(cs->attlist[i]);
@@ -184,6 +205,7 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
                     c < 0 ? "column \"%s\" of relation \"%s\" does not exist"
                           : "column \"%s\" specified more than once in relation \"%s\"",
                     nm ? nm : "?", d->name);
+            qr_rows_abort(&ci->w);
             return qr_sqlp_at(p, cs->relation->location, e);
         }
         ci->cols[ci->ncols++] = c;
@@ -191,15 +213,6 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
     if (!cs->n_attlist)
         for (uint32_t c = 0; c < d->ncols; c++)
             ci->cols[ci->ncols++] = (int)c;
-    if (qr_rows_begin(&ci->w, s->db, d->name, 0, ctx, e) != 0)
-        return -1;
-    /* the writer's definition is the one rows follow (read again under its lock) */
-    for (uint32_t i = 0; i < ci->ncols; i++)
-        if ((uint32_t)ci->cols[i] >= ci->w.t->def->ncols) {
-            qr_rows_abort(&ci->w);
-            return qr_errf(e, QR_E_UNDEFINED_COLUMN, "table %s changed while COPY began",
-                           d->name);
-        }
     if (ci->o.fmt != CP_JSON)
         qr_rec_init(&ci->rp, ci->o.fmt == CP_CSV, ci->o.delim,
                     ci->o.has_null ? ci->o.null_str : "");
@@ -348,9 +361,7 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
     if (rc == 0 && !(ci = malloc(sizeof *ci)))
         rc = qr_errf(e, QR_E_NOMEM, "out of memory");
     if (rc == 0) {
-        qr_sqldb_lock(s->db, 0);
         rc = copy_setup(ci, s, &p, cs, "STDIN", NULL, e);
-        qr_sqldb_unlock(s->db);
         if (rc != 0) {
             free(ci);
             ci = NULL;
@@ -396,11 +407,9 @@ void qr_sql_copy_abort(qr_sql_copy_in *ci)
 static int copy_json_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
                           uint64_t *rows, qr_err *e)
 {
-    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(s->db), cs->relation->relname);
-    if (!d) {
-        qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", cs->relation->relname);
-        return qr_sqlp_at(p, cs->relation->location, e);
-    }
+    char name[128];
+    if (table_name(s, p, cs, name, sizeof name, e) != 0)
+        return -1;
     if (cs->n_attlist) {
         qr_errf(e, QR_E_FEATURE, "a column list with FORMAT json is not supported (the keys "
                                  "name the columns)");
@@ -410,8 +419,6 @@ static int copy_json_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
     if (fd < 0)
         return qr_errf(e, QR_E_IO, "could not open file \"%s\" for reading: %s", cs->filename,
                        strerror(errno));
-    char name[128];
-    snprintf(name, sizeof name, "%s", d->name);
     int rc = qr_sqldb_writer_begin(s->db, name, e);
     if (rc == 0) {
         qr_table *t = qr_table_open(qr_sql_db_dir(s->db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
@@ -437,7 +444,7 @@ static int copy_from_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
                           qr_qctx *ctx, uint64_t *rows, qr_err *e)
 {
     copy_opts o;
-    if (copy_options(p, cs, &o, e) != 0 || qr_sql_relname(p, cs->relation, e) != 0)
+    if (copy_options(p, cs, &o, e) != 0)
         return -1;
     if (o.fmt == CP_JSON)
         return copy_json_file(s, p, cs, rows, e);
@@ -620,10 +627,14 @@ int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Cop
                                    : "COPY TO STDOUT is the client's: run the SELECT and render "
                                      "its rows, or use COPY TO 'file'");
     uint64_t rows = 0;
-    qr_sqldb_lock(s->db, 0);
-    int rc = cs->is_from ? copy_from_file(s, p, cs, out->ctx, &rows, e)
-                         : copy_to_file(s, p, cs, out, &rows, e);
-    qr_sqldb_unlock(s->db);
+    int rc;
+    if (cs->is_from) { /* takes the catalog lock for its look-up only */
+        rc = copy_from_file(s, p, cs, out->ctx, &rows, e);
+    } else {
+        qr_sqldb_lock(s->db, 0);
+        rc = copy_to_file(s, p, cs, out, &rows, e);
+        qr_sqldb_unlock(s->db);
+    }
     if (rc == 0)
         snprintf(out->tag, sizeof out->tag, "COPY %llu", (unsigned long long)rows);
     return rc;

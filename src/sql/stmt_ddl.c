@@ -1,11 +1,12 @@
 /* stmt_ddl.c - statements that change the catalog or a table as a whole:
  * CREATE TABLE, DROP TABLE, CREATE INDEX, TRUNCATE; and SHOW TABLES.
  *
- * Each holds the database's catalog lock exclusively (db.h) from its first
- * look at the catalog to the reload after its change, so no statement of
- * this process binds against a half-done change; DROP, TRUNCATE and CREATE
- * INDEX also hold the table's writer slot and LOCK file, so no writer of
- * this or another process adds segments meanwhile. The catalog file itself
+ * Each holds the database's catalog lock exclusively (db.h) over its change
+ * and the reload after it, so no statement of this process binds against a
+ * half-done change; DROP, TRUNCATE and CREATE INDEX first take the table's
+ * writer slot and LOCK file (without the catalog lock, which other
+ * statements need meanwhile), so no writer of this or another process adds
+ * segments while they change the table. The catalog file itself
  * is changed through index/catalog.h (its own lock file, atomic replace),
  * so other processes see the old catalog or the new one. */
 #include <dirent.h>
@@ -241,24 +242,61 @@ static const char *catalog_name(qr_sql_db *db, const char *name)
     return d ? d->name : NULL;
 }
 
+/* A change of one table: its writer slot and LOCK, taken without the
+ * catalog lock (so that waiting for a long writer, a client's COPY FROM
+ * STDIN, holds up no other statement), then the catalog lock exclusively
+ * with the catalog read again. 0 with *t and canon (the catalog's
+ * spelling) set; 1 when there is no such table (nothing held); -1 with e
+ * set (55P03 when another process writes it). */
+static int ddl_begin(qr_sql_db *db, const char *name, char *canon, size_t n, qr_table **t,
+                     qr_err *e)
+{
+    *t = NULL;
+    qr_sqldb_lock(db, 0);
+    const char *cn = catalog_name(db, name);
+    if (cn)
+        snprintf(canon, n, "%s", cn);
+    qr_sqldb_unlock(db);
+    if (!cn)
+        return 1;
+    if (!(*t = open_writer(db, canon, e)))
+        return -1;
+    qr_sqldb_lock(db, 1);
+    int rc = qr_sqldb_reload(db, e) != 0 ? -1 : catalog_name(db, canon) ? 0 : 1;
+    if (rc != 0) { /* dropped meanwhile, or the catalog does not read */
+        qr_sqldb_unlock(db);
+        qr_table_close(*t);
+        qr_sqldb_writer_end(db, canon);
+        *t = NULL;
+    }
+    return rc;
+}
+
+/* The end of ddl_begin's change: the table's snapshot and cached segments
+ * are forgotten before other statements see the new catalog. */
+static void ddl_end(qr_sql_db *db, const char *canon, qr_table *t)
+{
+    qr_sqldb_forget_table(db, canon);
+    qr_sqldb_unlock(db);
+    qr_table_close(t);
+    qr_sqldb_writer_end(db, canon);
+}
+
 static int drop_one(qr_sql_db *db, const char *name, int missing_ok, qr_err *e)
 {
     char canon[128];
-    const char *cn = catalog_name(db, name);
-    if (!cn)
+    qr_table *t;
+    int rc = ddl_begin(db, name, canon, sizeof canon, &t, e);
+    if (rc == 1)
         return missing_ok ? 0
                           : qr_errf(e, QR_E_UNDEFINED_TABLE, "table \"%s\" does not exist", name);
-    snprintf(canon, sizeof canon, "%s", cn);
-    qr_table *t = open_writer(db, canon, e);
-    if (!t)
+    if (rc != 0)
         return -1;
-    int rc = qr_catalog_drop_table(qr_sql_db_dir(db), canon, e);
+    rc = qr_catalog_drop_table(qr_sql_db_dir(db), canon, e);
     if (rc == 0)
         remove_table_files(t->dir); /* with its LOCK held: no writer is inside */
-    qr_table_close(t);
-    qr_sqldb_writer_end(db, canon);
-    qr_sqldb_forget_table(db, canon);
     int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
+    ddl_end(db, canon, t);
     return rc == 0 ? rl : rc;
 }
 
@@ -267,9 +305,7 @@ int qr_sql_stmt_drop(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Dro
 {
     if (d->remove_type != PG_QUERY__OBJECT_TYPE__OBJECT_TABLE)
         return qr_errf(e, QR_E_FEATURE, "DROP of anything but a table is not supported yet");
-    qr_sql_db *db = s->db;
-    qr_sqldb_lock(db, 1);
-    int rc = qr_sqldb_reload(db, e);
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < d->n_objects; i++) {
         const PgQuery__Node *o = d->objects[i];
         const char *name = NULL;
@@ -278,9 +314,8 @@ int qr_sql_stmt_drop(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Dro
         if (!name)
             rc = qr_errf(e, QR_E_SYNTAX, "DROP TABLE needs table names");
         else
-            rc = drop_one(db, name, d->missing_ok, e);
+            rc = drop_one(s->db, name, d->missing_ok, e);
     }
-    qr_sqldb_unlock(db);
     if (rc == 0)
         set_tag(out, "DROP TABLE");
     return rc;
@@ -292,8 +327,7 @@ int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery_
                          qr_result *out, qr_err *e)
 {
     qr_sql_db *db = s->db;
-    qr_sqldb_lock(db, 1);
-    int rc = qr_sqldb_reload(db, e);
+    int rc = 0;
     for (size_t i = 0; rc == 0 && i < t->n_relations; i++) {
         const PgQuery__Node *n = t->relations[i];
         if (n->node_case != PG_QUERY__NODE__NODE_RANGE_VAR) {
@@ -303,25 +337,18 @@ int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery_
         const PgQuery__RangeVar *rv = n->range_var;
         if ((rc = qr_sql_relname(p, rv, e)) != 0)
             break;
-        const char *cn = catalog_name(db, rv->relname);
-        if (!cn) {
+        char canon[128];
+        qr_table *w;
+        rc = ddl_begin(db, rv->relname, canon, sizeof canon, &w, e);
+        if (rc == 1) {
             qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", rv->relname);
             rc = qr_sqlp_at(p, rv->location, e);
-            break;
         }
-        char canon[128];
-        snprintf(canon, sizeof canon, "%s", cn);
-        qr_table *w = open_writer(db, canon, e);
-        if (!w) {
-            rc = -1;
+        if (rc != 0)
             break;
-        }
         rc = qr_table_truncate(w, e);
-        qr_table_close(w);
-        qr_sqldb_writer_end(db, canon);
-        qr_sqldb_forget_table(db, canon);
+        ddl_end(db, canon, w);
     }
-    qr_sqldb_unlock(db);
     if (rc == 0)
         set_tag(out, "TRUNCATE TABLE");
     return rc;
@@ -471,31 +498,23 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
         return x->relation ? -1 : qr_errf(e, QR_E_SYNTAX, "CREATE INDEX needs a table");
     if (x->concurrent)
         return qr_errf(e, QR_E_FEATURE, "CREATE INDEX CONCURRENTLY is not supported");
-    qr_sqldb_lock(db, 1);
-    int rc = qr_sqldb_reload(db, e);
-    const char *cn = rc == 0 ? catalog_name(db, x->relation->relname) : NULL;
-    if (rc == 0 && !cn) {
+    char canon[128];
+    qr_table *t;
+    int rc = ddl_begin(db, x->relation->relname, canon, sizeof canon, &t, e);
+    if (rc == 1) {
         qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", x->relation->relname);
         rc = qr_sqlp_at(p, x->relation->location, e);
     }
     if (rc == 0) {
-        char canon[128];
-        snprintf(canon, sizeof canon, "%s", cn);
-        qr_table *t = open_writer(db, canon, e);
         qr_tabdef *d = NULL;
-        rc = t ? index_def(p, t, x, &d, e) : -1;
+        rc = index_def(p, t, x, &d, e);
         if (rc == 0 && d)
             rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
         qr_tabdef_free(d);
-        if (t) {
-            qr_table_close(t);
-            qr_sqldb_writer_end(db, canon);
-        }
-        qr_sqldb_forget_table(db, canon);
         int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
         rc = rc == 0 ? rl : rc;
+        ddl_end(db, canon, t);
     }
-    qr_sqldb_unlock(db);
     if (rc == 0)
         set_tag(out, "CREATE INDEX");
     return rc;

@@ -486,21 +486,19 @@ static void cell_json(const qr_rcol *c, const qr_cell *v, qr_buf *out)
     }
 }
 
-static int insert_select(ins *x, qr_sql_session *s, const PgQuery__Node *sel, qr_result *out,
-                         uint64_t *rows)
+/* Write the rows of r (the SELECT's result, run by the caller). */
+static int insert_result(ins *x, qr_sql_session *s, qr_result *r, qr_result *out, uint64_t *rows)
 {
     qr_err *e = x->e;
-    qr_result r;
-    qr_result_init(&r, out->ctx);
-    int rc = qr_sql_select_node(s, x->p, sel, &r, e);
-    if (rc == 0 && r.ncols != x->ncols)
+    int rc = 0;
+    if (r->ncols != x->ncols)
         rc = qr_errf(e, QR_E_SYNTAX, "INSERT has %s target columns than expressions (%u, %u)",
-                     r.ncols > x->ncols ? "fewer" : "more", x->ncols, r.ncols);
+                     r->ncols > x->ncols ? "fewer" : "more", x->ncols, r->ncols);
     for (uint32_t i = 0; rc == 0 && i < x->ncols; i++) {
         const qr_coldef *cd = &x->def->cols[x->cols[i]];
-        if (!assignable(&r.cols[i], cd->type))
+        if (!assignable(&r->cols[i], cd->type))
             rc = qr_errf(e, QR_E_DATATYPE, "column \"%s\" is of type %s but expression is of type %s",
-                         cd->name, type_of(cd->type), result_type(&r.cols[i]));
+                         cd->name, type_of(cd->type), result_type(&r->cols[i]));
     }
     qr_rowwriter w;
     if (rc == 0)
@@ -508,8 +506,8 @@ static int insert_select(ins *x, qr_sql_session *s, const PgQuery__Node *sel, qr
     if (rc == 0) {
         qr_buf line;
         qr_buf_init(&line);
-        for (uint64_t i = 0; rc == 0 && i < r.nrows; i++) {
-            const qr_cell *row = qr_result_row(&r, i);
+        for (uint64_t i = 0; rc == 0 && i < r->nrows; i++) {
+            const qr_cell *row = qr_result_row(r, i);
             qr_buf_clear(&line);
             qr_buf_put_u8(&line, '{');
             for (uint32_t c = 0; c < x->ncols; c++) {
@@ -518,7 +516,7 @@ static int insert_select(ins *x, qr_sql_session *s, const PgQuery__Node *sel, qr
                     qr_buf_put_u8(&line, ',');
                 qj_write_string(&line, cd->name, strlen(cd->name));
                 qr_buf_put_u8(&line, ':');
-                cell_json(&r.cols[c], &row[c], &line);
+                cell_json(&r->cols[c], &row[c], &line);
             }
             qr_buf_put_u8(&line, '}');
             if (line.oom)
@@ -532,7 +530,6 @@ static int insert_select(ins *x, qr_sql_session *s, const PgQuery__Node *sel, qr
         else
             qr_rows_abort(&w);
     }
-    qr_result_free(&r);
     return rc;
 }
 
@@ -545,26 +542,39 @@ int qr_sql_stmt_insert(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__I
         qr_errf(e, QR_E_FEATURE, "INSERT with ON CONFLICT, RETURNING or WITH is not supported");
         return qr_sqlp_at(p, st->relation->location, e);
     }
+    /* The catalog lock is held to read the definition (and run the SELECT),
+     * not while waiting for the table's writer slot: a writer that holds
+     * it long (a client's COPY FROM STDIN) must not hold up DDL meanwhile. */
     ins x = {.p = p, .e = e};
     uint64_t rows = 0;
-    qr_sqldb_lock(s->db, 0);
-    x.def = qr_catalog_find(qr_sqldb_catalog(s->db), st->relation->relname);
-    int rc = x.def ? target_columns(&x, st)
-                   : fail_at(&x, st->relation->location, QR_E_UNDEFINED_TABLE,
-                             "relation \"%s\" does not exist%s", st->relation->relname, "");
+    qr_tabdef *def = NULL;
+    qr_result r;
+    qr_result_init(&r, out->ctx);
     const PgQuery__Node *sn = st->select_stmt;
+    const PgQuery__SelectStmt *values =
+        sn && sn->node_case == PG_QUERY__NODE__NODE_SELECT_STMT && sn->select_stmt->n_values_lists
+            ? sn->select_stmt
+            : NULL;
+    qr_sqldb_lock(s->db, 0);
+    const qr_tabdef *cd = qr_catalog_find(qr_sqldb_catalog(s->db), st->relation->relname);
+    int rc = 0;
+    if (!cd)
+        rc = fail_at(&x, st->relation->location, QR_E_UNDEFINED_TABLE,
+                     "relation \"%s\" does not exist%s", st->relation->relname, "");
+    else if (!(def = qr_tabdef_clone(cd)))
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+    x.def = def;
+    if (rc == 0)
+        rc = target_columns(&x, st);
     if (rc == 0 && !sn)
         rc = qr_errf(e, QR_E_FEATURE, "INSERT ... DEFAULT VALUES is not supported");
-    if (rc == 0) {
-        const PgQuery__SelectStmt *sel = sn->node_case == PG_QUERY__NODE__NODE_SELECT_STMT
-                                             ? sn->select_stmt
-                                             : NULL;
-        if (sel && sel->n_values_lists)
-            rc = insert_values(&x, s, sel, out, &rows);
-        else
-            rc = insert_select(&x, s, sn, out, &rows);
-    }
+    if (rc == 0 && !values)
+        rc = qr_sql_select_node(s, p, sn, &r, e);
     qr_sqldb_unlock(s->db);
+    if (rc == 0)
+        rc = values ? insert_values(&x, s, values, out, &rows) : insert_result(&x, s, &r, out, &rows);
+    qr_result_free(&r);
+    qr_tabdef_free(def);
     if (rc == 0)
         snprintf(out->tag, sizeof out->tag, "INSERT 0 %llu", (unsigned long long)rows);
     return rc;

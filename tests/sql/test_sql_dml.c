@@ -7,6 +7,8 @@
 #include "sqltest.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "util/fsutil.h"
 
@@ -407,6 +409,70 @@ static void test_concurrent_inserts_all_land(void **st)
     st_ok("TRUNCATE logs", "TRUNCATE TABLE");
 }
 
+typedef struct waiter {
+    qr_sql_db *db;
+    atomic_int done;
+    int ok;
+} waiter;
+
+static void *insert_one(void *arg)
+{
+    waiter *w = arg;
+    qr_sql_session s;
+    qr_sql_session_init(&s, w->db);
+    char tag[64];
+    qr_err e;
+    char *out = st_run_on(&s, "INSERT INTO logs (ts, svc) VALUES ('2025-07-01', 'waited')", tag, &e);
+    w->ok = out && !strcmp(tag, "INSERT 0 1");
+    free(out);
+    qr_sql_close(&s);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* A COPY FROM STDIN left open holds the table's writer slot: an INSERT
+ * into that table waits for its end (and then lands), while statements on
+ * other tables, DDL included, go on. */
+static void test_open_copy_makes_writers_wait_not_others(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_sql_db *db = qr_sql_db_open(st_dir, 2, &e);
+    assert_non_null(db);
+    qr_sql_session a, c;
+    qr_sql_session_init(&a, db);
+    qr_sql_session_init(&c, db);
+    const char *sql = "COPY logs (ts, svc) FROM STDIN (FORMAT csv)";
+    qr_sql_copy_in *ci = qr_sql_copy_begin(&a, sql, strlen(sql), &e);
+    assert_non_null(ci);
+    if (qr_sql_copy_feed(ci, "2025-07-01 00:00:01,copied\n", 27, &e) != 0)
+        fail_msg("%s %s", e.code, e.msg);
+    waiter w = {.db = db};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, insert_one, &w), 0);
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(atomic_load(&w.done), 0); /* waiting for the copy */
+    char tag[64];
+    char *out = st_run_on(&c, "CREATE TABLE other (a bigint)", tag, &e);
+    assert_non_null(out);
+    free(out);
+    out = st_run_on(&c, "DROP TABLE other", tag, &e);
+    assert_non_null(out);
+    free(out);
+    assert_int_equal(atomic_load(&w.done), 0);
+    uint64_t rows;
+    assert_int_equal(qr_sql_copy_end(ci, &rows, &e), 0);
+    assert_int_equal(rows, 1);
+    pthread_join(t, NULL);
+    assert_int_equal(w.ok, 1);
+    qr_sql_close(&a);
+    qr_sql_close(&c);
+    qr_sql_db_close(db);
+    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc", "svc,count\ncopied,1\nwaited,1\n");
+    st_ok("TRUNCATE logs", "TRUNCATE TABLE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_streaming_copy_takes_any_chunks),
         cmocka_unit_test(test_streaming_copy_many_rows_spans_segments),
         cmocka_unit_test(test_concurrent_inserts_all_land),
+        cmocka_unit_test(test_open_copy_makes_writers_wait_not_others),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
