@@ -31,7 +31,8 @@ static int parse(const uint8_t *d, size_t n, int csv, size_t chunk, qr_buf *out,
     qr_rec_init(&rp, csv, csv ? ',' : '\t', csv ? "" : NULL);
     int rc = 0;
     for (size_t at = 0; rc == 0 && at < n; at += chunk)
-        rc = qr_rec_feed(&rp, (const char *)d + at, at + chunk < n ? chunk : n - at, collect, out, e);
+        rc = qr_rec_feed(&rp, (const char *)d + at, at + chunk < n ? chunk : n - at, collect, out,
+                         e);
     if (rc == 0)
         rc = qr_rec_finish(&rp, collect, out, e);
     qr_rec_free(&rp);

@@ -138,8 +138,8 @@ static long run_text(run *r, const char *text, size_t n, int all, int stop_on_er
         /* positions in errors count from the statement's first word, as psql
          * sends it */
         size_t off = sp[i].off, len = sp[i].len;
-        while (len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' ||
-                       text[off] == '\r'))
+        while (len &&
+               (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r'))
             off++, len--;
         if (run_one(r, text + off, len) != 0 && stop_on_error) {
             free(sp);
@@ -241,13 +241,17 @@ static int read_sql_file(const char *path, unsigned char **out, size_t *n, qr_er
 
 int cli_sql(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"data", required_argument, 0, 'd'},    {"format", required_argument, 0, 'F'},
-        {"threads", required_argument, 0, 'j'}, {"memory-limit", required_argument, 0, 'M'},
-        {"timeout", required_argument, 0, 'T'}, {"repeat", required_argument, 0, 'r'},
-        {"command", required_argument, 0, 'c'}, {"file", required_argument, 0, 'f'},
-        {"continue-on-error", no_argument, 0, 'C'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"data", required_argument, 0, 'd'},
+                                         {"format", required_argument, 0, 'F'},
+                                         {"threads", required_argument, 0, 'j'},
+                                         {"memory-limit", required_argument, 0, 'M'},
+                                         {"timeout", required_argument, 0, 'T'},
+                                         {"repeat", required_argument, 0, 'r'},
+                                         {"command", required_argument, 0, 'c'},
+                                         {"file", required_argument, 0, 'f'},
+                                         {"continue-on-error", no_argument, 0, 'C'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *data = NULL, *cmd = NULL, *file = NULL;
     int fmt = QR_FMT_TABLE, c, keep_going = 0;
     uint64_t threads = 0, mem = QR_QCTX_DEFAULT_LIMIT, timeout = 0, reps = 1;

@@ -114,7 +114,7 @@ int qr_rec_feed(qr_recparser *rp, const char *p, size_t n, qr_rec_fn fn, void *a
                 continue;
             }
             qr_buf_put_u8(&rp->rec, '\r'); /* a lone CR is data */
-            i--;                            /* read c again */
+            i--;                           /* read c again */
             continue;
         case ST_QUOTED:
             if (c == '"')
@@ -160,13 +160,26 @@ int qr_rec_feed(qr_recparser *rp, const char *p, size_t n, qr_rec_fn fn, void *a
                 if (rp->nfields == 0 && rp->rec.len == 0)
                     rp->flags[rp->nfields] |= 4;
                 continue;
-            case 't': c = '\t'; break;
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'v': c = '\v'; break;
-            default: break;
+            case 't':
+                c = '\t';
+                break;
+            case 'n':
+                c = '\n';
+                break;
+            case 'r':
+                c = '\r';
+                break;
+            case 'b':
+                c = '\b';
+                break;
+            case 'f':
+                c = '\f';
+                break;
+            case 'v':
+                c = '\v';
+                break;
+            default:
+                break;
             }
             qr_buf_put_u8(&rp->rec, (uint8_t)c);
             continue;

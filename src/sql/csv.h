@@ -25,19 +25,19 @@
 #include "util/err.h"
 
 typedef struct qr_recparser {
-    int csv;       /* 1 CSV, 0 text format */
+    int csv; /* 1 CSV, 0 text format */
     char delim;
     const char *null_str; /* CSV: unquoted field text meaning NULL (not owned) */
-    qr_buf rec;    /* the current record's field bytes, unescaped */
-    uint32_t *end; /* field i is rec[end[i-1] (or 0), end[i]) */
-    uint8_t *flags; /* per field: 1 quoted, 2 NULL (\N), 4 began with \. */
+    qr_buf rec;           /* the current record's field bytes, unescaped */
+    uint32_t *end;        /* field i is rec[end[i-1] (or 0), end[i]) */
+    uint8_t *flags;       /* per field: 1 quoted, 2 NULL (\N), 4 began with \. */
     uint32_t nfields, cap;
     int state;
     int oct, oct_digits; /* text: a \ooo escape being read */
-    uint64_t line;     /* physical line being read (1-based) */
-    uint64_t rec_line; /* line the current record started on */
-    int done;          /* "\." seen: the rest is ignored */
-    int in_record;     /* bytes of a record seen */
+    uint64_t line;       /* physical line being read (1-based) */
+    uint64_t rec_line;   /* line the current record started on */
+    int done;            /* "\." seen: the rest is ignored */
+    int in_record;       /* bytes of a record seen */
 } qr_recparser;
 
 /* Called for each complete record; fields by qr_rec_field. 0, or -1 with

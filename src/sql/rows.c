@@ -12,8 +12,8 @@
 
 #define LINES_FLUSH_BYTES (64u << 20) /* a batch's line bytes before it is written */
 
-int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows,
-                  qr_qctx *ctx, qr_err *e)
+int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
+                  qr_err *e)
 {
     memset(w, 0, sizeof *w);
     w->db = db;

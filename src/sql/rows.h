@@ -26,7 +26,7 @@ typedef struct qr_rowwriter {
     qr_table *t; /* open for writing; t->def is the definition rows follow */
     qr_ndjson nj;
     qr_batch b;
-    qr_arena lines; /* the lines the batch's strings point into */
+    qr_arena lines;     /* the lines the batch's strings point into */
     qr_seg_entry *segs; /* written, not yet committed */
     uint32_t nsegs, capsegs;
     uint64_t rows; /* rows added */
@@ -35,8 +35,8 @@ typedef struct qr_rowwriter {
 /* Begin writing rows into table `name` (as the catalog spells it), with
  * batches of up to seg_rows rows (0: QR_ROWS_SEGMENT_ROWS). 0, or -1 with e
  * set (42P01, 55P03, 53200) and nothing to end. */
-int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows,
-                  qr_qctx *ctx, qr_err *e);
+int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
+                  qr_err *e);
 /* Append one row: line[0..n) is one JSON object whose keys are column names
  * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
  * without its "byte N: " prefix; 53200, I/O when a segment write failed):

@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-
 const char *qr_sql_strval(const PgQuery__Node *n)
 {
     return n && n->node_case == PG_QUERY__NODE__NODE_STRING ? n->string->sval : NULL;

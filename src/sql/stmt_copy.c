@@ -32,15 +32,12 @@
 #include "util/json.h"
 
 #define QR_E_COPY_FORMAT "22P04"
-#define COPY_MAX_LINE (16u << 20) /* the longest json line COPY FROM STDIN takes */
+#define COPY_MAX_LINE    (16u << 20) /* the longest json line COPY FROM STDIN takes */
 
 enum { CP_TEXT = 0, CP_CSV = 1, CP_JSON = 2 };
 
 /* A file name, not STDIN / STDOUT (protobuf gives those an empty string). */
-static int has_file(const PgQuery__CopyStmt *cs)
-{
-    return cs->filename && cs->filename[0];
-}
+static int has_file(const PgQuery__CopyStmt *cs) { return cs->filename && cs->filename[0]; }
 
 typedef struct copy_opts {
     int fmt;
@@ -72,8 +69,7 @@ static int opt_bool(const PgQuery__Node *arg, int *v)
     return -1;
 }
 
-static int copy_options(const qr_sqlparse *p, const PgQuery__CopyStmt *cs, copy_opts *o,
-                        qr_err *e)
+static int copy_options(const qr_sqlparse *p, const PgQuery__CopyStmt *cs, copy_opts *o, qr_err *e)
 {
     memset(o, 0, sizeof *o);
     o->fmt = CP_TEXT;
@@ -92,8 +88,9 @@ static int copy_options(const qr_sqlparse *p, const PgQuery__CopyStmt *cs, copy_
             else if (v && (!strcasecmp(v, "json") || !strcasecmp(v, "ndjson")))
                 o->fmt = CP_JSON;
             else {
-                qr_errf(e, QR_E_FEATURE, "COPY format \"%s\" is not supported (text, csv, json, "
-                                         "ndjson are)",
+                qr_errf(e, QR_E_FEATURE,
+                        "COPY format \"%s\" is not supported (text, csv, json, "
+                        "ndjson are)",
                         v ? v : "?");
                 return qr_sqlp_at(p, de->location, e);
             }
@@ -105,8 +102,9 @@ static int copy_options(const qr_sqlparse *p, const PgQuery__CopyStmt *cs, copy_
         } else if (!strcasecmp(de->defname, "delimiter")) {
             if (!v || strlen(v) != 1 || v[0] == '\n' || v[0] == '\r' || v[0] == '"' ||
                 v[0] == '\\') {
-                qr_errf(e, QR_E_ARGS, "COPY delimiter must be a single byte other than a line "
-                                      "break, quote or backslash");
+                qr_errf(e, QR_E_ARGS,
+                        "COPY delimiter must be a single byte other than a line "
+                        "break, quote or backslash");
                 return qr_sqlp_at(p, de->location, e);
             }
             o->delim = v[0];
@@ -132,8 +130,9 @@ static int copy_options(const qr_sqlparse *p, const PgQuery__CopyStmt *cs, copy_
     if (!has_delim)
         o->delim = o->fmt == CP_CSV ? ',' : '\t';
     if (o->has_null && o->fmt != CP_CSV)
-        return qr_errf(e, QR_E_FEATURE, "COPY NULL is supported with FORMAT csv only (text "
-                                        "format's NULL is \\N)");
+        return qr_errf(e, QR_E_FEATURE,
+                       "COPY NULL is supported with FORMAT csv only (text "
+                       "format's NULL is \\N)");
     if (o->fmt == CP_JSON && (has_delim || o->header))
         return qr_errf(e, QR_E_FEATURE, "DELIMITER and HEADER do not apply to FORMAT json");
     return 0;
@@ -188,8 +187,9 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
     if (copy_options(p, cs, &ci->o, e) != 0 || table_name(s, p, cs, name, sizeof name, e) != 0)
         return -1;
     if (ci->o.fmt == CP_JSON && cs->n_attlist) {
-        qr_errf(e, QR_E_FEATURE, "a column list with FORMAT json is not supported (the keys "
-                                 "name the columns)");
+        qr_errf(e, QR_E_FEATURE,
+                "a column list with FORMAT json is not supported (the keys "
+                "name the columns)");
         return qr_sqlp_at(p, cs->relation->location, e);
     }
     if (qr_rows_begin(&ci->w, s->db, name, 0, ctx, e) != 0)
@@ -266,8 +266,8 @@ static int record_row(void *arg, const qr_recparser *rp, qr_err *e)
         const char *why = "";
         const char *code = qr_sql_text_value(f, n, cd->type, b, &why);
         if (code)
-            return qr_errf(e, code, "%s:%llu: column \"%s\": %s: \"%.*s\"", ci->src, line,
-                           cd->name, why, n > 60 ? 60 : (int)n, f);
+            return qr_errf(e, code, "%s:%llu: column \"%s\": %s: \"%.*s\"", ci->src, line, cd->name,
+                           why, n > 60 ? 60 : (int)n, f);
     }
     qr_buf_put_u8(b, '}');
     if (b->oom)
@@ -298,7 +298,7 @@ static int feed(qr_sql_copy_in *ci, const char *p, size_t n, qr_err *e)
     if (ci->o.fmt != CP_JSON) {
         if (qr_rec_feed(&ci->rp, p, n, record_row, ci, e) != 0)
             return strncmp(e->msg, ci->src, strlen(ci->src)) ? qr_err_prefix(e, "%s: ", ci->src)
-                                                              : -1;
+                                                             : -1;
         return 0;
     }
     while (n) {
@@ -333,8 +333,7 @@ static int finish(qr_sql_copy_in *ci, uint64_t *rows, qr_err *e)
     int rc = 0;
     if (ci->o.fmt != CP_JSON) {
         if (qr_rec_finish(&ci->rp, record_row, ci, e) != 0)
-            rc = strncmp(e->msg, ci->src, strlen(ci->src)) ? qr_err_prefix(e, "%s: ", ci->src)
-                                                            : -1;
+            rc = strncmp(e->msg, ci->src, strlen(ci->src)) ? qr_err_prefix(e, "%s: ", ci->src) : -1;
     } else if (ci->partial.len) {
         rc = json_line(ci, (const char *)ci->partial.p, ci->partial.len, e);
     }
@@ -356,8 +355,9 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
         rc = qr_errf(e, QR_E_FEATURE, "qr_sql_copy_begin takes one COPY ... FROM STDIN");
     const PgQuery__CopyStmt *cs = rc == 0 ? st->copy_stmt : NULL;
     if (rc == 0 && (!cs->is_from || has_file(cs) || cs->is_program || !cs->relation))
-        rc = qr_errf(e, QR_E_FEATURE, "qr_sql_copy_begin takes COPY t FROM STDIN (run other "
-                                      "COPY statements with qr_sql_exec)");
+        rc = qr_errf(e, QR_E_FEATURE,
+                     "qr_sql_copy_begin takes COPY t FROM STDIN (run other "
+                     "COPY statements with qr_sql_exec)");
     if (rc == 0 && !(ci = malloc(sizeof *ci)))
         rc = qr_errf(e, QR_E_NOMEM, "out of memory");
     if (rc == 0) {
@@ -371,10 +371,7 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
     return ci;
 }
 
-uint32_t qr_sql_copy_columns(const qr_sql_copy_in *ci)
-{
-    return ci->ncols;
-}
+uint32_t qr_sql_copy_columns(const qr_sql_copy_in *ci) { return ci->ncols; }
 
 int qr_sql_copy_feed(qr_sql_copy_in *ci, const void *p, size_t n, qr_err *e)
 {
@@ -411,8 +408,9 @@ static int copy_json_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
     if (table_name(s, p, cs, name, sizeof name, e) != 0)
         return -1;
     if (cs->n_attlist) {
-        qr_errf(e, QR_E_FEATURE, "a column list with FORMAT json is not supported (the keys "
-                                 "name the columns)");
+        qr_errf(e, QR_E_FEATURE,
+                "a column list with FORMAT json is not supported (the keys "
+                "name the columns)");
         return qr_sqlp_at(p, cs->relation->location, e);
     }
     int fd = open(cs->filename, O_RDONLY | O_CLOEXEC);
@@ -421,7 +419,8 @@ static int copy_json_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
                        strerror(errno));
     int rc = qr_sqldb_writer_begin(s->db, name, e);
     if (rc == 0) {
-        qr_table *t = qr_table_open(qr_sql_db_dir(s->db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
+        qr_table *t =
+            qr_table_open(qr_sql_db_dir(s->db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
         if (t) {
             qr_ingest_opts o;
             qr_ingest_opts_default(&o);
@@ -506,8 +505,12 @@ static void render_text(const qr_result *r, char delim, int header, qr_buf *out)
                 uint8_t ch = t.p[k];
                 if (ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t' || ch == (uint8_t)delim) {
                     char x[6];
-                    snprintf(x, sizeof x, "%s", ch == '\\' ? "\\\\" : ch == '\n' ? "\\n"
-                                               : ch == '\r' ? "\\r" : ch == '\t' ? "\\t" : "");
+                    snprintf(x, sizeof x, "%s",
+                             ch == '\\'   ? "\\\\"
+                             : ch == '\n' ? "\\n"
+                             : ch == '\r' ? "\\r"
+                             : ch == '\t' ? "\\t"
+                                          : "");
                     if (!x[0])
                         snprintf(x, sizeof x, "\\%03o", ch);
                     qr_buf_put(out, x, strlen(x));
@@ -528,8 +531,9 @@ static int copy_to_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__
     if (copy_options(p, cs, &o, e) != 0)
         return -1;
     if (o.has_null)
-        return qr_errf(e, QR_E_FEATURE, "COPY TO with NULL is not supported (NULL is an empty "
-                                        "field in csv)");
+        return qr_errf(e, QR_E_FEATURE,
+                       "COPY TO with NULL is not supported (NULL is an empty "
+                       "field in csv)");
     qr_result r;
     qr_result_init(&r, out->ctx);
     int rc;

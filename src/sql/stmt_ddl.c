@@ -38,22 +38,41 @@ static int sql_type(const char *t)
         const char *name;
         int type;
     } map[] = {
-        {"text", QT_TEXT},          {"varchar", QT_TEXT},       {"bpchar", QT_TEXT},
-        {"string", QT_TEXT},        {"int8", QT_INT64},         {"bigint", QT_INT64},
-        {"int4", QT_INT32},         {"integer", QT_INT32},      {"int", QT_INT32},
-        {"int2", QT_INT16},         {"smallint", QT_INT16},     {"tinyint", QT_INT8},
-        {"float8", QT_FLOAT64},     {"float4", QT_FLOAT64},     {"double", QT_FLOAT64},
-        {"float", QT_FLOAT64},      {"real", QT_FLOAT64},       {"bool", QT_BOOL},
-        {"boolean", QT_BOOL},       {"timestamp", QT_TIMESTAMP}, {"timestamptz", QT_TIMESTAMP},
-        {"timestamp_ns", QT_TIMESTAMP}, {"json", QT_JSON},      {"jsonb", QT_JSON},
-        {"map", QT_MAP},            {"utinyint", QT_UINT8},     {"usmallint", QT_UINT16},
-        {"uinteger", QT_UINT32},    {"ubigint", QT_UINT64},
+        {"text", QT_TEXT},
+        {"varchar", QT_TEXT},
+        {"bpchar", QT_TEXT},
+        {"string", QT_TEXT},
+        {"int8", QT_INT64},
+        {"bigint", QT_INT64},
+        {"int4", QT_INT32},
+        {"integer", QT_INT32},
+        {"int", QT_INT32},
+        {"int2", QT_INT16},
+        {"smallint", QT_INT16},
+        {"tinyint", QT_INT8},
+        {"float8", QT_FLOAT64},
+        {"float4", QT_FLOAT64},
+        {"double", QT_FLOAT64},
+        {"float", QT_FLOAT64},
+        {"real", QT_FLOAT64},
+        {"bool", QT_BOOL},
+        {"boolean", QT_BOOL},
+        {"timestamp", QT_TIMESTAMP},
+        {"timestamptz", QT_TIMESTAMP},
+        {"timestamp_ns", QT_TIMESTAMP},
+        {"json", QT_JSON},
+        {"jsonb", QT_JSON},
+        {"map", QT_MAP},
+        {"utinyint", QT_UINT8},
+        {"usmallint", QT_UINT16},
+        {"uinteger", QT_UINT32},
+        {"ubigint", QT_UINT64},
     };
     for (size_t i = 0; i < sizeof map / sizeof *map; i++)
         if (!strcasecmp(map[i].name, t))
             return map[i].type;
     static const char *const unsupported[] = {"numeric", "date", "time", "timetz", "interval",
-                                              "bytea", "uuid", "inet", "money", NULL};
+                                              "bytea",   "uuid", "inet", "money",  NULL};
     for (const char *const *u = unsupported; *u; u++)
         if (!strcasecmp(*u, t))
             return -2;
@@ -61,8 +80,7 @@ static int sql_type(const char *t)
     return qr_type_by_name(t, strlen(t));
 }
 
-static int column_def(const qr_sqlparse *p, qr_tabdef *d, const PgQuery__ColumnDef *cd,
-                      qr_err *e)
+static int column_def(const qr_sqlparse *p, qr_tabdef *d, const PgQuery__ColumnDef *cd, qr_err *e)
 {
     const PgQuery__TypeName *tn = cd->type_name;
     const char *tname = tn && tn->n_names ? qr_sql_strval(tn->names[tn->n_names - 1]) : NULL;
@@ -374,8 +392,7 @@ static int index_kind(const char *method, int type)
     return -1;
 }
 
-static int index_options(const qr_sqlparse *p, qr_ixdef *ix, const PgQuery__IndexStmt *x,
-                         qr_err *e)
+static int index_options(const qr_sqlparse *p, qr_ixdef *ix, const PgQuery__IndexStmt *x, qr_err *e)
 {
     for (size_t i = 0; i < x->n_options; i++) {
         const PgQuery__Node *n = x->options[i];
@@ -389,9 +406,9 @@ static int index_options(const qr_sqlparse *p, qr_ixdef *ix, const PgQuery__Inde
         else if (de->arg && de->arg->node_case == PG_QUERY__NODE__NODE_BOOLEAN)
             on = de->arg->boolean->boolval;
         else if (v)
-            on = !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcmp(v, "1")   ? 1
+            on = !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcmp(v, "1")     ? 1
                  : !strcasecmp(v, "false") || !strcasecmp(v, "off") || !strcmp(v, "0") ? 0
-                                                                                        : -1;
+                                                                                       : -1;
         int is_lc = !strcasecmp(de->defname, "lowercase"),
             is_pos = !strcasecmp(de->defname, "positions");
         if ((!is_lc && !is_pos) || ix->kind != QR_IX_FULLTEXT) {
@@ -444,8 +461,8 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
      * must be columns */
     for (size_t i = 0; i < x->n_index_including_params; i++) {
         const PgQuery__Node *in = x->index_including_params[i];
-        const char *nm = in->node_case == PG_QUERY__NODE__NODE_INDEX_ELEM ? in->index_elem->name
-                                                                           : NULL;
+        const char *nm =
+            in->node_case == PG_QUERY__NODE__NODE_INDEX_ELEM ? in->index_elem->name : NULL;
         if (!nm || qr_tabdef_col(t->def, nm, strlen(nm)) < 0) {
             qr_errf(e, QR_E_UNDEFINED_COLUMN, "column \"%s\" in INCLUDE does not exist",
                     nm ? nm : "?");
@@ -533,7 +550,8 @@ int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e)
     qr_sqldb_lock(db, 0);
     const qr_catalog *c = qr_sqldb_catalog(db);
     const char **names = qr_qmalloc(out->ctx, sizeof *names * (c->ntables ? c->ntables : 1));
-    int rc = names ? qr_result_add_col(out, "name", QR_RK_TEXT, 0, 0, e) : qr_qctx_nomem(out->ctx, e);
+    int rc =
+        names ? qr_result_add_col(out, "name", QR_RK_TEXT, 0, 0, e) : qr_qctx_nomem(out->ctx, e);
     if (rc == 0) {
         for (uint32_t i = 0; i < c->ntables; i++)
             names[i] = c->tables[i]->name;

@@ -310,8 +310,8 @@ static int value_json(const ins *x, const PgQuery__Node *n, const qr_coldef *cd,
 static int not_null_error(const ins *x, const qr_coldef *cd, int32_t loc)
 {
     qr_errf(x->e, QR_E_NOT_NULL,
-            "null value in column \"%s\" of relation \"%s\" violates not-null constraint",
-            cd->name, x->def->name);
+            "null value in column \"%s\" of relation \"%s\" violates not-null constraint", cd->name,
+            x->def->name);
     return qr_sqlp_at(x->p, loc, x->e);
 }
 
@@ -355,8 +355,7 @@ static int target_columns(ins *x, const PgQuery__InsertStmt *st)
                            x->def->name);
         if (rt->n_indirection)
             return fail_at(x, rt->location, QR_E_FEATURE,
-                           "assigning to a part of column \"%s\" is not supported%s", rt->name,
-                           "");
+                           "assigning to a part of column \"%s\" is not supported%s", rt->name, "");
         if (seen[c]++)
             return fail_at(x, rt->location, "42701", "column \"%s\" specified more than once%s",
                            rt->name, "");
@@ -369,8 +368,8 @@ static int target_columns(ins *x, const PgQuery__InsertStmt *st)
     return 0;
 }
 
-static int insert_values(ins *x, qr_sql_session *s, const PgQuery__SelectStmt *sel,
-                         qr_result *out, uint64_t *rows)
+static int insert_values(ins *x, qr_sql_session *s, const PgQuery__SelectStmt *sel, qr_result *out,
+                         uint64_t *rows)
 {
     qr_err *e = x->e;
     /* check every row first: a bad value writes nothing */
@@ -380,10 +379,10 @@ static int insert_values(ins *x, qr_sql_session *s, const PgQuery__SelectStmt *s
     for (size_t r = 0; rc == 0 && r < sel->n_values_lists; r++) {
         const PgQuery__List *row = sel->values_lists[r]->list;
         if (row->n_items != x->ncols) {
-            int32_t loc = row->n_items ? qr_node_loc(row->items[row->n_items > x->ncols
-                                                                    ? x->ncols
-                                                                    : row->n_items - 1])
-                                       : -1;
+            int32_t loc =
+                row->n_items
+                    ? qr_node_loc(row->items[row->n_items > x->ncols ? x->ncols : row->n_items - 1])
+                    : -1;
             rc = fail_at(x, loc, QR_E_SYNTAX,
                          row->n_items > x->ncols
                              ? "INSERT has more expressions than target columns%s%s"
@@ -395,7 +394,7 @@ static int insert_values(ins *x, qr_sql_session *s, const PgQuery__SelectStmt *s
     }
     qr_rowwriter w;
     uint32_t seg = sel->n_values_lists < QR_ROWS_SEGMENT_ROWS ? (uint32_t)sel->n_values_lists
-                                                               : QR_ROWS_SEGMENT_ROWS;
+                                                              : QR_ROWS_SEGMENT_ROWS;
     if (rc == 0)
         rc = qr_rows_begin(&w, s->db, x->def->name, seg, out->ctx, e);
     if (rc == 0) {
@@ -497,8 +496,9 @@ static int insert_result(ins *x, qr_sql_session *s, qr_result *r, qr_result *out
     for (uint32_t i = 0; rc == 0 && i < x->ncols; i++) {
         const qr_coldef *cd = &x->def->cols[x->cols[i]];
         if (!assignable(&r->cols[i], cd->type))
-            rc = qr_errf(e, QR_E_DATATYPE, "column \"%s\" is of type %s but expression is of type %s",
-                         cd->name, type_of(cd->type), result_type(&r->cols[i]));
+            rc = qr_errf(e, QR_E_DATATYPE,
+                         "column \"%s\" is of type %s but expression is of type %s", cd->name,
+                         type_of(cd->type), result_type(&r->cols[i]));
     }
     qr_rowwriter w;
     if (rc == 0)
@@ -572,7 +572,8 @@ int qr_sql_stmt_insert(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__I
         rc = qr_sql_select_node(s, p, sn, &r, e);
     qr_sqldb_unlock(s->db);
     if (rc == 0)
-        rc = values ? insert_values(&x, s, values, out, &rows) : insert_result(&x, s, &r, out, &rows);
+        rc = values ? insert_values(&x, s, values, out, &rows)
+                    : insert_result(&x, s, &r, out, &rows);
     qr_result_free(&r);
     qr_tabdef_free(def);
     if (rc == 0)

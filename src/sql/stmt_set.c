@@ -140,7 +140,6 @@ static int numeric_kind(const char *name)
     return 0;
 }
 
-
 /* SET LOCAL name: remember what name was before the transaction's first
  * SET LOCAL of it (NULL: not set, its default shows), for COMMIT and
  * ROLLBACK to put back. */
@@ -224,11 +223,16 @@ static int parse_with_unit(const char *name, const char *v, const unit *units, s
     return 0;
 }
 
-static const unit mem_units[] = {{"B", 1},           {"kB", 1024.0},        {"MB", 1048576.0},
-                                 {"GB", 1073741824.0}, {"TB", 1099511627776.0}, {"KiB", 1024.0},
-                                 {"MiB", 1048576.0},   {"GiB", 1073741824.0}};
-static const unit time_units[] = {{"ms", 1},          {"us", 0.001},       {"s", 1000},
-                                  {"min", 60000},     {"h", 3600000},      {"d", 86400000}};
+static const unit mem_units[] = {{"B", 1},
+                                 {"kB", 1024.0},
+                                 {"MB", 1048576.0},
+                                 {"GB", 1073741824.0},
+                                 {"TB", 1099511627776.0},
+                                 {"KiB", 1024.0},
+                                 {"MiB", 1048576.0},
+                                 {"GiB", 1073741824.0}};
+static const unit time_units[] = {{"ms", 1},      {"us", 0.001},  {"s", 1000},
+                                  {"min", 60000}, {"h", 3600000}, {"d", 86400000}};
 
 static void show_memory(uint64_t v, char *buf, size_t n)
 {
@@ -274,8 +278,8 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
         if (parse_with_unit(name, value, (const unit[]){{"", 1}}, 1, 1e9, &v, e) != 0)
             return -1;
         if (v < 1 || v > (uint64_t)max)
-            return qr_errf(e, QR_E_ARGS, "threads must be 1..%d (the database's pool), not %s",
-                           max, value);
+            return qr_errf(e, QR_E_ARGS, "threads must be 1..%d (the database's pool), not %s", max,
+                           value);
         s->set.threads = (int)v;
         return 0;
     }
@@ -303,9 +307,9 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
                            value);
         value = "UTF8";
     } else if (is_name(name, "timezone")) {
-        static const char *const utc[] = {"UTC",   "GMT",    "Etc/UTC", "Etc/GMT", "Z",
-                                          "UTC0",  "+00:00", "00:00",   "0",       "Universal",
-                                          "Zulu",  "+00",    NULL};
+        static const char *const utc[] = {"UTC",  "GMT",    "Etc/UTC", "Etc/GMT", "Z",
+                                          "UTC0", "+00:00", "00:00",   "0",       "Universal",
+                                          "Zulu", "+00",    NULL};
         if (!one_of(value, utc))
             return qr_errf(e, QR_E_ARGS,
                            "time zone \"%s\" is not supported: timestamps are UTC (SET TimeZone "
@@ -510,7 +514,7 @@ int qr_sql_stmt_transaction(qr_sql_session *s, const qr_sqlparse *p,
         restore_locals(s); /* SET LOCAL ends with the transaction */
         s->in_tx = 0;
         set_tag(out, t->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT ? "COMMIT"
-                                                                                  : "ROLLBACK");
+                                                                                   : "ROLLBACK");
         return 0;
     default:
         return qr_errf(e, QR_E_FEATURE,

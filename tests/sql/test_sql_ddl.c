@@ -33,7 +33,7 @@ static void test_create_table_maps_postgres_types(void **st)
     assert_int_equal(qr_catalog_load(st_dir, &c, &e), 0);
     const qr_tabdef *d = qr_catalog_find(&c, "events");
     assert_non_null(d);
-    static const int types[] = {QT_TIMESTAMP, QT_TIMESTAMP, QT_TIMESTAMP, QT_TEXT, QT_TEXT,
+    static const int types[] = {QT_TIMESTAMP, QT_TIMESTAMP, QT_TIMESTAMP, QT_TEXT,    QT_TEXT,
                                 QT_INT64,     QT_INT32,     QT_INT16,     QT_FLOAT64, QT_FLOAT64,
                                 QT_BOOL,      QT_JSON,      QT_MAP,       QT_UINT64};
     assert_int_equal(d->ncols, 14);
@@ -71,8 +71,7 @@ static void test_create_twice_and_if_not_exists(void **st)
 {
     (void)st;
     st_ok("CREATE TABLE t (a bigint)", "CREATE TABLE");
-    st_fails("CREATE TABLE t (a bigint)", "42P07",
-             "relation \"t\" already exists at character 14");
+    st_fails("CREATE TABLE t (a bigint)", "42P07", "relation \"t\" already exists at character 14");
     st_fails("CREATE TABLE T (b text)", "42P07",
              "relation \"t\" already exists (with another definition) at character 14");
     st_ok("CREATE TABLE IF NOT EXISTS t (a bigint)", "CREATE TABLE");

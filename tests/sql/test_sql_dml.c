@@ -46,9 +46,11 @@ static void test_insert_values_then_select(void **st)
     st_rows("SELECT count(*) FROM logs", "count\n4\n");
     st_rows("SELECT count(*) FROM logs WHERE msg @@ 'failed'", "count\n2\n");
     st_rows("SELECT count(*) FROM logs WHERE msg @@ ts_all(['order', 'failed'])", "count\n2\n");
-    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc", "svc,count\ncart,2\npay,2\n");
-    st_rows("SELECT svc, count(*), sum(sev) FROM logs WHERE msg @@ 'order' GROUP BY svc ORDER BY svc",
-            "svc,count,sum\ncart,1,17\npay,2,9\n");
+    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc",
+            "svc,count\ncart,2\npay,2\n");
+    st_rows(
+        "SELECT svc, count(*), sum(sev) FROM logs WHERE msg @@ 'order' GROUP BY svc ORDER BY svc",
+        "svc,count,sum\ncart,1,17\npay,2,9\n");
     /* every value as stored, newest first */
     st_rows("SELECT ts, svc, sev, big, d, ok, j FROM logs ORDER BY ts DESC LIMIT 4",
             "ts,svc,sev,big,d,ok,j\n"
@@ -87,9 +89,11 @@ static void test_insert_errors_have_positions_and_write_nothing(void **st)
              "INSERT has more expressions than target columns at character 55");
     st_fails("INSERT INTO logs (ts, nope) VALUES ('2025-01-01', 1)", "42703",
              "column \"nope\" of relation \"logs\" does not exist at character 23");
-    st_fails("INSERT INTO nope VALUES (1)", "42P01", "relation \"nope\" does not exist at character 13");
-    st_fails("INSERT INTO logs (ts, sev) VALUES ('2025-01-01', 1 + 1)", "0A000",
-             "an operator expression in VALUES is not supported yet (constants are) at character 52");
+    st_fails("INSERT INTO nope VALUES (1)", "42P01",
+             "relation \"nope\" does not exist at character 13");
+    st_fails(
+        "INSERT INTO logs (ts, sev) VALUES ('2025-01-01', 1 + 1)", "0A000",
+        "an operator expression in VALUES is not supported yet (constants are) at character 52");
     st_rows("SELECT count(*) FROM logs", "count\n0\n");
 }
 
@@ -286,8 +290,8 @@ static void test_streaming_copy_takes_any_chunks(void **st)
             stream("COPY logs FROM STDIN (FORMAT json)", ndj, cuts[c], ncuts[c], &e) != 2 ||
             stream("COPY logs (ts, svc, msg) FROM STDIN", txt, cuts[c], ncuts[c], &e) != 2)
             fail_msg("cuts %d: %s %s", c, e.code, e.msg);
-        char *got = st_run_on(&st_s, "SELECT ts, svc, msg FROM logs ORDER BY ts DESC LIMIT 20",
-                              NULL, &e);
+        char *got =
+            st_run_on(&st_s, "SELECT ts, svc, msg FROM logs ORDER BY ts DESC LIMIT 20", NULL, &e);
         assert_non_null(got);
         if (!expect) {
             expect = got;
@@ -352,7 +356,8 @@ static void test_streaming_copy_many_rows_spans_segments(void **st)
     uint64_t got;
     assert_int_equal(qr_sql_copy_end(ci, &got, &e), 0);
     assert_int_equal(got, rows);
-    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc", "svc,count\na,200000\nb,100000\n");
+    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc",
+            "svc,count\na,200000\nb,100000\n");
     char path[4200];
     snprintf(path, sizeof path, "%s/logs/MANIFEST", st_dir);
     qr_table *t = qr_table_open(st_dir, "logs", QR_TABLE_READ, &e);
@@ -422,7 +427,8 @@ static void *insert_one(void *arg)
     qr_sql_session_init(&s, w->db);
     char tag[64];
     qr_err e;
-    char *out = st_run_on(&s, "INSERT INTO logs (ts, svc) VALUES ('2025-07-01', 'waited')", tag, &e);
+    char *out =
+        st_run_on(&s, "INSERT INTO logs (ts, svc) VALUES ('2025-07-01', 'waited')", tag, &e);
     w->ok = out && !strcmp(tag, "INSERT 0 1");
     free(out);
     qr_sql_close(&s);
@@ -469,7 +475,8 @@ static void test_open_copy_makes_writers_wait_not_others(void **st)
     qr_sql_close(&a);
     qr_sql_close(&c);
     qr_sql_db_close(db);
-    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc", "svc,count\ncopied,1\nwaited,1\n");
+    st_rows("SELECT svc, count(*) FROM logs GROUP BY svc ORDER BY svc",
+            "svc,count\ncopied,1\nwaited,1\n");
     st_ok("TRUNCATE logs", "TRUNCATE TABLE");
 }
 

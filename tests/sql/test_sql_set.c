@@ -80,8 +80,8 @@ static void test_statement_timeout_cancels(void **st)
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     for (int i = 0; i < 120000; i++)
-        fprintf(f, "%lld,row number %d with some words to fill it,%d\n",
-                1700000000000000000ll + i, i, i);
+        fprintf(f, "%lld,row number %d with some words to fill it,%d\n", 1700000000000000000ll + i,
+                i, i);
     fclose(f);
     char sql[4400];
     snprintf(sql, sizeof sql, "COPY t FROM '%s' (FORMAT csv)", path);
