@@ -12,31 +12,46 @@
 
 #define LINES_FLUSH_BYTES (64u << 20) /* a batch's line bytes before it is written */
 
+static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, qr_qctx *ctx,
+                     qr_err *e)
+{
+    if (qr_ndjson_init(&w->nj, def, e) != 0)
+        return -1;
+    if (qr_batch_init(&w->b, def, seg_rows ? seg_rows : QR_ROWS_SEGMENT_ROWS, e) != 0) {
+        qr_ndjson_free(&w->nj);
+        return -1;
+    }
+    qr_arena_init(&w->lines, 64 << 10, 0);
+    qr_arena_set_ctx(&w->lines, ctx);
+    return 0;
+}
+
 int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                   qr_err *e)
 {
     memset(w, 0, sizeof *w);
     w->db = db;
+    w->own = 1;
     if (qr_sqldb_writer_begin(db, name, e) != 0)
         return -1;
     w->t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
-    if (!w->t) {
-        qr_sqldb_writer_end(db, name);
-        return -1;
-    }
-    if (qr_ndjson_init(&w->nj, w->t->def, e) != 0) {
+    if (!w->t || rows_init(w, w->t->def, seg_rows, ctx, e) != 0) {
         qr_table_close(w->t);
         qr_sqldb_writer_end(db, name);
+        w->t = NULL;
         return -1;
     }
-    if (qr_batch_init(&w->b, w->t->def, seg_rows ? seg_rows : QR_ROWS_SEGMENT_ROWS, e) != 0) {
-        qr_ndjson_free(&w->nj);
-        qr_table_close(w->t);
-        qr_sqldb_writer_end(db, name);
+    return 0;
+}
+
+int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e)
+{
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    if (rows_init(w, def, 0, ctx, e) != 0) {
+        w->t = NULL;
         return -1;
     }
-    qr_arena_init(&w->lines, 64 << 10, 0);
-    qr_arena_set_ctx(&w->lines, ctx);
     return 0;
 }
 
@@ -45,10 +60,12 @@ static void end(qr_rowwriter *w)
     qr_arena_free(&w->lines);
     qr_batch_free(&w->b);
     qr_ndjson_free(&w->nj);
-    char name[128];
-    snprintf(name, sizeof name, "%s", w->t->name);
-    qr_table_close(w->t);
-    qr_sqldb_writer_end(w->db, name);
+    if (w->own) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", w->t->name);
+        qr_table_close(w->t);
+        qr_sqldb_writer_end(w->db, name);
+    }
     free(w->segs);
     w->t = NULL;
 }
@@ -79,6 +96,8 @@ static int flush(qr_rowwriter *w, qr_err *e)
     qr_arena_reset(&w->lines);
     return 0;
 }
+
+int qr_rows_flush(qr_rowwriter *w, qr_err *e) { return flush(w, e); }
 
 int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e)
 {
@@ -117,6 +136,18 @@ int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e)
     int rc = flush(w, e);
     if (rc == 0 && w->nsegs)
         rc = qr_table_commit(w->t, w->segs, w->nsegs, e);
+    if (rc != 0)
+        remove_segments(w);
+    *rows = rc == 0 ? w->rows : 0;
+    end(w);
+    return rc;
+}
+
+int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e)
+{
+    int rc = flush(w, e);
+    if (rc == 0)
+        rc = qr_table_replace(w->t, w->segs, w->nsegs, e);
     if (rc != 0)
         remove_segments(w);
     *rows = rc == 0 ? w->rows : 0;

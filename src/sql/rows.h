@@ -30,6 +30,7 @@ typedef struct qr_rowwriter {
     qr_seg_entry *segs; /* written, not yet committed */
     uint32_t nsegs, capsegs;
     uint64_t rows; /* rows added */
+    int own;       /* the writer opened t (and took its slot): end closes it */
 } qr_rowwriter;
 
 /* Begin writing rows into table `name` (as the catalog spells it), with
@@ -37,6 +38,10 @@ typedef struct qr_rowwriter {
  * set (42P01, 55P03, 53200) and nothing to end. */
 int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                   qr_err *e);
+/* The same on table t, which the caller opened for writing (holding its
+ * writer slot) and closes after the writer ends, with rows of definition
+ * def (which must outlive w; CREATE INDEX gives the new one). */
+int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e);
 /* Append one row: line[0..n) is one JSON object whose keys are column names
  * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
  * without its "byte N: " prefix; 53200, I/O when a segment write failed):
@@ -46,6 +51,12 @@ int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e);
  * *rows gets the rows added. Ends w (also on failure, which commits
  * nothing and removes the segments written). */
 int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e);
+/* Write the rows added so far as a segment now (rows of different
+ * sources are then never sorted together). 0, or -1 with e set. */
+int qr_rows_flush(qr_rowwriter *w, qr_err *e);
+/* Write the last batch and publish exactly the segments written, in place
+ * of the table's (index/table.h qr_table_replace). Ends w, as commit. */
+int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
 /* Drop everything: the segments written are removed. Ends w. */
 void qr_rows_abort(qr_rowwriter *w);
 /* Text (a string constant of INSERT, a CSV or text-format field of COPY)

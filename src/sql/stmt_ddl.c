@@ -20,6 +20,7 @@
 #include "index/catalog.h"
 #include "index/table.h"
 #include "sql/db.h"
+#include "sql/rows.h"
 #include "sql/stmt.h"
 
 static void set_tag(qr_result *out, const char *tag)
@@ -487,14 +488,6 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
                 t->def->cols[col].name);
         return qr_sqlp_at(p, loc, e);
     }
-    if (t->man.nsegs) {
-        qr_errf(e, QR_E_FEATURE,
-                "table \"%s\" already holds %u segment%s: building an index for existing "
-                "segments is not supported yet (create indexes before INSERT or COPY, or "
-                "TRUNCATE and load again)",
-                t->name, t->man.nsegs, t->man.nsegs == 1 ? "" : "s");
-        return qr_sqlp_at(p, loc, e);
-    }
     qr_tabdef *d = qr_tabdef_clone(t->def);
     if (!d)
         return qr_errf(e, QR_E_NOMEM, "out of memory");
@@ -507,6 +500,52 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
     return 0;
 }
 
+/* Rewrite every segment of t (open for writing) with definition d, rows in
+ * the same order, into w (begun here; not committed): the segments then
+ * carry d's new index. Queries keep reading the old segments meanwhile. */
+static int rebuild_segments(qr_table *t, const qr_tabdef *d, qr_rowwriter *w, qr_qctx *ctx,
+                            qr_err *e)
+{
+    if (qr_rows_begin_on(w, t, d, ctx, e) != 0)
+        return -1;
+    const qr_tabdef *old = t->def;
+    qr_colreader **rd = calloc(old->ncols ? old->ncols : 1, sizeof *rd);
+    qr_buf line;
+    qr_buf_init(&line);
+    int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
+        char path[PATH_MAX];
+        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
+        qr_segment *sg = qr_seg_open(path, e);
+        if (!sg || (rc = qr_row_readers_open(sg, old, rd, e)) != 0) {
+            qr_seg_close(sg);
+            rc = -1;
+            break;
+        }
+        for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
+            qr_buf_clear(&line);
+            rc = qr_row_json(old, rd, r, &line, e);
+            if (rc == 0 && line.oom)
+                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            if (rc == 0) /* the line without its '\n' */
+                rc = qr_rows_add(w, (const char *)line.p, line.len - 1, e);
+        }
+        qr_row_readers_close(old, rd);
+        qr_seg_close(sg);
+        if (rc == 0) /* rows of two segments are never sorted together */
+            rc = qr_rows_flush(w, e);
+        if (rc == 0 && ctx)
+            rc = qr_qctx_check(ctx, e);
+        if (rc != 0)
+            qr_err_prefix(e, "rewriting segment %s: ", path);
+    }
+    qr_buf_free(&line);
+    free(rd);
+    if (rc != 0)
+        qr_rows_abort(w);
+    return rc;
+}
+
 int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__IndexStmt *x,
                       qr_result *out, qr_err *e)
 {
@@ -516,22 +555,45 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
     if (x->concurrent)
         return qr_errf(e, QR_E_FEATURE, "CREATE INDEX CONCURRENTLY is not supported");
     char canon[128];
-    qr_table *t;
-    int rc = ddl_begin(db, x->relation->relname, canon, sizeof canon, &t, e);
-    if (rc == 1) {
+    qr_sqldb_lock(db, 0);
+    const char *cn = catalog_name(db, x->relation->relname);
+    if (cn)
+        snprintf(canon, sizeof canon, "%s", cn);
+    qr_sqldb_unlock(db);
+    if (!cn) {
         qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", x->relation->relname);
-        rc = qr_sqlp_at(p, x->relation->location, e);
+        return qr_sqlp_at(p, x->relation->location, e);
     }
-    if (rc == 0) {
-        qr_tabdef *d = NULL;
-        rc = index_def(p, t, x, &d, e);
-        if (rc == 0 && d)
-            rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
-        qr_tabdef_free(d);
-        int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
-        rc = rc == 0 ? rl : rc;
-        ddl_end(db, canon, t);
-    }
+    /* the table's writer slot and LOCK for the whole statement: no rows come
+     * in while its segments are rewritten; the catalog lock only for the
+     * swap, so queries run on the old segments meanwhile */
+    qr_table *t = open_writer(db, canon, e);
+    if (!t)
+        return -1;
+    qr_tabdef *d = NULL;
+    qr_rowwriter w;
+    int rc = index_def(p, t, x, &d, e), rewrite = d && t->man.nsegs > 0;
+    if (rc == 0 && rewrite)
+        rc = rebuild_segments(t, d, &w, out->ctx, e);
+    qr_sqldb_lock(db, 1);
+    if (rc == 0 && qr_sqldb_reload(db, e) != 0)
+        rc = -1;
+    else if (rc == 0 && !catalog_name(db, canon))
+        rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" was dropped", canon);
+    uint64_t rows;
+    /* segments first: the old definition reads the new segments (an index
+     * more), while the new one would not find its index in the old */
+    if (rewrite)
+        rc = rc == 0 ? qr_rows_replace(&w, &rows, e) : (qr_rows_abort(&w), rc);
+    if (rc == 0 && d)
+        rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
+    int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
+    rc = rc == 0 ? rl : rc;
+    qr_sqldb_forget_table(db, canon);
+    qr_sqldb_unlock(db);
+    qr_tabdef_free(d);
+    qr_table_close(t);
+    qr_sqldb_writer_end(db, canon);
     if (rc == 0)
         set_tag(out, "CREATE INDEX");
     return rc;
