@@ -4,6 +4,8 @@
  * table; refused on one with segments), TRUNCATE and SHOW TABLES. */
 #include "sqltest.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 
 static int setup(void **st)
@@ -204,6 +206,75 @@ static void test_unsupported_statements_say_so(void **st)
     st_ok("DROP TABLE public.t", "DROP TABLE");
 }
 
+typedef struct counter {
+    qr_sql_db *db;
+    atomic_int stop, runs;
+    int wrong;
+} counter;
+
+static void *count_loop(void *arg)
+{
+    counter *c = arg;
+    qr_sql_session s;
+    qr_sql_session_init(&s, c->db);
+    while (!atomic_load(&c->stop)) {
+        qr_err e;
+        char *out = st_run_on(&s, "SELECT count(*) FROM big", NULL, &e);
+        if (!out || strcmp(out, "count\n40000\n") != 0)
+            c->wrong++;
+        free(out);
+        atomic_fetch_add(&c->runs, 1);
+    }
+    qr_sql_close(&s);
+    return NULL;
+}
+
+/* Queries running while CREATE INDEX rewrites the segments see every row. */
+static void test_create_index_with_queries_running(void **st)
+{
+    (void)st;
+    st_ok("CREATE TABLE big (ts timestamp NOT NULL, msg text) WITH (sort_column = ts)",
+          "CREATE TABLE");
+    qr_err e;
+    const char *sql = "COPY big FROM STDIN (FORMAT csv)";
+    qr_sql_copy_in *ci = qr_sql_copy_begin(&st_s, sql, strlen(sql), &e);
+    assert_non_null(ci);
+    char line[96];
+    for (int i = 0; i < 40000; i++) {
+        int n = snprintf(line, sizeof line, "%lld,message %d %s\n",
+                         1700000000000000000ll + i * 1000ll, i, i % 4 ? "fine" : "failed");
+        assert_int_equal(qr_sql_copy_feed(ci, line, (size_t)n, &e), 0);
+    }
+    uint64_t rows;
+    assert_int_equal(qr_sql_copy_end(ci, &rows, &e), 0);
+    qr_sql_db *db = qr_sql_db_open(st_dir, 2, &e);
+    assert_non_null(db);
+    counter c = {.db = db};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, count_loop, &c), 0);
+    qr_sql_session s;
+    qr_sql_session_init(&s, db);
+    char tag[64];
+    while (atomic_load(&c.runs) == 0)
+        ;
+    int before = atomic_load(&c.runs);
+    char *out = st_run_on(&s, "CREATE INDEX ON big USING inverted (msg)", tag, &e);
+    if (!out)
+        fail_msg("%s %s", e.code, e.msg);
+    free(out);
+    assert_true(atomic_load(&c.runs) > before); /* queries ran during the rewrite */
+    out = st_run_on(&s, "SELECT count(*) FROM big WHERE msg @@ 'failed'", tag, &e);
+    assert_non_null(out);
+    assert_string_equal(out, "count\n10000\n");
+    free(out);
+    atomic_store(&c.stop, 1);
+    pthread_join(t, NULL);
+    qr_sql_close(&s);
+    qr_sql_db_close(db);
+    assert_int_equal(c.wrong, 0);
+    st_ok("DROP TABLE big", "DROP TABLE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_drop_removes_files_and_frees_the_name),
         cmocka_unit_test(test_create_index_then_search),
         cmocka_unit_test(test_truncate_empties_the_table),
+        cmocka_unit_test(test_create_index_with_queries_running),
         cmocka_unit_test(test_unsupported_statements_say_so),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
