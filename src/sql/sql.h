@@ -118,6 +118,11 @@ void qr_sql_ctx_init(const qr_sql_session *s, qr_qctx *ctx, const atomic_int *ca
 /* Run one statement (n bytes of text) into out (initialised by the caller
  * with the statement's query context: qr_result_init). The result gets the
  * statement's columns and rows; EXPLAIN gives one column "QUERY PLAN".
+ * Statements without rows leave no column and set out->tag to
+ * PostgreSQL's command tag ("CREATE TABLE", "DROP TABLE", "CREATE INDEX",
+ * "TRUNCATE TABLE", "INSERT 0 3", "COPY 10", "SET", "RESET", "BEGIN",
+ * "COMMIT", "ROLLBACK"); SHOW and SHOW TABLES fill text columns and set
+ * "SHOW"; SELECT leaves the tag empty (the server says "SELECT n").
  * 0, or -1 with e set (SQLSTATE code, message with " at character N" where
  * there is a position); the session stays usable after a failure. */
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e);
