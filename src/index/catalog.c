@@ -419,3 +419,37 @@ int qr_catalog_drop_table(const char *datadir, const char *name, qr_err *e)
     close(fd);
     return rc;
 }
+
+int qr_catalog_replace_table(const char *datadir, const qr_tabdef *d, qr_err *e)
+{
+    if (!d->name)
+        return qr_errf(e, QR_E_ARGS, "a table definition without a name");
+    char what[96];
+    snprintf(what, sizeof what, "table %s", d->name);
+    if (qr_tabdef_validate(d, what, e))
+        return -1;
+    int fd = lock_catalog(datadir, 0, e);
+    if (fd < 0)
+        return -1;
+    qr_catalog c;
+    int rc = qr_catalog_load(datadir, &c, e);
+    if (rc == 0) {
+        uint32_t i = 0;
+        while (i < c.ntables && strcasecmp(c.tables[i]->name, d->name) != 0)
+            i++;
+        qr_tabdef *copy = NULL;
+        if (i == c.ntables) {
+            rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s does not exist", d->name);
+        } else if (!(copy = qr_tabdef_clone(d))) {
+            rc = qr_errf(e, QR_E_NOMEM, "table %s: out of memory", d->name);
+        } else {
+            qr_tabdef_free(c.tables[i]);
+            c.tables[i] = copy;
+            c.generation++;
+            rc = write_catalog(datadir, &c, e);
+        }
+    }
+    qr_catalog_free(&c);
+    close(fd);
+    return rc;
+}

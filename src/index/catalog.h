@@ -56,5 +56,12 @@ int qr_catalog_create_table(const char *datadir, const qr_tabdef *d, int *create
  * touched). 42P01 "table X does not exist" when it is not there; else the
  * errors of qr_catalog_create_table. */
 int qr_catalog_drop_table(const char *datadir, const char *name, qr_err *e);
+/* Replace the definition of table d->name (any case) with d (copied), in
+ * its place in the catalog (CREATE INDEX). 42P01 when it is not there; 22023
+ * for an invalid definition; else the errors of qr_catalog_create_table.
+ * Nothing is changed on failure. The caller makes sure the table's
+ * segments agree with the new definition (index/table.h: hold its writer
+ * lock). */
+int qr_catalog_replace_table(const char *datadir, const qr_tabdef *d, qr_err *e);
 
 #endif

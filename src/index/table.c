@@ -275,3 +275,51 @@ int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err 
     t->man = m;
     return 0;
 }
+
+static int listed(const qr_seg_entry *segs, uint32_t n, uint64_t id)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (segs[i].id == id)
+            return 1;
+    return 0;
+}
+
+int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e)
+{
+    if (t->lock_fd < 0)
+        return qr_errf(e, QR_E_INTERNAL, "table %s: replace without the writer lock", t->name);
+    qr_manifest m = t->man;
+    m.generation++;
+    m.nsegs = n;
+    m.segs = malloc(sizeof *m.segs * (n ? n : 1));
+    if (!m.segs)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (n)
+        memcpy(m.segs, segs, sizeof *segs * n);
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_manifest_encode(&m, &b);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/MANIFEST", t->dir);
+    int rc = b.oom                           ? qr_errf(e, QR_E_NOMEM, "out of memory")
+             : qr_fsync_dir(t->dir, e) != 0 ? -1 /* the new segments' names first */
+                                            : qr_write_file_atomic(path, b.p, b.len, e);
+    qr_buf_free(&b);
+    if (rc != 0) {
+        free(m.segs);
+        return -1;
+    }
+    for (uint32_t i = 0; i < t->man.nsegs; i++)
+        if (!listed(segs, n, t->man.segs[i].id)) {
+            qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
+            unlink(path);
+        }
+    free(t->man.segs);
+    t->man = m;
+    return 0;
+}
+
+int qr_table_truncate(qr_table *t, qr_err *e)
+{
+    return qr_table_replace(t, NULL, 0, e);
+}

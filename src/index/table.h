@@ -68,6 +68,17 @@ uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n);
  * (writer only). On failure (-1, e names the file and the cause) the
  * manifest, on disk and in t->man, is unchanged. */
 int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err *e);
+/* Publish an empty manifest (writer only; TRUNCATE): every segment leaves
+ * the table in one atomic manifest replace, then their files are removed
+ * (a reader that mapped one keeps its mapping). Segment ids are not reused.
+ * On failure the manifest, on disk and in t->man, is unchanged. */
+int qr_table_truncate(qr_table *t, qr_err *e);
+/* Publish exactly segments segs[0..n) (writer only; a table rewritten, as
+ * CREATE INDEX does for the segments it had): fsync of the directory, one
+ * atomic manifest replace, then the files of the segments no longer listed
+ * are removed. On failure the manifest, on disk and in t->man, is
+ * unchanged. */
+int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e);
 /* Table names: 1-63 chars of [A-Za-z0-9_], not starting with a digit. */
 int qr_table_name_ok(const char *name);
 

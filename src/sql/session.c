@@ -15,13 +15,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "index/segcache.h"
 #include "search/parallel.h"
+#include "sql/db.h"
 #include "sql/plan.h"
 #include "sql/run.h"
+#include "sql/stmt.h"
 #include "sql/union.h"
 
 /* Identity of a file replaced by rename: any change gives another value. */
@@ -69,6 +72,10 @@ struct qr_sql_db {
     pthread_mutex_t tlock; /* the table snapshots */
     uint32_t ntabs;
     tsnap *tabs[SQL_MAX_TABLES];
+    /* in-process writers, one per table at a time (db.h): under tlock */
+    pthread_cond_t wcv;
+    uint32_t nwriting;
+    char *writing[SQL_MAX_TABLES];
 };
 
 qr_sql_db *qr_sql_db_open(const char *datadir, int threads, qr_err *e)
@@ -88,6 +95,7 @@ qr_sql_db *qr_sql_db_open(const char *datadir, int threads, qr_err *e)
     db->threads = threads;
     pthread_rwlock_init(&db->catlock, NULL);
     pthread_mutex_init(&db->tlock, NULL);
+    pthread_cond_init(&db->wcv, NULL);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/CATALOG", datadir);
     file_id(path, &db->cat_id);
@@ -124,6 +132,9 @@ void qr_sql_db_close(qr_sql_db *db)
     qr_catalog_free(&db->cat);
     pthread_rwlock_destroy(&db->catlock);
     pthread_mutex_destroy(&db->tlock);
+    pthread_cond_destroy(&db->wcv);
+    for (uint32_t i = 0; i < db->nwriting; i++)
+        free(db->writing[i]);
     free(db->dir);
     free(db);
 }
@@ -220,6 +231,14 @@ void qr_sql_session_init(qr_sql_session *s, qr_sql_db *db)
     s->db = db;
     s->set.threads = db->threads;
     s->set.memory_limit = QR_QCTX_DEFAULT_LIMIT;
+    qr_sql_session_boot(s);
+}
+
+void qr_sql_session_boot(qr_sql_session *s)
+{
+    s->boot_threads = s->set.threads;
+    s->boot_memory_limit = s->set.memory_limit;
+    s->boot_timeout_ms = s->set.statement_timeout_ms;
 }
 
 int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
@@ -235,6 +254,7 @@ int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
 
 void qr_sql_close(qr_sql_session *s)
 {
+    qr_sql_settings_free(s);
     if (s->own_db)
         qr_sql_db_close(s->db);
     memset(s, 0, sizeof *s);
@@ -359,31 +379,16 @@ static int run_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr
     return run_select(ctx, sel, kind, out, e);
 }
 
-int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
+/* A SELECT, UNION or EXPLAIN [ANALYZE] (the catalog held shared). */
+static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
+                            qr_arena *a, qr_result *out, qr_err *e)
 {
-    qr_sql_db *db = s->db;
-    if (catalog_fresh(db, e) != 0)
-        return -1;
-    qr_sqlparse p;
-    qr_arena a; /* the statement's tree and names */
-    qr_arena_init(&a, 16 << 10, 0);
-    qr_arena_set_ctx(&a, out->ctx);
-    pthread_rwlock_rdlock(&db->catlock);
-    int rc = qr_sqlp_parse(&p, sql, n, e);
-    const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
+    if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) /* UNION */
+        return qr_sql_union(p, st->select_stmt, &s->db->cat, a, run_arm, s, out, e);
     qr_sqlsel sel;
     int kind = 0;
-    if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
-        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
-        rc = qr_sql_union(&p, st->select_stmt, &db->cat, &a, run_arm, s, out, e);
-        pthread_rwlock_unlock(&db->catlock);
-        qr_sqlp_free(&p);
-        qr_arena_free(&a);
-        return rc;
-    }
-    if (rc == 0)
-        rc =
-            st && qr_sql_bind(&p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    int rc = qr_sql_bind(p, st, &s->db->cat, &sel, a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
     qr_sqlstats stats;
     if (rc == 0 && sel.explain == 2) { /* EXPLAIN ANALYZE: run it, keep the figures */
         memset(&stats, 0, sizeof stats);
@@ -398,8 +403,142 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
     }
     if (rc == 0)
         rc = sel.explain ? explain_rows(&sel, kind, out, e) : run_select(s, &sel, kind, out, e);
-    pthread_rwlock_unlock(&db->catlock);
+    return rc;
+}
+
+int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
+{
+    qr_sql_db *db = s->db;
+    if (catalog_fresh(db, e) != 0)
+        return -1;
+    qr_sqlparse p;
+    qr_arena a; /* the statement's tree and names */
+    qr_arena_init(&a, 16 << 10, 0);
+    qr_arena_set_ctx(&a, out->ctx);
+    int rc = qr_sqlp_parse(&p, sql, n, e);
+    const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
+    int select = st && (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT ||
+                        st->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT);
+    if (!st) {
+        rc = -1;
+    } else if (!select) {
+        /* SET, DDL, INSERT, COPY ... (stmt.h): each takes the locks it needs */
+        rc = qr_sql_stmt(s, &p, st, out, e);
+    } else {
+        pthread_rwlock_rdlock(&db->catlock);
+        rc = select_statement(s, &p, st, &a, out, e);
+        pthread_rwlock_unlock(&db->catlock);
+    }
     qr_sqlp_free(&p);
+    qr_arena_free(&a);
+    return rc;
+}
+
+/* ---- for the statement modules (db.h) ---- */
+
+void qr_sqldb_lock(qr_sql_db *db, int exclusive)
+{
+    if (exclusive)
+        pthread_rwlock_wrlock(&db->catlock);
+    else
+        pthread_rwlock_rdlock(&db->catlock);
+}
+
+void qr_sqldb_unlock(qr_sql_db *db)
+{
+    pthread_rwlock_unlock(&db->catlock);
+}
+
+const qr_catalog *qr_sqldb_catalog(const qr_sql_db *db)
+{
+    return &db->cat;
+}
+
+int qr_sqldb_reload(qr_sql_db *db, qr_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/CATALOG", db->dir);
+    qr_catalog c;
+    if (qr_catalog_load(db->dir, &c, e) != 0) {
+        qr_catalog_free(&c);
+        return -1;
+    }
+    qr_catalog_free(&db->cat);
+    db->cat = c;
+    file_id(path, &db->cat_id);
+    return 0;
+}
+
+void qr_sqldb_forget_table(qr_sql_db *db, const char *name)
+{
+    tsnap *old = NULL;
+    pthread_mutex_lock(&db->tlock);
+    for (uint32_t i = 0; i < db->ntabs; i++)
+        if (!strcasecmp(db->tabs[i]->t->name, name)) {
+            old = db->tabs[i];
+            db->tabs[i] = db->tabs[--db->ntabs];
+            break;
+        }
+    pthread_mutex_unlock(&db->tlock);
+    if (old)
+        snap_unref(db, old);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/%s", db->dir, name);
+    qr_segcache_invalidate(db->cache, dir, NULL);
+}
+
+static int writing_at(const qr_sql_db *db, const char *name)
+{
+    for (uint32_t i = 0; i < db->nwriting; i++)
+        if (!strcasecmp(db->writing[i], name))
+            return (int)i;
+    return -1;
+}
+
+int qr_sqldb_writer_begin(qr_sql_db *db, const char *name, qr_err *e)
+{
+    char *copy = strdup(name);
+    if (!copy)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    pthread_mutex_lock(&db->tlock);
+    while (writing_at(db, name) >= 0 || db->nwriting == SQL_MAX_TABLES)
+        pthread_cond_wait(&db->wcv, &db->tlock);
+    db->writing[db->nwriting++] = copy;
+    pthread_mutex_unlock(&db->tlock);
+    return 0;
+}
+
+void qr_sqldb_writer_end(qr_sql_db *db, const char *name)
+{
+    pthread_mutex_lock(&db->tlock);
+    int at = writing_at(db, name);
+    if (at >= 0) {
+        free(db->writing[at]);
+        db->writing[at] = db->writing[--db->nwriting];
+    }
+    pthread_cond_broadcast(&db->wcv);
+    pthread_mutex_unlock(&db->tlock);
+}
+
+int qr_sql_select_node(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
+                       qr_result *out, qr_err *e)
+{
+    qr_arena a;
+    qr_arena_init(&a, 16 << 10, 0);
+    qr_arena_set_ctx(&a, out->ctx);
+    qr_sqlsel sel;
+    int kind = 0;
+    int rc;
+    if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
+        rc = qr_sql_union(p, st->select_stmt, &s->db->cat, &a, run_arm, s, out, e);
+    } else {
+        rc = qr_sql_bind(p, st, &s->db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+        if (rc == 0 && sel.explain)
+            rc = qr_errf(e, QR_E_FEATURE, "EXPLAIN is not supported here");
+        if (rc == 0)
+            rc = run_select(s, &sel, kind, out, e);
+    }
     qr_arena_free(&a);
     return rc;
 }

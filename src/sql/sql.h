@@ -6,8 +6,12 @@
  *
  * Supported in this version: SELECT over one table with WHERE (the
  * full-text dialect and index predicates), GROUP BY columns, aggregates,
- * ORDER BY, LIMIT/OFFSET, and EXPLAIN SELECT (docs/SQL.md). Everything else
- * fails with 0A000 naming what is not supported.
+ * ORDER BY, LIMIT/OFFSET, and EXPLAIN SELECT; SET / SHOW / RESET and
+ * BEGIN / COMMIT / ROLLBACK (stmt_set.c); CREATE TABLE, DROP TABLE,
+ * CREATE INDEX, TRUNCATE, SHOW TABLES (stmt_ddl.c); INSERT ... VALUES and
+ * INSERT ... SELECT (stmt_insert.c); COPY FROM / TO a file, and COPY FROM
+ * STDIN through qr_sql_copy_begin (stmt_copy.c). docs/SQL.md lists them.
+ * Everything else fails with 0A000 naming what is not supported.
  *
  * Each statement runs under the query context of the result it fills: its
  * memory limit (53200 past it) and stop conditions (57014). */
@@ -40,11 +44,23 @@ void qr_sql_db_close(qr_sql_db *db);
 const char *qr_sql_db_dir(const qr_sql_db *db);
 int qr_sql_db_threads(const qr_sql_db *db);
 
-/* Settings of a session (SET / SHOW), applied to each statement it runs. */
+/* A setting kept as text (SET name = value for every name that is not one
+ * of the numeric settings below: application_name, DateStyle, ...). */
+typedef struct qr_sql_guc {
+    char *name;  /* lowercase; malloc'ed */
+    char *value; /* malloc'ed */
+} qr_sql_guc;
+
+/* Settings of a session (SET / SHOW), applied to each statement it runs.
+ * The numeric fields may be set directly (quarry sql's flags do); the text
+ * ones only through qr_sql_set or SET. */
 typedef struct qr_sql_settings {
-    int threads;                   /* workers per statement (1..the database's) */
-    uint64_t memory_limit;         /* bytes per statement (QR_QCTX_DEFAULT_LIMIT) */
-    uint64_t statement_timeout_ms; /* 0 = none */
+    int threads;                   /* SET threads: workers per statement (1..the database's) */
+    uint64_t memory_limit;         /* SET memory_limit: bytes per statement, 0 = none
+                                    * (QR_QCTX_DEFAULT_LIMIT) */
+    uint64_t statement_timeout_ms; /* SET statement_timeout: 0 = none */
+    uint32_t ngucs;
+    qr_sql_guc *gucs; /* malloc'ed; freed by qr_sql_close */
 } qr_sql_settings;
 
 /* A session: one client's statements, run one at a time, with its settings.
@@ -54,6 +70,14 @@ typedef struct qr_sql_session {
     qr_sql_db *db;
     int own_db; /* opened by qr_sql_open, closed by qr_sql_close */
     qr_sql_settings set;
+    /* what RESET returns the numeric settings to (qr_sql_session_boot) */
+    int boot_threads;
+    uint64_t boot_memory_limit, boot_timeout_ms;
+    int in_tx;       /* between BEGIN and COMMIT / ROLLBACK */
+    int has_saved;   /* a SET LOCAL in this transaction: saved.gucs holds
+                      * each name's value before it (NULL: not set), which
+                      * COMMIT / ROLLBACK put back */
+    qr_sql_settings saved;
 } qr_sql_session;
 
 /* A session on a shared database (the settings get their defaults). */
@@ -61,8 +85,30 @@ void qr_sql_session_init(qr_sql_session *s, qr_sql_db *db);
 /* A session with a database of its own on datadir (`quarry sql`, tests).
  * 0, or -1 with e set; qr_sql_close also after a failure. */
 int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e);
-/* End the session (and close its own database, if it has one). */
+/* End the session (and close its own database, if it has one): frees its
+ * settings. */
 void qr_sql_close(qr_sql_session *s);
+/* The session's numeric settings as they are now become what RESET and
+ * RESET ALL return to (call after applying a client's startup options or
+ * command-line flags). */
+void qr_sql_session_boot(qr_sql_session *s);
+
+/* ---- settings (stmt_set.c; docs/SQL.md "Settings") ----
+ * Names are case-insensitive. threads: 1..qr_sql_db_threads; memory_limit
+ * (also quarry.memory_limit): bytes, with a unit kB, MB, GB, TB (1024-based,
+ * as PostgreSQL) or B, 0 = no limit; statement_timeout: ms, or with a unit
+ * us, ms, s, min, h, d, 0 = none. client_encoding accepts only UTF8 (and its
+ * spellings), TimeZone only UTC (GMT, Etc/UTC, Z, +00:00): anything else is
+ * 22023. Any other name is kept as text.
+ * qr_sql_set is SET name = value (what a server applies for the options of
+ * a startup packet): 0, or -1 with e set (22023, 22P02). */
+int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e);
+/* The value SHOW name prints, written into buf (NUL-terminated, cut to n):
+ * 0, or -1 with e set (42704 for a name never set that has no default).
+ * Defaults exist for the parameters PostgreSQL reports to clients
+ * (server_version, server_encoding, client_encoding, DateStyle, TimeZone,
+ * integer_datetimes, standard_conforming_strings, IntervalStyle, ...). */
+int qr_sql_show(const qr_sql_session *s, const char *name, char *buf, size_t n, qr_err *e);
 
 /* A statement's query context from the session's settings: its memory
  * limit and, with a statement timeout, its deadline from now; cancel (may
@@ -72,6 +118,11 @@ void qr_sql_ctx_init(const qr_sql_session *s, qr_qctx *ctx, const atomic_int *ca
 /* Run one statement (n bytes of text) into out (initialised by the caller
  * with the statement's query context: qr_result_init). The result gets the
  * statement's columns and rows; EXPLAIN gives one column "QUERY PLAN".
+ * Statements without rows leave no column and set out->tag to
+ * PostgreSQL's command tag ("CREATE TABLE", "DROP TABLE", "CREATE INDEX",
+ * "TRUNCATE TABLE", "INSERT 0 3", "COPY 10", "SET", "RESET", "BEGIN",
+ * "COMMIT", "ROLLBACK"); SHOW and SHOW TABLES fill text columns and set
+ * "SHOW"; SELECT leaves the tag empty (the server says "SELECT n").
  * 0, or -1 with e set (SQLSTATE code, message with " at character N" where
  * there is a position); the session stays usable after a failure. */
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e);
@@ -84,6 +135,41 @@ typedef struct qr_sql_span {
     uint32_t off, len;
 } qr_sql_span;
 int qr_sql_split(const char *sql, size_t n, qr_sql_span **spans, uint32_t *nspans, qr_err *e);
+
+/* ---- COPY ... FROM STDIN (stmt_copy.c) ----
+ * The server's side of the COPY sub-protocol: qr_sql_copy_begin takes the
+ * statement text (`COPY t [(cols)] FROM STDIN [WITH] (FORMAT
+ * text|csv|json|ndjson [, HEADER true] [, DELIMITER ','] [, NULL '...'])`),
+ * checks it, and takes the table's writer lock (index/table.h, and the
+ * database's in-process one: another session's INSERT or COPY into the
+ * same table waits) until end or abort. qr_sql_copy_feed takes the data in
+ * chunks cut anywhere (in the middle of a line, a quoted field or a UTF-8
+ * sequence); rows are written to segments as they come (one per 131072
+ * rows), so memory stays bounded whatever the input size. qr_sql_copy_end
+ * ends the input (a last line without a newline counts), writes the last
+ * segment and publishes them all in one manifest commit: *rows gets the
+ * count (the tag is "COPY n"). Any failure of feed or end (the first bad
+ * row: "STDIN:LINE: column C: reason", 22P02 / 22P04 / 23502 / 42804 ...)
+ * aborts the copy: nothing is committed, its segments are removed and ci
+ * is freed (do not call abort after a failed feed or end). qr_sql_copy_abort
+ * drops a copy the client abandoned (CopyFail). The session must not run
+ * another statement until the copy ends. The copy runs without a statement
+ * timeout; the server's reads bound it. */
+typedef struct qr_sql_copy_in qr_sql_copy_in;
+/* 1 when sql (n bytes) is one COPY ... FROM STDIN statement: the server
+ * routes it to qr_sql_copy_begin, everything else to qr_sql_exec. */
+int qr_sql_is_copy_from_stdin(const char *sql, size_t n);
+/* NULL with e set: syntax, 42P01, 0A000 (not FROM STDIN: run it with
+ * qr_sql_exec), 55P03 when another process writes the table. */
+qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, qr_err *e);
+/* The number of columns the copy fills (for CopyInResponse). */
+uint32_t qr_sql_copy_columns(const qr_sql_copy_in *ci);
+int qr_sql_copy_feed(qr_sql_copy_in *ci, const void *p, size_t n, qr_err *e);
+int qr_sql_copy_end(qr_sql_copy_in *ci, uint64_t *rows, qr_err *e);
+void qr_sql_copy_abort(qr_sql_copy_in *ci);
+/* COPY ... TO STDOUT is not a statement of qr_sql_exec (0A000): the server
+ * runs the SELECT (or SELECT * FROM t) with qr_sql_exec and renders the
+ * qr_result with exec/render.h (QR_FMT_CSV, QR_FMT_NDJSON). */
 
 /* Parse and bind only (no table is opened): for tests and the fuzzer.
  * 0, or -1 with e set. */

@@ -120,6 +120,54 @@ SQL "SELECT * FROM logs a FULL JOIN logs b ON a.TraceId = b.TraceId" 2>"$T/sqler
 check "sql: FULL JOIN is 0A000 and says so" grep -q "error 0A000: FULL JOIN is not supported yet" "$T/sqlerr"
 check "sql: EXPLAIN says row count only" sh -c "\"$Q\" sql --data \"$T/d\" \"EXPLAIN SELECT count(*) FROM logs WHERE Body @@ 'failed'\" | grep -q 'row count only'"
 
+# --- sql statements: several per call, -f, stdin, errors stop, COPY ------------
+SS() { "$Q" sql --data "$T/s" "$@"; }
+SS -c "CREATE TABLE t (ts timestamp NOT NULL, svc text, msg text, n bigint) WITH (sort_column = ts);
+       CREATE INDEX ON t USING inverted (msg);
+       INSERT INTO t VALUES ('2025-01-01 00:00:01', 'cart', 'failed; twice', 1), ('2025-01-01 00:00:02', 'pay', 'ok', 2);
+       SELECT count(*) FROM t WHERE msg @@ 'failed'" > "$T/ss1" 2>&1
+printf 'CREATE TABLE\nCREATE INDEX\nINSERT 0 2\n count\n------\n     1\n(1 row)\n' > "$T/ss1.want"
+check "sql: several statements in one -c run in order, tags printed" cmp "$T/ss1" "$T/ss1.want"
+printf -- "-- a comment; with a semicolon\nINSERT INTO t (ts, svc, msg) VALUES\n ('2025-01-01 00:00:03', 'cart', 'a;b');\nSELECT svc, count(*) FROM t GROUP BY svc ORDER BY svc;\n" > "$T/ss.sql"
+SS --format csv -f "$T/ss.sql" > "$T/ss2" 2>&1
+printf 'svc,count\ncart,2\npay,1\n' > "$T/ss2.want"
+check "sql: -f runs a file (';' in comments and strings do not split)" cmp "$T/ss2" "$T/ss2.want"
+printf "SELECT count(*)\n  FROM t;\nSHOW TABLES;\n" | SS --format csv > "$T/ss3" 2>&1
+printf 'count\n3\nname\nt\n' > "$T/ss3.want"
+check "sql: statements from stdin" cmp "$T/ss3" "$T/ss3.want"
+SS -c "INSERT INTO t (ts) VALUES ('2025-01-01 00:00:04'); SELECT bdy FROM t; INSERT INTO t (ts) VALUES ('2025-01-01 00:00:05')" > "$T/ss4" 2>"$T/ss4.err"; rc=$?
+check "sql: an error stops the run with status 1" test $rc -eq 1
+check "sql: the error names code and position" grep -qx 'quarry: error 42703: column "bdy" does not exist at character 8' "$T/ss4.err"
+check "sql: statements after the error did not run" test "$(SS --format csv -c 'SELECT count(*) FROM t' | tail -1)" -eq 4
+printf "SELECT bdy FROM t;\nINSERT INTO t (ts) VALUES ('2025-01-01 00:00:05');\n" | SS > /dev/null 2>&1; rc=$?
+check "sql: an error on stdin stops too" test $rc -eq 1 -a "$(SS --format csv -c 'SELECT count(*) FROM t' | tail -1)" -eq 4
+SS --continue-on-error -c "SELECT bdy FROM t; INSERT INTO t (ts) VALUES ('2025-01-01 00:00:05')" > /dev/null 2>&1; rc=$?
+check "sql: --continue-on-error runs the rest, still status 1" test $rc -eq 1 -a "$(SS --format csv -c 'SELECT count(*) FROM t' | tail -1)" -eq 5
+printf 'ts,svc,msg,n\n2025-01-02 00:00:00,csv,"from, stdin",7\n2025-01-02 00:00:01,csv,second,8\n' | SS -c "COPY t FROM STDIN (FORMAT csv, HEADER)" > "$T/ss5" 2>&1
+check "sql: COPY FROM STDIN reads stdin" grep -qx 'COPY 2' "$T/ss5"
+SS -c "COPY t TO '$T/t.ndjson' (FORMAT json); CREATE TABLE t2 (ts timestamp NOT NULL, svc text, msg text, n bigint) WITH (sort_column = ts); COPY t2 FROM '$T/t.ndjson' (FORMAT json)" > /dev/null 2>&1
+check "sql: COPY TO then COPY FROM gives the same rows (quarry cat)" cmp <("$Q" cat --data "$T/s" --table t) <("$Q" cat --data "$T/s" --table t2)
+# the OpenTelemetry table made in SQL equals the preset; COPY FROM json = ingest
+cat > "$T/otel.sql" <<'EOF'
+CREATE TABLE logs ("Timestamp" timestamp, "TraceId" text, "SpanId" text, "TraceFlags" uint8,
+  "SeverityText" text, "SeverityNumber" integer, "ServiceName" text, "Body" text,
+  "ResourceSchemaUrl" text, "ResourceAttributes" map, "ScopeSchemaUrl" text, "ScopeName" text,
+  "ScopeVersion" text, "ScopeAttributes" map, "LogAttributes" map) WITH (sort_column = "Timestamp");
+CREATE INDEX body ON logs USING inverted ("Body");
+CREATE INDEX service ON logs USING keyword ("ServiceName");
+CREATE INDEX severity ON logs USING keyword ("SeverityText");
+CREATE INDEX scope ON logs USING keyword ("ScopeName");
+CREATE INDEX trace ON logs USING keyword ("TraceId");
+CREATE INDEX sevnum ON logs USING range ("SeverityNumber");
+EOF
+SS -f "$T/otel.sql" > /dev/null 2>&1
+check "sql: CREATE TABLE + CREATE INDEX give the OpenTelemetry table" cmp <("$Q" describe --data "$T/s" --table logs) <("$Q" describe --data "$T/d" --table logs)
+SS -c "COPY logs FROM '$T/gen.ndjson' (FORMAT json)" > "$T/ss6" 2>&1
+check "sql: COPY FROM json loads every row" grep -qx "COPY $ROWS" "$T/ss6"
+check "sql: COPY FROM json = ingest (cat byte for byte)" cmp <("$Q" cat --data "$T/s" --table logs) "$T/gen.ndjson"
+SS -c "DROP TABLE logs; SHOW TABLES" > "$T/ss7" 2>&1
+check "sql: DROP TABLE removes the table and its files" sh -c "grep -qx ' t2  *' '$T/ss7' && ! grep -q logs '$T/ss7' && test ! -e '$T/s/logs'"
+
 # --- bad input ----------------------------------------------------------------
 {
     head -n 3 "$T/gen.ndjson"

@@ -111,8 +111,9 @@ static void test_sql_limits_and_cancel(void **st)
     if (qr_sql_open(&s, datadir, 2, &e) != 0)
         fail_msg("open: %s", e.msg);
     static const char *q[] = {
-        "SELECT ServiceName, ScopeName, count(*) FROM logs GROUP BY 1, 2",
-        "SELECT date_trunc('millisecond', Timestamp), count(*) FROM logs GROUP BY 1",
+        "SELECT TraceId, ServiceName, count(*) FROM logs GROUP BY 1, 2",
+        "SELECT SeverityNumber * 100000 + length(Body), count(*) FROM logs GROUP BY 1",
+        "SELECT date_trunc('microsecond', Timestamp), count(*) FROM logs GROUP BY 1",
         "SELECT count(DISTINCT TraceId) FROM logs",
         "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.ServiceName = "
         "'cart' AND a.TraceId <> ''",

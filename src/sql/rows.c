@@ -1,0 +1,164 @@
+/* rows.c - rows from SQL into a table's segments and one commit (rows.h). */
+#include "sql/rows.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "index/invindex.h"
+#include "sql/db.h"
+
+#define LINES_FLUSH_BYTES (64u << 20) /* a batch's line bytes before it is written */
+
+static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, qr_qctx *ctx,
+                     qr_err *e)
+{
+    if (qr_ndjson_init(&w->nj, def, e) != 0)
+        return -1;
+    if (qr_batch_init(&w->b, def, seg_rows ? seg_rows : QR_ROWS_SEGMENT_ROWS, e) != 0) {
+        qr_ndjson_free(&w->nj);
+        return -1;
+    }
+    qr_arena_init(&w->lines, 64 << 10, 0);
+    qr_arena_set_ctx(&w->lines, ctx);
+    return 0;
+}
+
+int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
+                  qr_err *e)
+{
+    memset(w, 0, sizeof *w);
+    w->db = db;
+    w->own = 1;
+    if (qr_sqldb_writer_begin(db, name, e) != 0)
+        return -1;
+    w->t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
+    if (!w->t || rows_init(w, w->t->def, seg_rows, ctx, e) != 0) {
+        qr_table_close(w->t);
+        qr_sqldb_writer_end(db, name);
+        w->t = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e)
+{
+    memset(w, 0, sizeof *w);
+    w->t = t;
+    if (rows_init(w, def, 0, ctx, e) != 0) {
+        w->t = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void end(qr_rowwriter *w)
+{
+    qr_arena_free(&w->lines);
+    qr_batch_free(&w->b);
+    qr_ndjson_free(&w->nj);
+    if (w->own) {
+        char name[128];
+        snprintf(name, sizeof name, "%s", w->t->name);
+        qr_table_close(w->t);
+        qr_sqldb_writer_end(w->db, name);
+    }
+    free(w->segs);
+    w->t = NULL;
+}
+
+/* Write the batch as a segment (nothing for an empty one). */
+static int flush(qr_rowwriter *w, qr_err *e)
+{
+    if (w->b.nrows == 0)
+        return 0;
+    if (w->nsegs == w->capsegs) {
+        uint32_t nc = w->capsegs ? w->capsegs * 2 : 8;
+        qr_seg_entry *ns = realloc(w->segs, sizeof *ns * nc);
+        if (!ns)
+            return qr_errf(e, QR_E_NOMEM, "out of memory");
+        w->segs = ns;
+        w->capsegs = nc;
+    }
+    uint64_t id = qr_table_reserve_ids(w->t, 1);
+    char path[PATH_MAX];
+    qr_table_seg_path(w->t, id, path, sizeof path);
+    qr_seg_opts o;
+    qr_seg_opts_default(&o);
+    qr_seg_summary sum;
+    if (qr_segment_build(path, &w->b, &o, &sum, e) != 0)
+        return -1;
+    w->segs[w->nsegs++] = (qr_seg_entry){id, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes};
+    qr_batch_clear(&w->b);
+    qr_arena_reset(&w->lines);
+    return 0;
+}
+
+int qr_rows_flush(qr_rowwriter *w, qr_err *e) { return flush(w, e); }
+
+int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e)
+{
+    if ((w->b.nrows == w->b.cap || w->lines.used > LINES_FLUSH_BYTES) && flush(w, e) != 0)
+        return -1;
+    char *copy = qr_arena_memdup(&w->lines, line, n ? n : 1);
+    if (!copy)
+        return qr_errf(e, QR_E_NOMEM, "out of memory holding rows (memory_limit)");
+    int rc = qr_ndjson_parse(&w->nj, &w->b, copy, n, e);
+    if (rc == 1)
+        return qr_errf(e, QR_E_INTERNAL, "an empty row");
+    if (rc < 0) {
+        /* "byte N: column C: why" is about the line this module built */
+        if (!strncmp(e->msg, "byte ", 5)) {
+            const char *c = strstr(e->msg, ": ");
+            if (c)
+                memmove(e->msg, c + 2, strlen(c + 2) + 1);
+        }
+        return -1;
+    }
+    w->rows++;
+    return 0;
+}
+
+static void remove_segments(qr_rowwriter *w)
+{
+    char path[PATH_MAX];
+    for (uint32_t i = 0; i < w->nsegs; i++) {
+        qr_table_seg_path(w->t, w->segs[i].id, path, sizeof path);
+        unlink(path);
+    }
+}
+
+int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e)
+{
+    int rc = flush(w, e);
+    if (rc == 0 && w->nsegs)
+        rc = qr_table_commit(w->t, w->segs, w->nsegs, e);
+    if (rc != 0)
+        remove_segments(w);
+    *rows = rc == 0 ? w->rows : 0;
+    end(w);
+    return rc;
+}
+
+int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e)
+{
+    int rc = flush(w, e);
+    if (rc == 0)
+        rc = qr_table_replace(w->t, w->segs, w->nsegs, e);
+    if (rc != 0)
+        remove_segments(w);
+    *rows = rc == 0 ? w->rows : 0;
+    end(w);
+    return rc;
+}
+
+void qr_rows_abort(qr_rowwriter *w)
+{
+    if (!w->t)
+        return;
+    remove_segments(w);
+    end(w);
+}

@@ -1,0 +1,70 @@
+/* rows.h - rows into a table from SQL (INSERT, COPY FROM): each row an
+ * NDJSON object line, parsed by ingest/ndjson.h against the table's
+ * definition into a batch (the same conversions and checks as `quarry
+ * ingest`), each full batch written as one segment (index/invindex.h
+ * qr_segment_build: sorted, every index built), and all the segments
+ * published at the end by one atomic manifest commit.
+ *
+ * Locks (db.h): the table's in-process writer slot, then its LOCK file
+ * (55P03 when another process writes it), both from begin to commit or
+ * abort. Memory: one batch of at most seg_rows rows and the lines its
+ * strings point into (charged to ctx when given), whatever the number of
+ * rows. */
+#ifndef QR_SQL_ROWS_H
+#define QR_SQL_ROWS_H
+#include <stdint.h>
+
+#include "format/batch.h"
+#include "index/table.h"
+#include "ingest/ndjson.h"
+#include "sql/sql.h"
+
+#define QR_ROWS_SEGMENT_ROWS 131072u /* rows per segment written by SQL */
+
+typedef struct qr_rowwriter {
+    qr_sql_db *db;
+    qr_table *t; /* open for writing; t->def is the definition rows follow */
+    qr_ndjson nj;
+    qr_batch b;
+    qr_arena lines;     /* the lines the batch's strings point into */
+    qr_seg_entry *segs; /* written, not yet committed */
+    uint32_t nsegs, capsegs;
+    uint64_t rows; /* rows added */
+    int own;       /* the writer opened t (and took its slot): end closes it */
+} qr_rowwriter;
+
+/* Begin writing rows into table `name` (as the catalog spells it), with
+ * batches of up to seg_rows rows (0: QR_ROWS_SEGMENT_ROWS). 0, or -1 with e
+ * set (42P01, 55P03, 53200) and nothing to end. */
+int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
+                  qr_err *e);
+/* The same on table t, which the caller opened for writing (holding its
+ * writer slot) and closes after the writer ends, with rows of definition
+ * def (which must outlive w; CREATE INDEX gives the new one). */
+int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e);
+/* Append one row: line[0..n) is one JSON object whose keys are column names
+ * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
+ * without its "byte N: " prefix; 53200, I/O when a segment write failed):
+ * the writer stays usable only for qr_rows_abort. */
+int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e);
+/* Write the last batch and publish every segment in one manifest commit;
+ * *rows gets the rows added. Ends w (also on failure, which commits
+ * nothing and removes the segments written). */
+int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e);
+/* Write the rows added so far as a segment now (rows of different
+ * sources are then never sorted together). 0, or -1 with e set. */
+int qr_rows_flush(qr_rowwriter *w, qr_err *e);
+/* Write the last batch and publish exactly the segments written, in place
+ * of the table's (index/table.h qr_table_replace). Ends w, as commit. */
+int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
+/* Drop everything: the segments written are removed. Ends w. */
+void qr_rows_abort(qr_rowwriter *w);
+/* Text (a string constant of INSERT, a CSV or text-format field of COPY)
+ * as the JSON value of a column of `type`, appended to out: NULL, or the
+ * SQLSTATE (22P02, 22007, 22003) with *why saying what is wrong (static
+ * text). Booleans take PostgreSQL's spellings (t, true, yes, on, 1, ...),
+ * timestamps RFC 3339, 'YYYY-MM-DD[ HH:MM:SS[.f]]' (UTC) or an integer in
+ * the column's unit (as NDJSON), json any one
+ * JSON value, map a JSON object. (stmt_insert.c) */
+const char *qr_sql_text_value(const char *s, size_t n, int type, qr_buf *out, const char **why);
+#endif

@@ -1,0 +1,60 @@
+/* stmt.h - the statements that are not SELECT: their one entry point from
+ * qr_sql_exec (stmt.c dispatches by node type) and the modules behind it.
+ * Internal to src/sql; the public side is sql.h.
+ *
+ *   stmt_set.c     SET, SHOW, RESET, BEGIN / COMMIT / ROLLBACK, SHOW TABLES
+ *   stmt_ddl.c     CREATE TABLE, DROP TABLE, CREATE INDEX, TRUNCATE
+ *   stmt_insert.c  INSERT ... VALUES, INSERT ... SELECT
+ *   stmt_copy.c    COPY FROM / TO a file, COPY FROM STDIN (qr_sql_copy_*)
+ *   rows.c         rows into a table: NDJSON lines -> segments -> one commit
+ *   csv.c          CSV (RFC 4180) and PostgreSQL text-format records
+ *
+ * Each statement takes the locks it needs (db.h), fills out's tag
+ * ("INSERT 0 3", "CREATE TABLE", ...) and, for SHOW, one text column.
+ * Errors carry the SQLSTATE and " at character N" where there is a
+ * position (qr_sqlp_at). */
+#ifndef QR_SQL_STMT_H
+#define QR_SQL_STMT_H
+#include "sql/parse.h"
+#include "sql/sql.h"
+
+/* Run statement st (anything but SelectStmt / ExplainStmt). */
+int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st, qr_result *out,
+                qr_err *e);
+
+/* stmt_set.c */
+int qr_sql_stmt_set(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__VariableSetStmt *v,
+                    qr_result *out, qr_err *e);
+int qr_sql_stmt_show(qr_sql_session *s, const PgQuery__VariableShowStmt *v, qr_result *out,
+                     qr_err *e);
+int qr_sql_stmt_transaction(qr_sql_session *s, const qr_sqlparse *p,
+                            const PgQuery__TransactionStmt *t, qr_result *out, qr_err *e);
+/* Free the text settings of s (and of its saved copy). */
+void qr_sql_settings_free(qr_sql_session *s);
+
+/* stmt_ddl.c */
+int qr_sql_stmt_create(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CreateStmt *c,
+                       qr_result *out, qr_err *e);
+int qr_sql_stmt_drop(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__DropStmt *d,
+                     qr_result *out, qr_err *e);
+int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__IndexStmt *x,
+                      qr_result *out, qr_err *e);
+int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__TruncateStmt *t,
+                         qr_result *out, qr_err *e);
+int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e);
+
+/* stmt_insert.c */
+int qr_sql_stmt_insert(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__InsertStmt *x,
+                       qr_result *out, qr_err *e);
+
+/* stmt_copy.c */
+int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *c,
+                     qr_result *out, qr_err *e);
+
+/* Helpers shared by the modules (stmt.c). */
+/* A relation's name: 42P01-style checks are the caller's; 0A000 for a
+ * schema other than public or a catalog name. */
+int qr_sql_relname(const qr_sqlparse *p, const PgQuery__RangeVar *rv, qr_err *e);
+/* The text of a String node, NULL for any other node. */
+const char *qr_sql_strval(const PgQuery__Node *n);
+#endif
