@@ -531,6 +531,36 @@ static int facet_values(const qr_par_search *ps, int col, qr_slice *vals, uint32
     return 1;
 }
 
+/* The count of `filter AND q` (q alone without a WHERE clause). */
+static int count_tree(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
+                      const qr_query *tree, uint64_t *n, qr_err *e);
+
+static int count_with_filter(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_query *q,
+                             qr_arena *a, uint64_t *n, qr_err *e)
+{
+    qr_query *kids[2] = {s->filter, q};
+    qr_query *t = q && s->has_where ? qr_q_list(Q_AND, kids, 2, a, e) : q;
+    return t ? count_tree(s, ps, refs, t, n, e) : -1;
+}
+
+/* A group of R with key cell k (NULL cell for the NULL group) and every
+ * count(*) of the select list n. */
+static int count_row(const qr_sqlsel *s, qr_result *R, const qr_cell *k, uint64_t n, qr_err *e)
+{
+    qr_cell *row = qr_result_add_row(R, e);
+    if (!row)
+        return -1;
+    if (k && !k->null && R->cols[0].kind == QR_RK_TEXT) {
+        if (qr_result_set_text(R, &row[0], k->s, k->n, e) != 0)
+            return -1;
+    } else if (k) {
+        row[0] = *k;
+    }
+    for (uint32_t g = 0; g < s->naggs; g++)
+        row[1 + g] = (qr_cell){.i = (int64_t)n};
+    return 0;
+}
+
 static int count_tree(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
                       const qr_query *tree, uint64_t *n, qr_err *e)
 {
@@ -569,31 +599,16 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
     for (uint32_t i = 0; i < nv && rc == 1; i++) {
         qr_query *eq = qr_q_equals(s->def, col, vals[i].p, vals[i].n, &a, e);
-        qr_query *kids[2] = {s->filter, eq};
-        qr_query *t = eq && s->has_where ? qr_q_list(Q_AND, kids, 2, &a, e) : eq;
         uint64_t n = 0;
-        if (!t || count_tree(s, ps, refs, t, &n, e) != 0) {
+        qr_cell key = {.s = vals[i].p, .n = (uint32_t)vals[i].n};
+        if (count_with_filter(s, ps, refs, eq, &a, &n, e) != 0 ||
+            (n && count_row(s, R, &key, n, e) != 0))
             rc = -1;
-            break;
-        }
         sum += n;
-        if (!n)
-            continue;
-        qr_cell *row = qr_result_add_row(R, e);
-        if (!row || qr_result_set_text(R, &row[0], vals[i].p, vals[i].n, e) != 0) {
-            rc = -1;
-            break;
-        }
-        for (uint32_t g = 0; g < s->naggs; g++)
-            row[1 + g] = (qr_cell){.i = (int64_t)n};
     }
-    if (rc == 1 && total > sum) { /* the rows without a value: the NULL group */
-        qr_cell *row = qr_result_add_row(R, e);
-        if (!row)
-            rc = -1;
-        for (uint32_t g = 0; row && g < s->naggs; g++)
-            row[1 + g] = (qr_cell){.i = (int64_t)(total - sum)};
-    }
+    qr_cell null = {.null = 1};
+    if (rc == 1 && total > sum && count_row(s, R, &null, total - sum, e) != 0)
+        rc = -1; /* the rows without a value: the NULL group */
     qr_arena_free(&a);
     return rc;
 }
@@ -733,33 +748,17 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     for (int64_t b = b0; rc == 1 && lo <= hi && b <= hi;) {
         int64_t next = qr_date_trunc(k->unit, b + span[k->unit]);
         qr_query *r = qr_q_range(s->def, s->def->sort_col, b, next - 1, &a, e);
-        qr_query *kids[2] = {s->filter, r};
-        qr_query *t = r && s->has_where ? qr_q_list(Q_AND, kids, 2, &a, e) : r;
         uint64_t n = 0;
-        if (!t || count_tree(s, ps, refs, t, &n, e) != 0) {
+        qr_cell key = {.i = b};
+        if (count_with_filter(s, ps, refs, r, &a, &n, e) != 0 ||
+            (n && count_row(s, R, &key, n, e) != 0))
             rc = -1;
-            break;
-        }
         sum += n;
-        if (n) {
-            qr_cell *row = qr_result_add_row(R, e);
-            if (!row) {
-                rc = -1;
-                break;
-            }
-            row[0] = (qr_cell){.i = b};
-            for (uint32_t g = 0; g < s->naggs; g++)
-                row[1 + g] = (qr_cell){.i = (int64_t)n};
-        }
         b = next;
     }
-    if (rc == 1 && total > sum) { /* rows without a time: the NULL group */
-        qr_cell *row = qr_result_add_row(R, e);
-        if (!row)
-            rc = -1;
-        for (uint32_t g = 0; row && g < s->naggs; g++)
-            row[1 + g] = (qr_cell){.i = (int64_t)(total - sum)};
-    }
+    qr_cell null = {.null = 1};
+    if (rc == 1 && total > sum && count_row(s, R, &null, total - sum, e) != 0)
+        rc = -1; /* rows without a time: the NULL group */
     qr_arena_free(&a);
     return rc;
 }
@@ -931,18 +930,30 @@ uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t)
 static int run_planned(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs,
                        qr_pool *pool, int threads, qr_result *out, qr_err *e);
 
+int qr_run_begin(const qr_sqlsel *s, qr_result *out, qr_expr **t, uint32_t *nt, qr_err *e)
+{
+    *nt = qr_run_trees(s, t);
+    int rc = qr_run_define_columns(s, out, e);
+    for (uint32_t i = 0; i < *nt && rc == 0; i++)
+        rc = qr_expr_prepare(t[i], e);
+    return rc;
+}
+
+void qr_run_end(qr_expr **t, uint32_t nt)
+{
+    for (uint32_t i = 0; i < nt; i++)
+        qr_expr_free_tree(t[i]);
+}
+
 int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e)
 {
     qr_expr *t[QR_RUN_MAX_TREES];
-    uint32_t nt = qr_run_trees(s, t);
-    int rc = qr_run_define_columns(s, out, e);
-    for (uint32_t i = 0; i < nt && rc == 0; i++)
-        rc = qr_expr_prepare(t[i], e);
+    uint32_t nt;
+    int rc = qr_run_begin(s, out, t, &nt, e);
     if (rc == 0)
         rc = run_planned(s, kind, refs, nsegs, pool, threads, out, e);
-    for (uint32_t i = 0; i < nt; i++)
-        qr_expr_free_tree(t[i]);
+    qr_run_end(t, nt);
     return rc;
 }
 

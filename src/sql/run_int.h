@@ -28,4 +28,9 @@ int qr_run_post_groups(const qr_sqlsel *s, qr_result *R, qr_result *out, qr_err 
     (QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER + QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS + 2 +                 \
      QR_SQL_MAX_RANGES * 9)
 uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t);
+/* A statement's start (its output columns defined, its trees t[0..*nt)
+ * prepared: room for QR_RUN_MAX_TREES) and end (what preparing made, freed,
+ * also after a failed start). */
+int qr_run_begin(const qr_sqlsel *s, qr_result *out, qr_expr **t, uint32_t *nt, qr_err *e);
+void qr_run_end(qr_expr **t, uint32_t nt);
 #endif

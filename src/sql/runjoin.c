@@ -503,14 +503,11 @@ int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
                     qr_err *e)
 {
     qr_expr *t[QR_RUN_MAX_TREES];
-    uint32_t nt = qr_run_trees(s, t);
-    int rc = qr_run_define_columns(s, out, e);
-    for (uint32_t i = 0; i < nt && rc == 0; i++)
-        rc = qr_expr_prepare(t[i], e);
+    uint32_t nt;
+    int rc = qr_run_begin(s, out, t, &nt, e);
     if (rc == 0)
         rc = run_join(s, refs, nsegs, derived, pool, threads, out, e);
-    for (uint32_t i = 0; i < nt; i++)
-        qr_expr_free_tree(t[i]);
+    qr_run_end(t, nt);
     return rc;
 }
 
