@@ -717,9 +717,36 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
         cells_c[c] = (uint8_t)(needc[c] && other);
         codes_c[c] = NULL;
     }
+    /* count(*) of every row that passes a residual on one dictionary-coded
+     * column: that column's code blocks counted whole against the memo */
+    int counts_only = g->nkeys == 0 && g->index_all && mw.x;
+    for (uint32_t a = 0; counts_only && a < g->naggs; a++)
+        counts_only = g->fn[a] == QR_AGG_COUNT_STAR;
+    if (rc == 0 && counts_only) {
+        const qr_colmeta *cm = qr_colr_meta(rd[mw.col]);
+        uint64_t pass = 0;
+        for (uint32_t di = 0; di < cm->ndata && rc == 0; di++) {
+            const uint64_t *codes;
+            uint32_t first, cnt;
+            if (qr_colr_code_block(rd[mw.col], di, &codes, &first, &cnt, e) != 0 ||
+                qr_par_check(ps, e) != 0) {
+                rc = -1;
+                break;
+            }
+            for (uint32_t j = 0; j < cnt; j++)
+                pass += !mw.val[codes[j]].null && mw.val[codes[j]].i;
+        }
+        if (rc == 0 && pass) { /* one group (no keys) holding the count */
+            int64_t gi = gtab_find(&local, NULL, 0);
+            if (gi < 0)
+                rc = qr_qctx_nomem(ps->ctx, e);
+            else
+                local.count[gi] += pass;
+        }
+    }
     qr_itsel is;
     qr_itsel_init(&is, it, (uint32_t)seg->rows);
-    for (uint64_t lo = 0; lo < seg->rows && rc == 0; lo += WINDOW) {
+    for (uint64_t lo = counts_only ? seg->rows : 0; lo < seg->rows && rc == 0; lo += WINDOW) {
         uint32_t hi = (uint32_t)(lo + WINDOW < seg->rows ? lo + WINDOW : seg->rows);
         uint32_t n = 0;
         if (qr_it_select(&is, (uint32_t)lo, hi, rows, WINDOW, &n, e) < 0 ||

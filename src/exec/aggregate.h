@@ -61,8 +61,11 @@ typedef struct qr_groupby {
     const qr_expr *kx[QR_GB_MAX_KEYS];
     const qr_expr *ax[QR_GB_MAX_AGGS];
     const uint8_t *need;
-    int all_rows; /* the tree matches every row (no WHERE): a one-key count may
-                   * read the key's code blocks whole, without selections */
+    int all_rows; /* the tree matches every row and there is no residual: a
+                   * one-key count may read the key's code blocks whole */
+    int index_all; /* the tree matches every row (a residual may still filter):
+                    * count(*) under a residual of one dictionary-coded column
+                    * reads that column's code blocks whole */
 } qr_groupby;
 
 /* 1 when aggregate fn can take a column of type t (count: any type; min,

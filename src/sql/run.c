@@ -801,6 +801,7 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs
     g.where = s->rest;
     g.need = s->need;
     g.all_rows = !s->has_where && !s->rest;
+    g.index_all = !s->has_where;
     int64_t t0 = qr_qctx_now_ns();
     int done = rc == 0 ? facet_counts(s, ps, refs, &R, e) : 0;
     if (done == 0 && rc == 0)

@@ -449,6 +449,8 @@ static void test_sql_expressions_equal_sqlite(void **st)
     static const char *q[][2] = {
         {"SELECT count(*) FROM logs WHERE SeverityNumber * 2 > 20", NULL},
         {"SELECT count(*) FROM logs WHERE SeverityText IS NULL", NULL},
+        {"SELECT count(*), count(*) FROM logs WHERE ScopeName LIKE '%a%'", NULL},
+        {"SELECT count(*) FROM logs WHERE lower(ServiceName) IN ('cart', 'ad', 'nope')", NULL},
         {"SELECT count(*) FROM logs WHERE ServiceName IS NOT NULL AND ScopeName LIKE '%a%'", NULL},
         {"SELECT ServiceName, count(*) FROM logs WHERE ServiceName LIKE 'c%' GROUP BY ServiceName "
          "ORDER BY ServiceName",
