@@ -121,6 +121,22 @@ print(type(cur.fetchone()[0]).__name__)
 PYEOF
     printf '%s\n0\n42703\ncart [%s]\ndatetime\n' "$want13" "'ServiceName', 'count'" > "$T/py.want"
     same "psycopg2: parameters, injection, error code, columns, timestamps" "$T/py.want" "$T/py"
+    # the driver's default: statements inside BEGIN ... COMMIT / ROLLBACK
+    $PY - "$main_port" > "$T/pytx" 2>&1 <<'PYEOF'
+import sys, psycopg2
+c = psycopg2.connect(host="127.0.0.1", port=int(sys.argv[1]), user="quarry", dbname="quarry")
+cur = c.cursor()
+cur.execute("SELECT count(*) FROM logs WHERE ServiceName = %s AND SeverityNumber >= %s", ("payment", 13))
+print(cur.fetchone()[0])
+c.commit()
+cur.execute("SET statement_timeout = '5s'")
+cur.execute("SHOW statement_timeout")
+print(cur.fetchone()[0])
+c.rollback()
+c.close()
+PYEOF
+    printf '%s\n5s\n' "$want13" > "$T/pytx.want"
+    same "psycopg2: transactions (BEGIN, COMMIT, ROLLBACK) as the driver sends them" "$T/pytx.want" "$T/pytx"
 else
     bad "psycopg2 is installed (scripts/install-deps)"
 fi
