@@ -402,6 +402,39 @@ static int col_value(qr_binder *b, int col, const Node *n, int64_t *v)
             cname,
             lit && lit->node_case == PG_QUERY__NODE__NODE_A_CONST ? "NULL" : qr_node_what(n));
     const PgQuery__AConst *c = lit->a_const;
+    /* a quoted literal has no type of its own (PostgreSQL's unknown): it
+     * takes the column's, as '13' does for an integer column, and as a
+     * driver's text-format parameter arrives */
+    if (c->val_case == PG_QUERY__A__CONST__VAL_SVAL && t != QT_TIMESTAMP) {
+        const char *sv = c->sval->sval;
+        char *end;
+        errno = 0;
+        if (t == QT_BOOL) {
+            if (!strcasecmp(sv, "true") || !strcasecmp(sv, "t") || !strcmp(sv, "1")) {
+                *v = 1;
+                return 0;
+            }
+            if (!strcasecmp(sv, "false") || !strcasecmp(sv, "f") || !strcmp(sv, "0")) {
+                *v = 0;
+                return 0;
+            }
+        } else if (t == QT_FLOAT64) {
+            double d = strtod(sv, &end);
+            if (*sv && !*end) {
+                *v = qr_num_from_f64(d);
+                return 0;
+            }
+        } else if (qr_type_is_int(t)) {
+            long long x = strtoll(sv, &end, 10);
+            if (*sv && !*end && !errno && (t != QT_UINT64 || x >= 0)) {
+                *v = t == QT_UINT64 ? qr_num_from_u64((uint64_t)x) : x;
+                return 0;
+            }
+        }
+        return qr_bind_fail(b, loc, QR_E_INVALID_TEXT,
+                            "invalid input syntax for type %s: \"%s\" (column \"%s\")",
+                            qr_type_name(t), sv, cname);
+    }
     if (t == QT_TIMESTAMP) {
         if (c->val_case == PG_QUERY__A__CONST__VAL_SVAL && qr_sql_parse_time(c->sval->sval, v) == 0)
             return 0;

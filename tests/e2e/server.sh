@@ -141,6 +141,31 @@ else
     bad "psycopg2 is installed (scripts/install-deps)"
 fi
 
+# --- node-pg (npm pg, installed by scripts/install-deps into build/npm) ---------
+NODE_PG=$(cd "$(dirname "$0")/../.." && pwd)/build/npm/node_modules
+if [ -f "$NODE_PG/pg/package.json" ] && command -v node >/dev/null; then
+    want_cart=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'cart'" | tail -1)
+    NODE_PATH=$NODE_PG timeout 60 node - "$main_port" > "$T/node" 2>&1 <<'JSEOF'
+const { Client } = require('pg');
+(async () => {
+  const c = new Client({ host: '127.0.0.1', port: Number(process.argv[2]), user: 'quarry', database: 'quarry' });
+  await c.connect();
+  let r = await c.query('SELECT count(*) AS n FROM logs WHERE ServiceName = $1', ['cart']);
+  console.log(r.rows[0].n);
+  r = await c.query({ text: 'SELECT ServiceName, count(*) AS n FROM logs WHERE SeverityNumber >= $1 GROUP BY 1 ORDER BY 2 DESC LIMIT 2', values: [9], name: 'top2' });
+  console.log(r.rows.length, r.fields.map((f) => f.name).join(','));
+  try { await c.query('SELECT nope FROM logs'); } catch (e) { console.log(e.code, e.position); }
+  r = await c.query('SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 1');
+  console.log(r.rows[0].Timestamp instanceof Date);
+  await c.end();
+})().catch((e) => { console.log('error', e.message); process.exit(1); });
+JSEOF
+    printf '%s\n2 ServiceName,n\n42703 8\ntrue\n' "$want_cart" > "$T/node.want"
+    same "node-pg: parameters, a named prepared statement, an error with its position, timestamps" "$T/node.want" "$T/node"
+else
+    bad "node-pg is installed (scripts/install-deps: node and npm install pg)"
+fi
+
 # --- authentication -----------------------------------------------------------------
 printf 's3cret\n' | "$Q" passwd alice > "$T/users"
 check "passwd writes a SCRAM verifier line" grep -Eq '^alice:SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$' "$T/users"

@@ -104,6 +104,8 @@ static void test_sql_unsupported_says_what(void **st)
            "function at character 8");
     expect("SELECT date_trunc('fortnight', Timestamp) FROM logs", "22023",
            "date_trunc unit \"fortnight\" not recognized at character 19");
+    expect("SELECT Body FROM logs WHERE SeverityNumber = 'x'", "22P02",
+           "invalid input syntax for type int32: \"x\" (column \"SeverityNumber\") at character 46");
     expect("SELECT Body FROM logs WHERE count(*) > 1", "42803",
            "aggregate functions are not allowed in WHERE at character 29");
     expect("SELECT Body FROM logs WHERE ServiceName @@ 'x'", "0A000",

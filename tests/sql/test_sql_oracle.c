@@ -170,6 +170,7 @@ static const char *pairs[][2] = {
     {"SeverityText = 'ERROR' AND Body @@ 'failed'", "severity:ERROR failed"},
     {"SeverityNumber >= 13", "sevnum:>=13"},
     {"SeverityNumber > 13", "sevnum:>=14"},
+    {"SeverityNumber >= '13'", "sevnum:>=13"}, /* an unknown-typed literal takes the column's type */
     {"SeverityNumber < 9", "sevnum:<9"},
     {"SeverityNumber BETWEEN 9 AND 17", "sevnum:[9 TO 17]"},
     {"SeverityNumber NOT BETWEEN 9 AND 17", "NOT sevnum:[9 TO 17]"},
