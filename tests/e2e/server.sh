@@ -166,6 +166,18 @@ else
     bad "node-pg is installed (scripts/install-deps: node and npm install pg)"
 fi
 
+# --- JDBC (pgjdbc, Debian libpostgresql-jdbc-java; a single-file Java program) ------
+JDBC_JAR=/usr/share/java/postgresql.jar
+if [ -f "$JDBC_JAR" ] && command -v java >/dev/null; then
+    want13=${want13:-$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)}
+    timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcCheck.java" \
+        "$main_port" > "$T/jdbc" 2>&1
+    printf '%s\ncart n\n42703\ntrue\n' "$want13" > "$T/jdbc.want"
+    same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps" "$T/jdbc.want" "$T/jdbc"
+else
+    bad "pgjdbc and java are installed (scripts/install-deps)"
+fi
+
 # --- authentication -----------------------------------------------------------------
 printf 's3cret\n' | "$Q" passwd alice > "$T/users"
 check "passwd writes a SCRAM verifier line" grep -Eq '^alice:SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$' "$T/users"
