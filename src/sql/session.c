@@ -24,6 +24,7 @@
 #include "sql/db.h"
 #include "sql/plan.h"
 #include "sql/run.h"
+#include "sql/run_int.h"
 #include "sql/stmt.h"
 #include "sql/union.h"
 
@@ -284,6 +285,14 @@ static const PgQuery__Node *one_statement(const qr_sqlparse *p, qr_err *e)
     return p->tree->stmts[0]->stmt;
 }
 
+/* qr_sql_check's "run" of a UNION arm: its output columns only. */
+static int check_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
+{
+    (void)ctx;
+    (void)kind;
+    return qr_run_define_columns(sel, out, e);
+}
+
 int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
 {
     qr_sqlparse p;
@@ -293,8 +302,16 @@ int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
     qr_sqlsel sel;
     int kind;
-    if (rc == 0)
+    if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* every arm bound */
+        qr_result r;
+        qr_result_init(&r, NULL);
+        rc = qr_sql_union(&p, st->select_stmt, c, &a, check_arm, NULL, &r, e);
+        qr_result_free(&r);
+        st = NULL;
+    } else if (rc == 0) {
         rc = st && qr_sql_bind(&p, st, c, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    }
     qr_sqlp_free(&p);
     qr_arena_free(&a);
     return rc;

@@ -106,6 +106,12 @@ static void test_sql_unsupported_says_what(void **st)
            "date_trunc unit \"fortnight\" not recognized at character 19");
     expect("SELECT Body FROM logs WHERE SeverityNumber = 'x'", "22P02",
            "invalid input syntax for type int32: \"x\" (column \"SeverityNumber\") at character 46");
+    expect("SELECT ServiceName FROM logs UNION ALL SELECT ScopeName FROM logs ORDER BY 1", NULL,
+           NULL);
+    expect("SELECT ServiceName FROM logs UNION SELECT nope FROM logs", "42703",
+           "column \"nope\" does not exist at character 43");
+    expect("SELECT 1 INTERSECT SELECT 2", "0A000",
+           "INTERSECT is not supported yet (UNION and UNION ALL are)");
     expect("SELECT Body FROM logs WHERE count(*) > 1", "42803",
            "aggregate functions are not allowed in WHERE at character 29");
     expect("SELECT Body FROM logs WHERE ServiceName @@ 'x'", "0A000",
