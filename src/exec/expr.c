@@ -739,6 +739,12 @@ static int func(const qr_expr *x, const qr_cell **v, uint32_t n, qr_cell *o, qr_
             case QR_FN_STARTS_WITH:
                 r = (qr_cell){.i = c0->n >= v[1][i].n && !memcmp(c0->s, v[1][i].s, v[1][i].n)};
                 break;
+            case QR_FN_STRPOS: {
+                const char *hit = v[1][i].n == 0 ? c0->s
+                                  : c0->n ? memmem(c0->s, c0->n, v[1][i].s, v[1][i].n) : NULL;
+                r = (qr_cell){.i = hit ? (int64_t)u8_chars(c0->s, (uint32_t)(hit - c0->s)) + 1 : 0};
+                break;
+            }
             case QR_FN_REGEXP_MATCHES: {
                 int hit = 0;
                 if (regex_row(x, c0, &v[1][i], &hit, e) != 0)

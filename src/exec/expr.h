@@ -76,6 +76,7 @@ typedef enum {
     QR_FN_JSON_GET_TEXT,  /* json ->> key/index: TEXT */
     QR_FN_GREATEST,
     QR_FN_LEAST,
+    QR_FN_STRPOS, /* strpos(text, sub), position(sub IN text): characters, 1-based, 0 absent */
 } qr_xfn;
 
 /* date_trunc units, in increasing size. */

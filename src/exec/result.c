@@ -118,8 +118,12 @@ static int row_cmp(const sortctx *s, uint64_t x, uint64_t y)
     for (uint32_t k = 0; k < s->nkeys; k++) {
         uint32_t c = s->keys[k];
         int d = qr_cell_cmp(s->r, c, &a[c], &b[c]);
-        if (d)
-            return s->desc[k] ? -d : d;
+        if (d) {
+            int neg = s->desc[k] & QR_SORT_DESC;
+            if (a[c].null != b[c].null && (s->desc[k] & QR_SORT_NULLS_FLIP))
+                neg = !neg;
+            return neg ? -d : d;
+        }
     }
     return 0;
 }

@@ -70,10 +70,14 @@ int qr_result_set_text(qr_result *r, qr_cell *c, const char *p, size_t n, qr_err
 /* Keep rows [off, off + lim) (lim UINT64_MAX = all after off). */
 void qr_result_slice(qr_result *r, uint64_t off, uint64_t lim);
 
-/* Sort rows by keys (output column positions; desc[i] != 0 = descending),
- * NULLs after every value ascending and before them descending (as
- * PostgreSQL); rows equal on every key keep their order (stable).
+/* Sort rows by keys (output column positions; desc[i] & QR_SORT_DESC =
+ * descending), NULLs after every value ascending and before them descending
+ * (as PostgreSQL), or the other way with desc[i] & QR_SORT_NULLS_FLIP
+ * (NULLS FIRST ascending, NULLS LAST descending); rows equal on every key
+ * keep their order (stable).
  * -1 with e set when out of memory. */
+#define QR_SORT_DESC       1
+#define QR_SORT_NULLS_FLIP 2
 int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
                    qr_err *e);
 /* Compare two cells of column col (NULL largest): <0, 0, >0. */

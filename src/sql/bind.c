@@ -346,16 +346,24 @@ static int select_item(qr_binder *b, qr_sqlsel *s, const PgQuery__ResTarget *rt)
 }
 
 /* ---- ORDER BY ---- */
+/* NULLS FIRST on an ascending key or NULLS LAST on a descending one: the
+ * other side than PostgreSQL's default (which is what an explicit NULLS LAST
+ * ascending or NULLS FIRST descending asks for). */
+uint8_t qr_sql_nulls_flip(const PgQuery__SortBy *sb)
+{
+    int desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+    return (uint8_t)((sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_FIRST && !desc) ||
+                     (sb->sortby_nulls == PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_LAST && desc));
+}
+
 static int order_item(qr_binder *b, qr_sqlsel *s, const PgQuery__SortBy *sb)
 {
     qr_sqlorder o = {.desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC,
+                     .nulls_flip = qr_sql_nulls_flip(sb),
                      .loc = sb->location};
     const Node *n = sb->node;
     if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
         return qr_bind_fail(b, sb->location, QR_E_FEATURE, "ORDER BY ... USING is not supported");
-    if (sb->sortby_nulls != PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
-        sb->sortby_nulls != PG_QUERY__SORT_BY_NULLS__SORT_BY_NULLS_UNDEFINED)
-        return qr_bind_fail(b, sb->location, QR_E_FEATURE, "NULLS FIRST/LAST is not supported yet");
     int64_t pos;
     if (n && n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
         n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) { /* ORDER BY 2 */
@@ -911,13 +919,12 @@ static int bind_grouped(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *s
     for (size_t i = 0; i < st->n_sort_clause; i++) {
         const PgQuery__SortBy *sb = st->sort_clause[i]->sort_by;
         qr_sqlorder o = {.desc = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC,
+                         .nulls_flip = qr_sql_nulls_flip(sb),
                          .loc = sb->location};
         const Node *n = sb->node;
-        if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING ||
-            (sb->sortby_nulls != PG_QUERY__SORT_BY_NULLS__SORTBY_NULLS_DEFAULT &&
-             sb->sortby_nulls != PG_QUERY__SORT_BY_NULLS__SORT_BY_NULLS_UNDEFINED))
+        if (sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_USING)
             return qr_bind_fail(b, sb->location, QR_E_FEATURE,
-                                "ORDER BY ... USING / NULLS FIRST|LAST is not supported yet");
+                                "ORDER BY ... USING is not supported");
         if (n && n->node_case == PG_QUERY__NODE__NODE_A_CONST &&
             n->a_const->val_case == PG_QUERY__A__CONST__VAL_IVAL) {
             int64_t pos = n->a_const->ival->ival;
@@ -1112,7 +1119,8 @@ static int bind_tail(qr_binder *bp, qr_sqlsel *s, const PgQuery__SelectStmt *st)
      * it is a key like any other */
     for (uint32_t i = 0; i < s->norder; i++) {
         qr_sqlorder *o = &s->order[i];
-        if (o->kind != QR_SO_COL || (s->norder == 1 && o->desc && s->limit != UINT64_MAX))
+        if (o->kind != QR_SO_COL ||
+            (s->norder == 1 && o->desc && !o->nulls_flip && s->limit != UINT64_MAX))
             continue;
         qr_expr *x = qr_arena_alloc(b.a, sizeof *x);
         if (!x)

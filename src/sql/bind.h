@@ -58,6 +58,7 @@ typedef enum {
 typedef struct qr_sqlorder {
     uint8_t kind;
     uint8_t desc;
+    uint8_t nulls_flip; /* NULLS FIRST ascending / NULLS LAST descending */
     qr_expr *x; /* QR_SO_EXPR */
     int col;       /* QR_SO_COL */
     uint32_t item; /* QR_SO_ITEM */
@@ -165,6 +166,8 @@ int qr_bind_from_join(qr_binder *b, struct qr_sqlsel *s, const PgQuery__SelectSt
 
 /* The column definition of slot c (a column of def, or a slot of scope). */
 const qr_coldef *qr_bind_coldef(const qr_binder *b, int c);
+/* 1 when an ORDER BY key's NULLS FIRST|LAST is not its direction's default. */
+uint8_t qr_sql_nulls_flip(const PgQuery__SortBy *sb);
 
 /* The table column a ColumnRef names (-1 with e set: 42703, 42P01). */
 int qr_bind_column(qr_binder *b, const PgQuery__ColumnRef *cr);

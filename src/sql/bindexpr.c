@@ -471,6 +471,8 @@ static qr_expr *func_call(qr_xbind *x, const PgQuery__FuncCall *f)
         {"substring", QR_FN_SUBSTR, 2, 3, QR_XT_TEXT},
         {"concat", QR_FN_CONCAT, 1, 16, QR_XT_TEXT},
         {"starts_with", QR_FN_STARTS_WITH, 2, 2, QR_XT_BOOL},
+        {"strpos", QR_FN_STRPOS, 2, 2, QR_XT_INT},
+        {"position", QR_FN_STRPOS, 2, 2, QR_XT_INT}, /* position(sub IN text) */
         {"regexp_matches", QR_FN_REGEXP_MATCHES, 2, 2, QR_XT_BOOL},
     };
     int at = -1;
@@ -527,10 +529,12 @@ static qr_expr *func_call(qr_xbind *x, const PgQuery__FuncCall *f)
     case QR_FN_LENGTH:
     case QR_FN_OCTET_LENGTH:
     case QR_FN_STARTS_WITH:
+    case QR_FN_STRPOS:
     case QR_FN_REGEXP_MATCHES:
         if (a[0]->type != QR_XT_TEXT && a[0]->type != QR_XT_JSON && a[0]->type != QR_XT_NULL)
             return fail(x, loc, "42883", "function %s() takes text", name);
-        if ((e->fn == QR_FN_STARTS_WITH || e->fn == QR_FN_REGEXP_MATCHES) &&
+        if ((e->fn == QR_FN_STARTS_WITH || e->fn == QR_FN_STRPOS ||
+             e->fn == QR_FN_REGEXP_MATCHES) &&
             a[1]->type != QR_XT_TEXT && a[1]->type != QR_XT_NULL)
             return fail(x, loc, "42883", "function %s() takes text", name);
         break;

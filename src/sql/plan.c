@@ -49,7 +49,8 @@ int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
     }
     const qr_sqlorder *o = &s->order[0];
     int by_score = s->norder == 1 && o->kind == QR_SO_BM25 && o->desc;
-    int by_time = s->norder == 1 && o->kind == QR_SO_COL && o->col == s->def->sort_col && o->desc;
+    int by_time = s->norder == 1 && o->kind == QR_SO_COL && o->col == s->def->sort_col && o->desc &&
+                  !o->nulls_flip;
     if ((by_score || by_time) && s->limit != UINT64_MAX) {
         if (s->limit + s->offset > QR_TOPK_MAX || s->limit + s->offset < s->limit)
             return qr_errf(e, QR_E_TOO_LONG, "LIMIT + OFFSET with ORDER BY %s is at most %u",

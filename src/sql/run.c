@@ -303,7 +303,7 @@ static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e)
         if (at < 0)
             return qr_errf(e, QR_E_INTERNAL, "ORDER BY key %u has no column", i);
         keys[nk] = (uint32_t)at;
-        desc[nk++] = o->desc;
+        desc[nk++] = (uint8_t)((o->desc ? QR_SORT_DESC : 0) | (o->nulls_flip ? QR_SORT_NULLS_FLIP : 0));
     }
     return nk ? qr_result_sort(out, keys, desc, nk, e) : 0;
 }

@@ -22,6 +22,7 @@
 #include "index/segcache.h"
 #include "search/parallel.h"
 #include "sql/db.h"
+#include "sql/initplan.h"
 #include "sql/plan.h"
 #include "sql/run.h"
 #include "sql/run_int.h"
@@ -285,12 +286,41 @@ static const PgQuery__Node *one_statement(const qr_sqlparse *p, qr_err *e)
     return p->tree->stmts[0]->stmt;
 }
 
+/* qr_sql_check's "run" of a scalar or EXISTS subquery: bound and planned,
+ * its output columns defined, no rows (so its value is NULL). */
+static int check_sub(void *ctx, PgQuery__Node *sub, qr_result *out, qr_err *e);
+
 /* qr_sql_check's "run" of a UNION arm: its output columns only. */
 static int check_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
 {
     (void)ctx;
     (void)kind;
     return qr_run_define_columns(sel, out, e);
+}
+
+typedef struct checkctx {
+    const qr_catalog *c;
+    qr_sqlparse *p;
+    qr_arena *a;
+} checkctx;
+
+static int check_node(const checkctx *k, const PgQuery__Node *st, qr_result *out, qr_err *e)
+{
+    if (qr_sql_initplans(k->p, (PgQuery__Node *)st, check_sub, (void *)k, out->ctx, e) != 0)
+        return -1;
+    if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) /* every arm bound */
+        return qr_sql_union(k->p, st->select_stmt, k->c, k->a, check_arm, NULL, out, e);
+    qr_sqlsel sel;
+    int kind;
+    if (qr_sql_bind(k->p, st, k->c, &sel, k->a, e) != 0 || qr_sql_plan(&sel, &kind, e) != 0)
+        return -1;
+    return out ? qr_run_define_columns(&sel, out, e) : 0;
+}
+
+static int check_sub(void *ctx, PgQuery__Node *sub, qr_result *out, qr_err *e)
+{
+    return check_node(ctx, sub, out, e);
 }
 
 int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
@@ -300,17 +330,14 @@ int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
     qr_arena_init(&a, 16 << 10, 64u << 20);
     int rc = qr_sqlp_parse(&p, sql, n, e);
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
-    qr_sqlsel sel;
-    int kind;
-    if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
-        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* every arm bound */
+    if (rc == 0 && st) {
+        checkctx k = {c, &p, &a};
         qr_result r;
         qr_result_init(&r, NULL);
-        rc = qr_sql_union(&p, st->select_stmt, c, &a, check_arm, NULL, &r, e);
+        rc = check_node(&k, st, &r, e);
         qr_result_free(&r);
-        st = NULL;
-    } else if (rc == 0) {
-        rc = st && qr_sql_bind(&p, st, c, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    } else {
+        rc = -1;
     }
     qr_sqlp_free(&p);
     qr_arena_free(&a);
@@ -396,10 +423,21 @@ static int run_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr
     return run_select(ctx, sel, kind, out, e);
 }
 
+/* A scalar or EXISTS subquery, run on its own (initplan.h). */
+static int run_sub(void *ctx, PgQuery__Node *sub, qr_result *out, qr_err *e)
+{
+    qr_sql_session *s = ((void **)ctx)[0];
+    const qr_sqlparse *p = ((void **)ctx)[1];
+    return qr_sql_select_node(s, p, sub, out, e);
+}
+
 /* A SELECT, UNION or EXPLAIN [ANALYZE] (the catalog held shared). */
 static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
                             qr_arena *a, qr_result *out, qr_err *e)
 {
+    void *sub[2] = {s, (void *)p};
+    if (qr_sql_initplans((qr_sqlparse *)p, (PgQuery__Node *)st, run_sub, sub, out->ctx, e) != 0)
+        return -1;
     if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
         st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) /* UNION */
         return qr_sql_union(p, st->select_stmt, &s->db->cat, a, run_arm, s, out, e);
@@ -546,7 +584,10 @@ int qr_sql_select_node(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__N
     qr_sqlsel sel;
     int kind = 0;
     int rc;
-    if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+    void *sub[2] = {s, (void *)p};
+    if (qr_sql_initplans((qr_sqlparse *)p, (PgQuery__Node *)st, run_sub, sub, out->ctx, e) != 0) {
+        rc = -1;
+    } else if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
         st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
         rc = qr_sql_union(p, st->select_stmt, &s->db->cat, &a, run_arm, s, out, e);
     } else {

@@ -95,7 +95,9 @@ static int order_and_limit(const qr_sqlparse *p, const PgQuery__SelectStmt *st, 
             return qr_sqlp_at(p, sb->location, e);
         }
         keys[i] = (uint32_t)at;
-        desc[i] = sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC;
+        desc[i] = (uint8_t)((sb->sortby_dir == PG_QUERY__SORT_BY_DIR__SORTBY_DESC ? QR_SORT_DESC
+                                                                                 : 0) |
+                            (qr_sql_nulls_flip(sb) ? QR_SORT_NULLS_FLIP : 0));
     }
     if (st->n_sort_clause && qr_result_sort(out, keys, desc, (uint32_t)st->n_sort_clause, e) != 0)
         return -1;

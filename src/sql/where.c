@@ -13,6 +13,7 @@
  * Anything else the index cannot answer fails with 0A000 naming it. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,9 +515,26 @@ static qr_query *range(qr_binder *b, int col, int64_t lo, int64_t hi, int32_t lo
     return check(b, qr_q_range(b->def, col, lo, hi, b->a, b->e), loc);
 }
 
+/* A numeric literal that no int64 equals: a fraction (2.5), or past the
+ * int64 range. *d gets its value. */
+static int inexact_lit(const Node *n, double *d)
+{
+    if (!n || n->node_case != PG_QUERY__NODE__NODE_A_CONST || n->a_const->isnull ||
+        n->a_const->val_case != PG_QUERY__A__CONST__VAL_FVAL)
+        return 0;
+    char *end;
+    *d = strtod(n->a_const->fval->fval, &end);
+    if (*end || *d != *d)
+        return 0;
+    return *d != floor(*d) || *d >= 9223372036854775808.0 || *d < -9223372036854775808.0;
+}
+
 static qr_query *equals(qr_binder *b, int col, const Node *v, int32_t loc)
 {
     int t = b->def->cols[col].type;
+    double d;
+    if (qr_type_is_int(t) && t != QT_UINT64 && inexact_lit(v, &d))
+        return range(b, col, 1, 0, loc); /* no integer equals 2.5 */
     if (qr_type_is_int(t)) {
         int64_t x;
         if (col_value(b, col, v, &x) != 0)
@@ -524,6 +542,13 @@ static qr_query *equals(qr_binder *b, int col, const Node *v, int32_t loc)
         return range(b, col, x, x, loc);
     }
     const char *s = string_lit(v);
+    const Node *lit = v && v->node_case == PG_QUERY__NODE__NODE_TYPE_CAST ? v->type_cast->arg : v;
+    if (!s && (!lit || lit->node_case != PG_QUERY__NODE__NODE_A_CONST)) {
+        qr_bind_fail(b, qr_node_loc(v), QR_E_FEATURE,
+                     "comparing \"%s\" with %s is not answered by the index (a literal is)",
+                     b->def->cols[col].name, qr_node_what(v));
+        return NULL;
+    }
     if (!s) {
         qr_bind_fail(b, qr_node_loc(v), QR_E_DATATYPE,
                      "column \"%s\" is %s: compare it with a string literal",
@@ -579,6 +604,24 @@ static qr_query *compare(qr_binder *b, const PgQuery__AExpr *x, const char *op)
         return NULL;
     }
     int64_t v;
+    double d;
+    if (t != QT_UINT64 && inexact_lit(x->rexpr, &d)) {
+        /* an integer column against 2.5: x < 2.5 is x <= 2, x > 2.5 is x >= 3 */
+        int below = !strcmp(op, "<") || !strcmp(op, "<=");
+        if (!below && strcmp(op, ">") && strcmp(op, ">=")) {
+            qr_bind_fail(b, x->location, QR_E_FEATURE, "operator %s is not supported in WHERE", op);
+            return NULL;
+        }
+        double f = below ? floor(d) : ceil(d);
+        if (f >= 9223372036854775808.0)
+            return below ? range(b, col, INT64_MIN, INT64_MAX, x->location)
+                         : range(b, col, 1, 0, x->location);
+        if (f < -9223372036854775808.0)
+            return below ? range(b, col, 1, 0, x->location)
+                         : range(b, col, INT64_MIN, INT64_MAX, x->location);
+        return below ? range(b, col, INT64_MIN, (int64_t)f, x->location)
+                     : range(b, col, (int64_t)f, INT64_MAX, x->location);
+    }
     if (col_value(b, col, x->rexpr, &v) != 0)
         return NULL;
     if (!strcmp(op, "<"))
