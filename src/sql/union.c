@@ -1,7 +1,13 @@
-/* union.c - UNION ALL and UNION (union.h): each arm bound, planned and run
- * as a SELECT of its own into its own result, the rows appended in arm
- * order; UNION (without ALL) then keeps one of each row; ORDER BY (output
- * names or positions) and LIMIT / OFFSET apply to the whole. */
+/* union.c - UNION, INTERSECT and EXCEPT, each with or without ALL
+ * (union.h): the tree of set operations libpg_query gives (INTERSECT binds
+ * tighter) is evaluated bottom-up; each arm is bound, planned and run as a
+ * SELECT of its own into its own result. UNION ALL appends; UNION then keeps
+ * one of each row; INTERSECT and EXCEPT sort both sides by every column and
+ * walk them together, keeping of each distinct row min(l, r) copies
+ * (INTERSECT ALL), one if both have it (INTERSECT), max(l - r, 0) (EXCEPT
+ * ALL) or one if only the left has it (EXCEPT); NULLs equal NULLs, as in
+ * SQL's set operations. A parenthesised operation's own ORDER BY and LIMIT
+ * apply to its result, the statement's to the whole. */
 #include "sql/union.h"
 
 #include <stdio.h>
@@ -13,24 +19,6 @@
 typedef PgQuery__Node Node;
 
 #define MAX_ARMS 64
-
-static int arms(const PgQuery__SelectStmt *st, const PgQuery__SelectStmt **out, uint32_t *n,
-                int *all, qr_err *e)
-{
-    if (st->op == PG_QUERY__SET_OPERATION__SETOP_NONE) {
-        if (*n == MAX_ARMS)
-            return qr_errf(e, QR_E_TOO_LONG, "a UNION has at most %d arms", MAX_ARMS);
-        out[(*n)++] = st;
-        return 0;
-    }
-    if (st->op != PG_QUERY__SET_OPERATION__SETOP_UNION)
-        return qr_errf(e, QR_E_FEATURE, "%s is not supported yet (UNION and UNION ALL are)",
-                       st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? "INTERSECT"
-                                                                          : "EXCEPT");
-    if (!st->all)
-        *all = 0;
-    return arms(st->larg, out, n, all, e) != 0 || arms(st->rarg, out, n, all, e) != 0 ? -1 : 0;
-}
 
 static int same_kind(const qr_rcol *a, const qr_rcol *b)
 {
@@ -118,59 +106,138 @@ static int order_and_limit(const qr_sqlparse *p, const PgQuery__SelectStmt *st, 
     return 0;
 }
 
-int qr_sql_union(const qr_sqlparse *p, const PgQuery__SelectStmt *st, const qr_catalog *c,
-                 qr_arena *a, qr_sql_run_fn run, void *ctx, qr_result *out, qr_err *e)
+/* Rows of two results (same column kinds) compared on every column. */
+static int row_cmp(const qr_result *a, uint64_t i, const qr_result *b, uint64_t j)
 {
-    const PgQuery__SelectStmt *arm[MAX_ARMS];
-    uint32_t n = 0;
-    int all = 1;
-    if (arms(st, arm, &n, &all, e) != 0)
+    const qr_cell *x = qr_result_row(a, i), *y = qr_result_row(b, j);
+    for (uint32_t c = 0; c < a->ncols; c++) {
+        int d = qr_cell_cmp(a, c, &x[c], &y[c]);
+        if (d)
+            return d;
+    }
+    return 0;
+}
+
+static int sort_all(qr_result *r, qr_err *e)
+{
+    uint32_t keys[QR_RESULT_MAX_COLS];
+    uint8_t desc[QR_RESULT_MAX_COLS] = {0};
+    for (uint32_t c = 0; c < r->ncols; c++)
+        keys[c] = c;
+    return qr_result_sort(r, keys, desc, r->ncols, e);
+}
+
+/* INTERSECT [ALL] / EXCEPT [ALL]: out keeps the rows of out the operation
+ * keeps against r. */
+static int intersect_except(qr_result *out, qr_result *r, int except, int all, qr_err *e)
+{
+    if (sort_all(out, e) != 0 || sort_all(r, e) != 0)
         return -1;
-    int rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
+    uint64_t w = 0, j = 0;
+    for (uint64_t i = 0; i < out->nrows;) {
+        uint64_t cl = 1, cr = 0;
+        while (i + cl < out->nrows && row_cmp(out, i, out, i + cl) == 0)
+            cl++;
+        while (j < r->nrows && row_cmp(out, i, r, j) > 0)
+            j++;
+        while (j + cr < r->nrows && row_cmp(out, i, r, j + cr) == 0)
+            cr++;
+        uint64_t keep = except ? (all ? (cl > cr ? cl - cr : 0) : (cr == 0))
+                               : (all ? (cl < cr ? cl : cr) : (cr > 0));
+        for (uint64_t k = 0; k < keep; k++, w++)
+            if (w != i + k)
+                memcpy(qr_result_row(out, w), qr_result_row(out, i + k),
+                       sizeof *out->cells * out->ncols);
+        i += cl;
+        j += cr;
+    }
+    out->nrows = w;
+    return 0;
+}
+
+static int append_rows(qr_result *out, const qr_result *r, qr_err *e)
+{
+    for (uint64_t row = 0; row < r->nrows; row++) {
+        qr_cell *o = qr_result_add_row(out, e);
+        if (!o)
+            return -1;
+        for (uint32_t k = 0; k < r->ncols; k++) {
+            const qr_cell *v = &qr_result_row(r, row)[k];
+            if (!v->null && (r->cols[k].kind == QR_RK_TEXT || r->cols[k].kind == QR_RK_JSON)) {
+                if (qr_result_set_text(out, &o[k], v->s ? v->s : "", v->n, e) != 0)
+                    return -1;
+            } else {
+                o[k] = *v;
+            }
+        }
+    }
+    return 0;
+}
+
+typedef struct setctx {
+    const qr_sqlparse *p;
+    const qr_catalog *c;
+    qr_arena *a;
+    qr_sql_run_fn run;
+    void *ctx;
+    uint32_t arms;
+} setctx;
+
+static const char *op_name(const PgQuery__SelectStmt *st)
+{
+    return st->op == PG_QUERY__SET_OPERATION__SETOP_UNION       ? "UNION"
+           : st->op == PG_QUERY__SET_OPERATION__SETOP_INTERSECT ? "INTERSECT"
+                                                                : "EXCEPT";
+}
+
+static int eval(setctx *x, const PgQuery__SelectStmt *st, qr_result *out, qr_err *e)
+{
+    if (st->op == PG_QUERY__SET_OPERATION__SETOP_NONE) {
+        if (++x->arms > MAX_ARMS)
+            return qr_errf(e, QR_E_TOO_LONG, "a set operation has at most %d arms", MAX_ARMS);
         PgQuery__Node node = PG_QUERY__NODE__INIT;
         node.node_case = PG_QUERY__NODE__NODE_SELECT_STMT;
-        node.select_stmt = (PgQuery__SelectStmt *)arm[i];
-        qr_sqlsel *sel = qr_arena_alloc(a, sizeof *sel);
+        node.select_stmt = (PgQuery__SelectStmt *)st;
+        qr_sqlsel *sel = qr_arena_alloc(x->a, sizeof *sel);
         if (!sel)
             return qr_errf(e, QR_E_NOMEM, "out of memory");
         int kind = 0;
-        if (qr_sql_bind(p, &node, c, sel, a, e) != 0 || qr_sql_plan(sel, &kind, e) != 0)
+        if (qr_sql_bind(x->p, &node, x->c, sel, x->a, e) != 0 || qr_sql_plan(sel, &kind, e) != 0)
             return -1;
-        qr_result r;
-        qr_result_init(&r, out->ctx);
-        rc = run(ctx, sel, kind, i == 0 ? out : &r, e);
-        if (rc == 0 && i > 0) {
-            if (r.ncols != out->ncols) {
-                rc = qr_errf(e, QR_E_SYNTAX, "each UNION arm must have the same number of "
-                                             "columns (%u and %u)",
-                             out->ncols, r.ncols);
-            }
-            for (uint32_t k = 0; rc == 0 && k < r.ncols; k++)
-                if (!same_kind(&out->cols[k], &r.cols[k]))
-                    rc = qr_errf(e, QR_E_DATATYPE,
-                                 "UNION column %u: the arms' types cannot be matched (cast one)",
-                                 k + 1);
-            for (uint64_t row = 0; rc == 0 && row < r.nrows; row++) {
-                qr_cell *o = qr_result_add_row(out, e);
-                if (!o) {
-                    rc = -1;
-                    break;
-                }
-                for (uint32_t k = 0; rc == 0 && k < r.ncols; k++) {
-                    const qr_cell *v = &qr_result_row(&r, row)[k];
-                    if (!v->null && (r.cols[k].kind == QR_RK_TEXT || r.cols[k].kind == QR_RK_JSON))
-                        rc = qr_result_set_text(out, &o[k], v->s ? v->s : "", v->n, e);
-                    else
-                        o[k] = *v;
-                }
-            }
-        }
-        qr_result_free(&r);
+        return x->run(x->ctx, sel, kind, out, e);
     }
-    if (rc == 0 && !all)
-        rc = distinct_rows(out, e);
+    if (!st->larg || !st->rarg)
+        return qr_errf(e, QR_E_SYNTAX, "%s without two sides", op_name(st));
+    if (eval(x, st->larg, out, e) != 0)
+        return -1;
+    qr_result r;
+    qr_result_init(&r, out->ctx);
+    int rc = eval(x, st->rarg, &r, e);
+    if (rc == 0 && r.ncols != out->ncols)
+        rc = qr_errf(e, QR_E_SYNTAX, "each %s query must have the same number of columns (%u and %u)",
+                     op_name(st), out->ncols, r.ncols);
+    for (uint32_t k = 0; rc == 0 && k < r.ncols; k++)
+        if (!same_kind(&out->cols[k], &r.cols[k]))
+            rc = qr_errf(e, QR_E_DATATYPE,
+                         "%s column %u: the two sides' types cannot be matched (cast one)",
+                         op_name(st), k + 1);
+    if (rc == 0 && st->op == PG_QUERY__SET_OPERATION__SETOP_UNION) {
+        rc = append_rows(out, &r, e);
+        if (rc == 0 && !st->all)
+            rc = distinct_rows(out, e);
+    } else if (rc == 0) {
+        rc = intersect_except(out, &r, st->op == PG_QUERY__SET_OPERATION__SETOP_EXCEPT, st->all,
+                              e);
+    }
+    qr_result_free(&r);
     if (rc == 0)
-        rc = order_and_limit(p, st, out, e);
+        rc = order_and_limit(x->p, st, out, e);
     return rc;
+}
+
+int qr_sql_union(const qr_sqlparse *p, const PgQuery__SelectStmt *st, const qr_catalog *c,
+                 qr_arena *a, qr_sql_run_fn run, void *ctx, qr_result *out, qr_err *e)
+{
+    setctx x = {p, c, a, run, ctx, 0};
+    return eval(&x, st, out, e);
 }

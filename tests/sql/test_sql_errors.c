@@ -110,8 +110,10 @@ static void test_sql_unsupported_says_what(void **st)
            NULL);
     expect("SELECT ServiceName FROM logs UNION SELECT nope FROM logs", "42703",
            "column \"nope\" does not exist at character 43");
-    expect("SELECT 1 INTERSECT SELECT 2", "0A000",
-           "INTERSECT is not supported yet (UNION and UNION ALL are)");
+    expect("SELECT 1 INTERSECT SELECT 'a'", "42804",
+           "INTERSECT column 1: the two sides' types cannot be matched (cast one)");
+    expect("SELECT ServiceName FROM logs EXCEPT ALL SELECT 1, 2", "42601",
+           "each EXCEPT query must have the same number of columns (1 and 2)");
     expect("SELECT Body FROM logs WHERE count(*) > 1", "42803",
            "aggregate functions are not allowed in WHERE at character 29");
     expect("SELECT Body FROM logs WHERE ServiceName @@ 'x'", "0A000",

@@ -271,6 +271,55 @@ static void same(const char *q, const char *s, uint64_t min_rows)
     assert_int_equal(ctx.used, 0);
 }
 
+/* Quarry's rows of q (sorted) collapsed into "row,copies" lines must equal
+ * SQLite's answer to s (which counts them itself). */
+static void same_counted(const char *q, const char *s, uint64_t min_rows)
+{
+    qr_qctx ctx;
+    qr_sql_ctx_init(&sess, &ctx, NULL);
+    qr_result r;
+    qr_result_init(&r, &ctx);
+    qr_err e;
+    if (qr_sql_exec(&sess, q, strlen(q), &r, &e) != 0)
+        fail_msg("%s: %s %s", q, e.code, e.msg);
+    qr_buf got, want, out;
+    qr_buf_init(&got);
+    qr_buf_init(&want);
+    qr_buf_init(&out);
+    qr_result_render(&r, QR_FMT_CSV, &got);
+    qr_buf_put_u8(&got, 0);
+    const char *line = strchr((const char *)got.p, '\n') + 1, *prev = NULL;
+    size_t plen = 0;
+    uint64_t copies = 0;
+    for (;;) {
+        const char *nl = *line ? strchr(line, '\n') : NULL;
+        size_t len = nl ? (size_t)(nl - line) : 0;
+        if (prev && (!nl || len != plen || memcmp(line, prev, len))) {
+            char t[32];
+            qr_buf_put(&out, prev, plen);
+            snprintf(t, sizeof t, ",%llu\n", (unsigned long long)copies);
+            qr_buf_put(&out, t, strlen(t));
+            copies = 0;
+        }
+        if (!nl)
+            break;
+        prev = line, plen = len, copies++;
+        line = nl + 1;
+    }
+    sqlite_csv(s, &want);
+    if (want.len != out.len || memcmp(want.p, out.p, out.len))
+        fail_msg("%s\nquarry:\n%.*s\nsqlite:\n%.*s", q, (int)out.len, (const char *)out.p,
+                 (int)want.len, (const char *)want.p);
+    if (r.nrows < min_rows)
+        fail_msg("%s: %llu rows, expected at least %llu", q, (unsigned long long)r.nrows,
+                 (unsigned long long)min_rows);
+    qr_buf_free(&got);
+    qr_buf_free(&want);
+    qr_buf_free(&out);
+    qr_result_free(&r);
+    assert_int_equal(ctx.used, 0);
+}
+
 /* ---- http_logs ---- */
 
 static void test_http_counts_and_filters(void **st)
@@ -513,6 +562,59 @@ static void test_github_joins(void **st)
          2);
 }
 
+static void fails(const char *q, const char *code, const char *msg);
+
+/* ---- set operations ---- */
+
+static void test_set_operations(void **st)
+{
+    (void)st;
+#define BIG   "SELECT status FROM http_logs WHERE size > 20000"
+#define ONES  "SELECT status FROM http_logs WHERE clientip LIKE '1%'"
+#define GET   "SELECT clientip FROM http_logs WHERE request LIKE 'GET %'"
+#define E404  "SELECT clientip FROM http_logs WHERE status = 404"
+    same(GET " INTERSECT " E404 " ORDER BY 1", GET " INTERSECT " E404 " ORDER BY 1", 5);
+    same(GET " EXCEPT " E404 " ORDER BY 1 LIMIT 20 OFFSET 3",
+         GET " EXCEPT " E404 " ORDER BY 1 LIMIT 20 OFFSET 3", 20);
+    same(E404 " EXCEPT " GET " ORDER BY 1", E404 " EXCEPT " GET " ORDER BY 1", 0);
+    same(BIG " UNION " ONES " ORDER BY 1", BIG " UNION " ONES " ORDER BY 1", 3);
+    /* INTERSECT binds tighter than UNION; parentheses group */
+    same(E404 " UNION " GET " INTERSECT " E404 " ORDER BY 1",
+         E404 " UNION SELECT * FROM (" GET " INTERSECT " E404 ") ORDER BY 1", 5);
+    same("(" GET " EXCEPT " E404 ") INTERSECT SELECT clientip FROM http_logs WHERE status = "
+         "200 ORDER BY 1",
+         "SELECT * FROM (" GET " EXCEPT " E404 ") INTERSECT SELECT clientip FROM http_logs "
+         "WHERE status = 200 ORDER BY 1",
+         5);
+    /* a UNION inside, then UNION ALL: the inner duplicates go, the outer stay */
+    same_counted("(" BIG " UNION " BIG ") UNION ALL " BIG " ORDER BY 1",
+                 "SELECT status, count(*) + 1 FROM http_logs WHERE size > 20000 GROUP BY 1 "
+                 "ORDER BY 1",
+                 3);
+    /* the ALL forms count copies (SQLite has neither: counted there) */
+    same_counted(BIG " INTERSECT ALL " ONES " ORDER BY 1",
+                 "WITH a AS (" BIG "), b AS (" ONES "), ca AS (SELECT status, count(*) AS c FROM "
+                 "a GROUP BY 1), cb AS (SELECT status, count(*) AS c FROM b GROUP BY 1) SELECT "
+                 "status, min(ca.c, cb.c) FROM ca JOIN cb USING (status) ORDER BY 1",
+                 3);
+    same_counted(ONES " EXCEPT ALL " BIG " ORDER BY 1",
+                 "WITH a AS (" ONES "), b AS (" BIG "), ca AS (SELECT status, count(*) AS c FROM "
+                 "a GROUP BY 1), cb AS (SELECT status, count(*) AS c FROM b GROUP BY 1) SELECT "
+                 "status, ca.c - coalesce(cb.c, 0) FROM ca LEFT JOIN cb USING (status) WHERE "
+                 "ca.c > coalesce(cb.c, 0) ORDER BY 1",
+                 3);
+    same("SELECT NULL::bigint INTERSECT SELECT NULL::bigint", "SELECT NULL INTERSECT SELECT NULL",
+         1);
+    fails(GET " INTERSECT SELECT status FROM http_logs", "42804",
+          "INTERSECT column 1: the two sides' types cannot be matched (cast one)");
+    fails(GET " EXCEPT SELECT clientip, status FROM http_logs", "42601",
+          "each EXCEPT query must have the same number of columns (1 and 2)");
+#undef BIG
+#undef ONES
+#undef GET
+#undef E404
+}
+
 /* ---- scalar and EXISTS subqueries (initplan.c) ---- */
 
 static void fails(const char *q, const char *code, const char *msg)
@@ -594,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_github_json_paths),
         cmocka_unit_test(test_github_joins),
         cmocka_unit_test(test_scalar_subqueries),
+        cmocka_unit_test(test_set_operations),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
