@@ -258,7 +258,7 @@ static void same(const char *q, const char *s, uint64_t min_rows)
     const char *body = memchr(got.p, '\n', got.len) + 1;
     size_t blen = got.len - (size_t)(body - (const char *)got.p);
     sqlite_csv(s, &want);
-    if (want.len != blen || memcmp(body, want.p, blen))
+    if (want.len != blen || (blen && memcmp(body, want.p, blen)))
         fail_msg("%s\nquarry (%zu bytes):\n%.*s\nsqlite (%zu bytes):\n%.*s", q, blen,
                  (int)(blen > 3000 ? 3000 : blen), body, want.len,
                  (int)(want.len > 3000 ? 3000 : want.len), (const char *)want.p);
@@ -307,7 +307,7 @@ static void same_counted(const char *q, const char *s, uint64_t min_rows)
         line = nl + 1;
     }
     sqlite_csv(s, &want);
-    if (want.len != out.len || memcmp(want.p, out.p, out.len))
+    if (want.len != out.len || (out.len && memcmp(want.p, out.p, out.len)))
         fail_msg("%s\nquarry:\n%.*s\nsqlite:\n%.*s", q, (int)out.len, (const char *)out.p,
                  (int)want.len, (const char *)want.p);
     if (r.nrows < min_rows)
