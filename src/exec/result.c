@@ -170,3 +170,26 @@ int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint
     qr_qfree(r->ctx, ix);
     return 0;
 }
+
+int qr_result_distinct(qr_result *r, qr_err *e)
+{
+    uint32_t keys[QR_RESULT_MAX_COLS];
+    uint8_t desc[QR_RESULT_MAX_COLS] = {0};
+    for (uint32_t c = 0; c < r->ncols; c++)
+        keys[c] = c;
+    if (qr_result_sort(r, keys, desc, r->ncols, e) != 0)
+        return -1;
+    uint64_t w = 0;
+    for (uint64_t i = 0; i < r->nrows; i++) {
+        int dup = w > 0;
+        for (uint32_t c = 0; dup && c < r->ncols; c++)
+            dup = qr_cell_cmp(r, c, &qr_result_row(r, w - 1)[c], &qr_result_row(r, i)[c]) == 0;
+        if (dup)
+            continue;
+        if (w != i)
+            memcpy(qr_result_row(r, w), qr_result_row(r, i), sizeof *r->cells * r->ncols);
+        w++;
+    }
+    r->nrows = w;
+    return 0;
+}

@@ -80,6 +80,9 @@ void qr_result_slice(qr_result *r, uint64_t off, uint64_t lim);
 #define QR_SORT_NULLS_FLIP 2
 int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
                    qr_err *e);
+/* Keep one of each row (equal in every column, NULL equal to NULL); the
+ * rows come out sorted by every column. -1 with e set when out of memory. */
+int qr_result_distinct(qr_result *r, qr_err *e);
 /* Compare two cells of column col (NULL largest): <0, 0, >0. */
 int qr_cell_cmp(const qr_result *r, uint32_t col, const qr_cell *a, const qr_cell *b);
 #endif

@@ -16,7 +16,8 @@
 #include "format/schema.h"
 #include "util/timefmt.h"
 
-#define MAX_DEPTH 2000 /* parse trees are far shallower: libpg_query limits nesting */
+#define MAX_DEPTH  2000  /* parse trees are far shallower: libpg_query limits nesting */
+#define MAX_NOT_IN 1024  /* values of a NOT IN (SELECT ...): an IN list's limit (where.c) */
 
 typedef struct walk {
     qr_sqlparse *p;
@@ -97,16 +98,18 @@ static int timestamp_cast(PgQuery__Node *n, PgQuery__AConst *c, int32_t loc)
     return 0;
 }
 
-/* Replace SubLink node n (its message already freed by the caller) by the
- * literal of cell v of column col of r (NULL when r has no row). */
-static int place(PgQuery__Node *n, const qr_result *r, int exists, int32_t loc, qr_err *e)
+/* Make node n (empty: its message already freed by the caller) the literal
+ * of column 0 of row `row` of r (NULL when r has no such row), or with
+ * `exists` the boolean "r has rows". */
+static int place(PgQuery__Node *n, const qr_result *r, uint64_t row, int exists, int32_t loc,
+                 qr_err *e)
 {
     PgQuery__AConst *c = malloc(sizeof *c);
     if (!c)
         return nomem(e);
     pg_query__a__const__init(c);
     c->location = loc;
-    const qr_cell *v = r->nrows ? qr_result_row(r, 0) : NULL;
+    const qr_cell *v = row < r->nrows ? qr_result_row(r, row) : NULL;
     const qr_rcol *col = &r->cols[0];
     char buf[64];
     int rc = 0, ts = 0;
@@ -207,7 +210,105 @@ static int sublink(walk *w, PgQuery__Node *n)
     if (rc == 0) {
         protobuf_c_message_free_unpacked(&sl->base, NULL);
         n->sub_link = NULL;
-        rc = place(n, &r, exists, loc, w->e);
+        rc = place(n, &r, 0, exists, loc, w->e);
+    }
+    qr_result_free(&r);
+    return rc;
+}
+
+static const char *oper_of(const PgQuery__SubLink *sl)
+{
+    const PgQuery__Node *o = sl->n_oper_name ? sl->oper_name[sl->n_oper_name - 1] : NULL;
+    return o && o->node_case == PG_QUERY__NODE__NODE_STRING ? o->string->sval : "=";
+}
+
+/* `x NOT IN (SELECT y ...)`: libpg_query's NOT over an ANY SubLink. The
+ * subquery's rows become the list of `x IN (v1, v2, ...)` under the NOT
+ * (its three-valued logic: a NULL among them, or x NULL, gives NULL; an
+ * empty subquery makes `x IN` false and the NOT true). */
+static int not_in(walk *w, PgQuery__Node *n)
+{
+    PgQuery__SubLink *sl = n->sub_link;
+    int32_t loc = sl->location;
+    qr_result r;
+    qr_result_init(&r, w->ctx);
+    int rc = w->run(w->rctx, sl->subselect, &r, w->e);
+    if (rc != 0 && is_outer_name_error(w->e)) {
+        size_t l = strlen(w->e->msg);
+        snprintf(w->e->msg + l, sizeof w->e->msg - l, "%s",
+                 " (a NOT IN subquery runs once, on its own: correlated subqueries are not "
+                 "supported)");
+    }
+    if (rc == 0 && r.ncols != 1) {
+        qr_errf(w->e, QR_E_SYNTAX, "subquery has too many columns");
+        rc = qr_sqlp_at(w->p, loc, w->e);
+    }
+    if (rc == 0)
+        rc = qr_result_distinct(&r, w->e);
+    if (rc == 0 && r.nrows > MAX_NOT_IN) {
+        qr_errf(w->e, QR_E_FEATURE,
+                "NOT IN (SELECT ...) of more than %d distinct values is not supported yet (this "
+                "one has %llu)",
+                MAX_NOT_IN, (unsigned long long)r.nrows);
+        rc = qr_sqlp_at(w->p, loc, w->e);
+    }
+    if (rc != 0) {
+        qr_result_free(&r);
+        return -1;
+    }
+    PgQuery__Node *test = sl->testexpr;
+    sl->testexpr = NULL;
+    protobuf_c_message_free_unpacked(&sl->base, NULL);
+    n->sub_link = NULL;
+    n->node_case = PG_QUERY__NODE__NODE__NOT_SET;
+    if (r.nrows == 0) { /* x IN (nothing) */
+        protobuf_c_message_free_unpacked(&test->base, NULL);
+        qr_result fake;
+        qr_result_init(&fake, NULL);
+        rc = place(n, &fake, 0, 1, loc, w->e);
+        qr_result_free(&fake);
+        qr_result_free(&r);
+        return rc;
+    }
+    PgQuery__AExpr *ax = malloc(sizeof *ax);
+    PgQuery__List *list = malloc(sizeof *list);
+    PgQuery__Node *ln = malloc(sizeof *ln), **opn = malloc(sizeof *opn), *op = malloc(sizeof *op);
+    PgQuery__Node **items = calloc(r.nrows, sizeof *items);
+    PgQuery__String *eq = new_string("=", 1);
+    if (!ax || !list || !ln || !opn || !op || !items || !eq) {
+        free(ax), free(list), free(ln), free(opn), free(op), free(items);
+        if (eq)
+            free(eq->sval), free(eq);
+        protobuf_c_message_free_unpacked(&test->base, NULL);
+        qr_result_free(&r);
+        return nomem(w->e);
+    }
+    pg_query__a__expr__init(ax);
+    pg_query__list__init(list);
+    pg_query__node__init(ln);
+    pg_query__node__init(op);
+    op->node_case = PG_QUERY__NODE__NODE_STRING;
+    op->string = eq;
+    opn[0] = op;
+    ax->kind = PG_QUERY__A__EXPR__KIND__AEXPR_IN;
+    ax->n_name = 1;
+    ax->name = opn;
+    ax->lexpr = test;
+    ax->location = loc;
+    ln->node_case = PG_QUERY__NODE__NODE_LIST;
+    ln->list = list;
+    ax->rexpr = ln;
+    list->items = items;
+    n->node_case = PG_QUERY__NODE__NODE_A_EXPR;
+    n->a_expr = ax; /* owned by the tree from here: a failure below leaves it whole */
+    for (uint64_t k = 0; k < r.nrows && rc == 0; k++) {
+        if (!(items[k] = malloc(sizeof *items[k]))) {
+            rc = nomem(w->e);
+            break;
+        }
+        pg_query__node__init(items[k]);
+        list->n_items = k + 1;
+        rc = place(items[k], &r, k, 0, loc, w->e);
     }
     qr_result_free(&r);
     return rc;
@@ -224,6 +325,20 @@ static int walk_msg(walk *w, ProtobufCMessage *m, int depth)
              n->sub_link->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK) &&
             n->sub_link->subselect)
             return sublink(w, n);
+        PgQuery__Node *a0 = n->node_case == PG_QUERY__NODE__NODE_BOOL_EXPR &&
+                                    n->bool_expr->boolop == PG_QUERY__BOOL_EXPR_TYPE__NOT_EXPR &&
+                                    n->bool_expr->n_args == 1
+                                ? n->bool_expr->args[0]
+                                : NULL;
+        if (a0 && a0->node_case == PG_QUERY__NODE__NODE_SUB_LINK &&
+            a0->sub_link->sub_link_type == PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK &&
+            a0->sub_link->subselect && a0->sub_link->testexpr &&
+            !strcmp(oper_of(a0->sub_link), "=")) {
+            /* its test expression may hold subqueries of its own */
+            if (walk_msg(w, &a0->sub_link->testexpr->base, depth + 1) != 0)
+                return -1;
+            return not_in(w, a0);
+        }
     }
     const ProtobufCMessageDescriptor *d = m->descriptor;
     for (unsigned i = 0; i < d->n_fields; i++) {

@@ -11,8 +11,11 @@
  *
  * A subquery that names a column or table of the outer query cannot run on
  * its own: its error (42703 or 42P01) gets the note that correlated
- * subqueries are not supported. `x IN (SELECT ...)` is not touched here
- * (it is a semi join: bindjoin.c).
+ * subqueries are not supported. `x NOT IN (SELECT ...)` becomes
+ * `NOT x IN (v1, ...)` over the subquery's distinct values (at most 1024),
+ * which keeps SQL's three-valued logic (a NULL value makes it NULL; no rows
+ * make it true). `x IN (SELECT ...)` is not touched here (it is a semi join:
+ * bindjoin.c).
  */
 #ifndef QR_SQL_INITPLAN_H
 #define QR_SQL_INITPLAN_H

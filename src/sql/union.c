@@ -27,32 +27,6 @@ static int same_kind(const qr_rcol *a, const qr_rcol *b)
     return a->kind != QR_RK_INT || a->type == b->type;
 }
 
-/* UNION: rows equal in every column kept once (the first). */
-static int distinct_rows(qr_result *r, qr_err *e)
-{
-    uint32_t keys[QR_RESULT_MAX_COLS];
-    uint8_t desc[QR_RESULT_MAX_COLS] = {0};
-    for (uint32_t c = 0; c < r->ncols; c++)
-        keys[c] = c;
-    if (qr_result_sort(r, keys, desc, r->ncols, e) != 0)
-        return -1;
-    uint64_t w = 0;
-    for (uint64_t i = 0; i < r->nrows; i++) {
-        int dup = w > 0;
-        for (uint32_t c = 0; dup && c < r->ncols; c++) {
-            const qr_cell *x = &qr_result_row(r, w - 1)[c], *y = &qr_result_row(r, i)[c];
-            dup = x->null == y->null && (x->null || qr_cell_cmp(r, c, x, y) == 0);
-        }
-        if (dup)
-            continue;
-        if (w != i)
-            memcpy(qr_result_row(r, w), qr_result_row(r, i), sizeof *r->cells * r->ncols);
-        w++;
-    }
-    r->nrows = w;
-    return 0;
-}
-
 static int order_and_limit(const qr_sqlparse *p, const PgQuery__SelectStmt *st, qr_result *out,
                            qr_err *e)
 {
@@ -224,7 +198,7 @@ static int eval(setctx *x, const PgQuery__SelectStmt *st, qr_result *out, qr_err
     if (rc == 0 && st->op == PG_QUERY__SET_OPERATION__SETOP_UNION) {
         rc = append_rows(out, &r, e);
         if (rc == 0 && !st->all)
-            rc = distinct_rows(out, e);
+            rc = qr_result_distinct(out, e);
     } else if (rc == 0) {
         rc = intersect_except(out, &r, st->op == PG_QUERY__SET_OPERATION__SETOP_EXCEPT, st->all,
                               e);

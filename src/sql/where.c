@@ -543,7 +543,7 @@ static qr_query *equals(qr_binder *b, int col, const Node *v, int32_t loc)
     }
     const char *s = string_lit(v);
     const Node *lit = v && v->node_case == PG_QUERY__NODE__NODE_TYPE_CAST ? v->type_cast->arg : v;
-    if (!s && (!lit || lit->node_case != PG_QUERY__NODE__NODE_A_CONST)) {
+    if (!s && (!lit || lit->node_case != PG_QUERY__NODE__NODE_A_CONST || lit->a_const->isnull)) {
         qr_bind_fail(b, qr_node_loc(v), QR_E_FEATURE,
                      "comparing \"%s\" with %s is not answered by the index (a literal is)",
                      b->def->cols[col].name, qr_node_what(v));
