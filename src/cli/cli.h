@@ -27,5 +27,8 @@ void cli_fail(const char *code, const char *msg);
 /* The hot latency of --repeat runs (lat[0] the first run, sorted here):
  * median, p90 and min, to stderr. */
 void cli_print_latency(double *lat, uint64_t reps, int threads);
+/* Keep large freed blocks in the heap (glibc): the commands that build
+ * segments or run queries call it first. */
+void cli_tune_malloc(void);
 
 #endif

@@ -41,18 +41,6 @@ static const char *usage_text =
     "(nothing committed: a failed write, a full disk, out of memory, or with\n"
     "--strict a bad line), 2 usage.\n";
 
-/* Segment builds allocate and free the same large arrays for every segment;
- * keeping them in the heap (not mmap/munmap each time) saves the page faults
- * of touching fresh memory again. The footprint is unchanged: freed memory
- * is reused. */
-static void tune_malloc(void)
-{
-#ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 512 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 /* The first lines of the input, to infer a table from: up to SAMPLE_BYTES
  * or SAMPLE_LINES lines. They are ingested first (qr_ingest_opts.prefix). */
 #define SAMPLE_BYTES (4u << 20)
@@ -263,7 +251,7 @@ int cli_ingest(int argc, char **argv)
     }
     o.report = stderr;
     o.progress = !quiet && isatty(STDERR_FILENO);
-    tune_malloc();
+    cli_tune_malloc();
     char *sample = NULL;
     int made;
     qr_table *t = open_or_create(data, table, schema, fd, name, quiet, &sample, &o, &made, &e);

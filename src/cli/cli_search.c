@@ -226,6 +226,7 @@ int cli_search(int argc, char **argv)
                                          {"memory-limit", required_argument, 0, 'M'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    cli_tune_malloc();
     const char *data = NULL, *table = NULL;
     run_opts o = {.by = QR_BY_NONE, .k = 10, .limit = 10, .reps = 1};
     int c, have_top = 0, have_by = 0, have_limit = 0;

@@ -77,6 +77,7 @@ int cli_serve(int argc, char **argv)
                                          {"tls-key", required_argument, 0, 'K'},
                                          {"idle-timeout", required_argument, 0, 'I'},
                                          {0, 0, 0, 0}};
+    cli_tune_malloc();
     pgw_config cfg;
     pgw_config_default(&cfg);
     const char *data = NULL, *users_path = NULL, *port_file = NULL;

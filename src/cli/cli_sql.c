@@ -252,6 +252,7 @@ int cli_sql(int argc, char **argv)
                                          {"continue-on-error", no_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
+    cli_tune_malloc();
     const char *data = NULL, *cmd = NULL, *file = NULL;
     int fmt = QR_FMT_TABLE, c, keep_going = 0;
     uint64_t threads = 0, mem = QR_QCTX_DEFAULT_LIMIT, timeout = 0, reps = 1;

@@ -1,5 +1,7 @@
-/* cli_util.c - option value parsing and error printing shared by commands. */
+/* cli_util.c - option value parsing, error printing and process set-up
+ * shared by commands. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -62,4 +64,17 @@ void cli_print_latency(double *lat, uint64_t reps, int threads)
             "hot: median %.3f ms, p90 %.3f ms, min %.3f ms over %llu runs (first %.3f ms), "
             "%d threads\n",
             lat[reps / 2], lat[reps * 9 / 10], lat[0], (unsigned long long)reps, first, threads);
+}
+
+/* Segment builds, and queries that gather column vectors and hash tables,
+ * allocate and free the same large arrays again and again; keeping them in
+ * the heap (not mmap/munmap each time) saves the page faults of touching
+ * fresh memory again. The footprint stays what the work needs: freed memory
+ * is reused. */
+void cli_tune_malloc(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 }
