@@ -166,7 +166,20 @@ static int block_of(const qr_colreader *r, uint32_t row, uint32_t *bi, qr_err *e
     if (row >= r->seg->rows)
         return qr_errf(e, QR_E_ARGS, "segment %s: row %u out of range (%llu rows)", r->seg->path,
                        row, (unsigned long long)r->seg->rows);
-    *bi = find_block(r->cm, row);
+    /* reads mostly go forward: the block of the last point read, or the
+     * next one, before a binary search */
+    const qr_colmeta *cm = r->cm;
+    int64_t pb = r->point_blk;
+    for (int k = 0; pb >= 0 && k < 2; k++, pb++) {
+        if ((uint64_t)pb >= (uint64_t)cm->first_data + cm->ndata)
+            break;
+        const qr_blockref *b = &cm->blocks[pb];
+        if (row >= b->first_row && row - b->first_row < b->rows) {
+            *bi = (uint32_t)pb;
+            return 0;
+        }
+    }
+    *bi = find_block(cm, row);
     return 0;
 }
 
