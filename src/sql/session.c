@@ -22,6 +22,7 @@
 #include "index/segcache.h"
 #include "search/parallel.h"
 #include "sql/db.h"
+#include "sql/pgcat.h"
 #include "sql/plan.h"
 #include "sql/run.h"
 #include "sql/run_int.h"
@@ -302,7 +303,16 @@ int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
     qr_sqlsel sel;
     int kind;
-    if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
+    if (rc == 0 && st && qr_pgcat_wants(st, c)) { /* the catalog answers: run them */
+        qr_pgcat_env env = {.cat = c, .user = "quarry", .database = "quarry"};
+        qr_qctx ctx;
+        qr_qctx_init(&ctx, 64u << 20);
+        qr_result r;
+        qr_result_init(&r, &ctx);
+        rc = qr_pgcat_exec(&env, &p, st, &r, e);
+        qr_result_free(&r);
+        st = NULL;
+    } else if (rc == 0 && st && st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
         st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* every arm bound */
         qr_result r;
         qr_result_init(&r, NULL);
@@ -396,10 +406,61 @@ static int run_arm(void *ctx, const qr_sqlsel *sel, int kind, qr_result *out, qr
     return run_select(ctx, sel, kind, out, e);
 }
 
+/* ---- what the catalog answers read (pgcat.h) ---- */
+static int env_setting(void *ctx, const char *name, char *buf, size_t n, qr_err *e)
+{
+    return qr_sql_show(ctx, name, buf, n, e);
+}
+
+static int64_t env_table_rows(void *ctx, const char *table)
+{
+    qr_sql_session *s = ctx;
+    qr_err e;
+    tsnap *t = table_snap(s->db, table, &e);
+    if (!t)
+        return -1;
+    int64_t rows = 0;
+    for (uint32_t i = 0; i < t->t->man.nsegs; i++)
+        rows += (int64_t)t->t->man.segs[i].rows;
+    snap_unref(s->db, t);
+    return rows;
+}
+
+/* the bytes of the table's segment files (what its rows and indexes take) */
+static int64_t env_table_bytes(void *ctx, const char *table)
+{
+    qr_sql_session *s = ctx;
+    qr_err e;
+    tsnap *t = table_snap(s->db, table, &e);
+    if (!t)
+        return -1;
+    int64_t bytes = 0;
+    for (uint32_t i = 0; i < t->t->man.nsegs; i++)
+        bytes += (int64_t)t->t->man.segs[i].file_bytes;
+    snap_unref(s->db, t);
+    return bytes;
+}
+
+static void pgcat_env(qr_sql_session *s, qr_pgcat_env *env)
+{
+    *env = (qr_pgcat_env){.cat = &s->db->cat,
+                          .user = s->user[0] ? s->user : "quarry",
+                          .database = "quarry",
+                          .setting = env_setting,
+                          .table_rows = env_table_rows,
+                          .table_bytes = env_table_bytes,
+                          .ctx = s};
+}
+
 /* A SELECT, UNION or EXPLAIN [ANALYZE] (the catalog held shared). */
 static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
                             qr_arena *a, qr_result *out, qr_err *e)
 {
+    if (qr_pgcat_wants(st, &s->db->cat)) { /* pg_catalog, information_schema, version() ... */
+        qr_pgcat_env env;
+        pgcat_env(s, &env);
+        return qr_pgcat_exec(&env, p, st, out, e);
+    }
     if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
         st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) /* UNION */
         return qr_sql_union(p, st->select_stmt, &s->db->cat, a, run_arm, s, out, e);

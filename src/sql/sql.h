@@ -78,6 +78,8 @@ typedef struct qr_sql_session {
                       * each name's value before it (NULL: not set), which
                       * COMMIT / ROLLBACK put back */
     qr_sql_settings saved;
+    char user[64]; /* who the catalog answers say is connected (current_user,
+                    * every object's owner); "" = "quarry" */
 } qr_sql_session;
 
 /* A session on a shared database (the settings get their defaults). */
