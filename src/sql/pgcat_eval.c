@@ -474,7 +474,7 @@ static const char *expr_name(const Node *n)
                 q = q->larg;
             if (q && q->n_target_list) {
                 const PgQuery__ResTarget *rt = q->target_list[0]->res_target;
-                return rt->name ? rt->name : expr_name(rt->val);
+                return rt->name && rt->name[0] ? rt->name : expr_name(rt->val);
             }
             return "?column?";
         }
@@ -531,7 +531,7 @@ static int targets_of(pcx *x, const PgQuery__SelectStmt *q, const pcscope *s, ta
                                qual ? qual : "");
             continue;
         }
-        t[n] = (target){v, 0, 0, rt->name ? rt->name : expr_name(v), 0};
+        t[n] = (target){v, 0, 0, rt->name && rt->name[0] ? rt->name : expr_name(v), 0};
         if (pc_typeof(x, v, s, &t[n].type) != 0)
             return -1;
         if (t[n].type == PT_UNKNOWN)
