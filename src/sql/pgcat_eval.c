@@ -425,9 +425,10 @@ static const char *expr_name(const Node *n)
         const char *s = pc_fname(n->func_call, NULL);
         return s ? s : "?column?";
     }
-    case PG_QUERY__NODE__NODE_TYPE_CAST: {
-        const char *inner = expr_name(n->type_cast->arg);
-        if (strcmp(inner, "?column?"))
+    case PG_QUERY__NODE__NODE_TYPE_CAST: { /* the argument's name, unless it has none */
+        const Node *arg = n->type_cast->arg;
+        const char *inner = expr_name(arg);
+        if (strcmp(inner, "?column?") && arg->node_case != PG_QUERY__NODE__NODE_TYPE_CAST)
             return inner;
         const PgQuery__TypeName *tn = n->type_cast->type_name;
         const char *s = tn->n_names ? sval(tn->names[tn->n_names - 1]) : NULL;
@@ -1134,7 +1135,7 @@ int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *fromv, const pcv **tu
                 continue;
             s->grouped = 1;
             s->tup = gt + from * n;
-            s->ntup = i - from;
+            s->ntup = ntup ? i - from : 0;
             for (uint32_t k = 0; k < n; k++)
                 f->it[k].row = s->ntup ? s->tup[k] : NULL;
             int keep = 1;
@@ -1174,7 +1175,7 @@ int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *fromv, const pcv **tu
                 }
             }
     if (q->n_distinct_clause) {
-        if (q->distinct_clause[0])
+        if (q->distinct_clause[0] && q->distinct_clause[0]->node_case != PG_QUERY__NODE__NODE__NOT_SET)
             return pc_fail(x, -1, QR_E_FEATURE, "DISTINCT ON is not supported in catalog queries");
         if (dedupe(x, r, nt) != 0)
             return -1;
@@ -1329,7 +1330,7 @@ int qr_pgcat_wants(const PgQuery__Node *st, const qr_catalog *cat)
     walk_select(st->select_stmt, &w);
     if (w.catalog_rel)
         return 1;
-    return !w.has_from && !w.data_rel && w.catalog_fn;
+    return !w.data_rel && w.catalog_fn; /* no FROM, or FROM generate_series(...) */
 }
 
 /* ---- into a qr_result ---- */
