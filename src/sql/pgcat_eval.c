@@ -594,6 +594,23 @@ static void find_windows(const Node *n, const PgQuery__FuncCall **w, uint32_t *n
         find_windows(n->type_cast->arg, w, nw);
 }
 
+/* set-returning calls at the top of a select item (through casts and
+ * field selections: (_pg_expandarray(k)).n) */
+static void find_srfs(const Node *n, const PgQuery__FuncCall **w, uint32_t *nw)
+{
+    if (!n)
+        return;
+    if (n->node_case == PG_QUERY__NODE__NODE_FUNC_CALL) {
+        if (pc_is_srf(n->func_call) && *nw < 8)
+            w[(*nw)++] = n->func_call;
+        return;
+    }
+    if (n->node_case == PG_QUERY__NODE__NODE_TYPE_CAST)
+        find_srfs(n->type_cast->arg, w, nw);
+    else if (n->node_case == PG_QUERY__NODE__NODE_A_INDIRECTION)
+        find_srfs(n->a_indirection->arg, w, nw);
+}
+
 typedef struct sortctx {
     pcx *x;
     const pcv *keys; /* n x nk */
@@ -1070,25 +1087,49 @@ int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *fromv, const pcv **tu
                 }
             }
         }
-        s->nwin = nw;
-        s->win = win;
+        /* set-returning functions of the select list: each tuple gives as many
+         * rows as the longest of their sets (PostgreSQL 10's rule) */
+        const PgQuery__FuncCall *keyed[16];
+        uint32_t nsrf = 0;
+        memcpy(keyed, win, sizeof *win * nw);
+        for (uint32_t c = 0; c < nt; c++)
+            find_srfs(t[c].expr, keyed + nw, &nsrf);
+        pcv cur[16];
+        pcv *sets[8];
+        uint32_t setn[8];
+        s->nwin = nw + nsrf;
+        s->win = keyed;
+        s->winv = cur;
         for (uint64_t i = 0; i < ntup; i++) {
             for (uint32_t k = 0; k < n; k++)
                 f->it[k].row = tup[i * n + k];
-            s->winv = winv ? winv + i * nw : NULL;
-            for (uint32_t c = 0; c < nt; c++) {
-                if (!t[c].expr) {
-                    const pcv *rr = f->it[t[c].item].row;
-                    row[c] = rr ? rr[t[c].col] : pc_null();
-                } else if (pc_eval(x, t[c].expr, s, &row[c]) != 0) {
+            for (uint32_t w = 0; w < nw; w++)
+                cur[w] = winv[i * nw + w];
+            uint32_t nout = nsrf ? 0 : 1;
+            for (uint32_t k = 0; k < nsrf; k++) {
+                s->nwin = nw; /* an SRF's arguments see no SRF values */
+                if (pc_srf_rows(x, keyed[nw + k], s, &sets[k], &setn[k]) != 0)
                     return -1;
-                }
+                s->nwin = nw + nsrf;
+                nout = setn[k] > nout ? setn[k] : nout;
             }
-            for (uint32_t h = 0; h < nh; h++)
-                if (pc_eval(x, hidden[h], s, &row[nt + h]) != 0)
+            for (uint32_t o = 0; o < nout; o++) {
+                for (uint32_t k = 0; k < nsrf; k++)
+                    cur[nw + k] = o < setn[k] ? sets[k][o] : pc_null();
+                for (uint32_t c = 0; c < nt; c++) {
+                    if (!t[c].expr) {
+                        const pcv *rr = f->it[t[c].item].row;
+                        row[c] = rr ? rr[t[c].col] : pc_null();
+                    } else if (pc_eval(x, t[c].expr, s, &row[c]) != 0) {
+                        return -1;
+                    }
+                }
+                for (uint32_t h = 0; h < nh; h++)
+                    if (pc_eval(x, hidden[h], s, &row[nt + h]) != 0)
+                        return -1;
+                if (pc_rel_add(x, r, row) != 0)
                     return -1;
-            if (pc_rel_add(x, r, row) != 0)
-                return -1;
+            }
         }
         s->nwin = 0;
     } else {

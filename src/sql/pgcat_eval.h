@@ -40,6 +40,11 @@ int pc_resolve(pcx *x, const PgQuery__ColumnRef *cr, const pcscope *s, const pcs
                uint32_t *item, uint32_t *col);
 const char *pc_fname(const PgQuery__FuncCall *f, int *schema_ok);
 int pc_is_agg(const PgQuery__FuncCall *f);
+/* Set-returning functions at the top of a select list (unnest,
+ * generate_series, information_schema._pg_expandarray): 1 for one, and its
+ * rows for the current row of s (*rows in the arena, *n of them). */
+int pc_is_srf(const PgQuery__FuncCall *f);
+int pc_srf_rows(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv **rows, uint32_t *n);
 /* 1 for a function only the catalog answers know (qr_pgcat_wants) */
 int pc_is_catalog_fn(const char *name);
 /* Run a query (outer: the enclosing scope, or NULL) into *out (arena).

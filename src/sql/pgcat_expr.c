@@ -572,6 +572,23 @@ int pc_typeof(pcx *x, const Node *n, const pcscope *s, uint32_t *t)
         uint32_t a;
         if (pc_typeof(x, n->a_indirection->arg, s, &a) != 0)
             return -1;
+        const Node *last = n->a_indirection->n_indirection
+                               ? n->a_indirection->indirection[n->a_indirection->n_indirection - 1]
+                               : NULL;
+        if (last && last->node_case == PG_QUERY__NODE__NODE_STRING) { /* (record).field */
+            const Node *arg = n->a_indirection->arg;
+            uint32_t at = PT_INT2;
+            if (!strcmp(last->string->sval, "n"))
+                *t = PT_INT4;
+            else if (arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL &&
+                     arg->func_call->n_args == 1 &&
+                     pc_typeof(x, arg->func_call->args[0], s, &at) == 0)
+                *t = at == PT_INT2VECTOR ? PT_INT2 : at == PT_OIDVECTOR ? PT_OID
+                     : pc_array_elem(at) ? pc_array_elem(at) : PT_INT2;
+            else
+                *t = PT_INT2;
+            return 0;
+        }
         *t = pc_array_elem(a) ? pc_array_elem(a)
              : a == PT_INT2VECTOR ? PT_INT2
              : a == PT_OIDVECTOR  ? PT_OID
@@ -1341,13 +1358,18 @@ static int call(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv *out)
                        d->min, d->max);
     if (d->id == F_AGG)
         return aggregate(x, f, s, out);
-    if (d->id == F_WINDOW) {
+    if (d->id == F_WINDOW || d->id == F_SRF || d->id == F_EXPANDARRAY) {
         for (const pcscope *sc = s; sc; sc = sc->up)
             for (uint32_t i = 0; i < sc->nwin; i++)
                 if (sc->win[i] == f) {
                     *out = sc->winv[i];
                     return 0;
                 }
+        if (d->id != F_WINDOW)
+            return pc_fail(x, f->location, QR_E_FEATURE,
+                           "set-returning function %s() is supported in FROM and at the top "
+                           "of the select list only",
+                           name);
         return pc_fail(x, f->location, QR_E_FEATURE, "%s() is supported with OVER in the %s",
                        name, "select list only");
     }
@@ -1557,8 +1579,6 @@ static int call(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv *out)
     case F_LTRIM:
     case F_RTRIM: {
         int lead = d->id != F_RTRIM, trail = d->id != F_LTRIM;
-        if (f->funcformat == PG_QUERY__COERCION_FORM__COERCE_SQL_SYNTAX && f->n_args == 2)
-            return trim(x, &a[1], &a[0], lead, trail, out); /* trim(both 'x' from s) */
         return trim(x, &a[0], f->n_args > 1 ? &a[1] : NULL, lead, trail, out);
     }
     case F_REPLACE: {
@@ -1919,6 +1939,20 @@ int pc_eval(pcx *x, const Node *n, const pcscope *s, pcv *out)
             return -1;
         for (size_t i = 0; i < ind->n_indirection; i++) {
             const Node *k = ind->indirection[i];
+            if (k->node_case == PG_QUERY__NODE__NODE_STRING && v.k == PV_ARR && v.fields) {
+                int at = -1;
+                for (uint32_t fi = 0; fi < v.n; fi++)
+                    if (!strcmp(v.fields[fi], k->string->sval))
+                        at = (int)fi;
+                if (at < 0)
+                    return pc_fail(x, -1, QR_E_UNDEFINED_COLUMN,
+                                   "could not identify column \"%s\" in record data type",
+                                   k->string->sval);
+                v = v.a[at];
+                continue;
+            }
+            if (k->node_case == PG_QUERY__NODE__NODE_STRING && v.k == PV_NULL)
+                continue;
             if (k->node_case != PG_QUERY__NODE__NODE_A_INDICES || k->a_indices->is_slice)
                 return pc_fail(x, -1, QR_E_FEATURE, "%s are not supported here",
                                "field selections and array slices");
@@ -1958,3 +1992,64 @@ int pc_eval(pcx *x, const Node *n, const pcscope *s, pcv *out)
 }
 
 int pc_truth(const pcv *v) { return truth(v); }
+
+int pc_is_srf(const PgQuery__FuncCall *f)
+{
+    const fndef *d = fn_find(pc_fname(f, NULL));
+    return d && (d->id == F_SRF || d->id == F_EXPANDARRAY);
+}
+
+int pc_srf_rows(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv **rows, uint32_t *n)
+{
+    static const char *const fields[] = {"x", "n"};
+    const char *name = pc_fname(f, NULL);
+    pcv a[3] = {pc_null(), pc_null(), pc_int(1, PT_INT4)};
+    *n = 0;
+    if (f->n_args < 1 || f->n_args > 3 || eval_list(x, f->args, f->n_args, s, a) != 0)
+        return f->n_args < 1 || f->n_args > 3
+                   ? pc_fail(x, f->location, "42883", "function %s() takes another number of "
+                                                      "arguments", name)
+                   : -1;
+    if (!strcmp(name, "generate_series")) {
+        for (int i = 0; i < 3; i++)
+            if (a[i].k != PV_NULL && a[i].k != PV_INT && pc_cast(x, &a[i], PT_INT8, -1, &a[i]))
+                return -1;
+        if (a[0].k != PV_INT || a[1].k != PV_INT || a[2].k != PV_INT)
+            return 0;
+        if (a[2].i == 0)
+            return pc_fail(x, f->location, QR_E_ARGS, "step size cannot equal zero");
+        int64_t cnt = a[2].i > 0 ? (a[1].i - a[0].i) / a[2].i + 1 : (a[0].i - a[1].i) / -a[2].i + 1;
+        if (cnt <= 0)
+            return 0;
+        if (cnt > 1000000)
+            return pc_fail(x, f->location, "54000", "generate_series: too many rows");
+        pcv *r = qr_arena_alloc(x->a, sizeof *r * (size_t)cnt);
+        if (!r)
+            return pc_nomem(x);
+        for (int64_t i = 0; i < cnt; i++)
+            r[i] = pc_int(a[0].i + i * a[2].i, PT_INT4);
+        *rows = r, *n = (uint32_t)cnt;
+        return 0;
+    }
+    if (a[0].k == PV_STR && pc_cast(x, &a[0], PT_TEXT_ARR, f->location, &a[0]) != 0)
+        return -1;
+    if (a[0].k != PV_ARR)
+        return 0;
+    pcv *r = qr_arena_alloc(x->a, sizeof *r * (a[0].n ? a[0].n : 1));
+    if (!r)
+        return pc_nomem(x);
+    for (uint32_t i = 0; i < a[0].n; i++) {
+        if (!strcmp(name, "unnest")) {
+            r[i] = a[0].a[i];
+            continue;
+        }
+        pcv *rec = qr_arena_alloc(x->a, sizeof *rec * 2); /* (x, n) */
+        if (!rec)
+            return pc_nomem(x);
+        rec[0] = a[0].a[i];
+        rec[1] = pc_int(i + 1, PT_INT4);
+        r[i] = (pcv){.k = PV_ARR, .t = PT_RECORD, .n = 2, .a = rec, .fields = fields};
+    }
+    *rows = r, *n = a[0].n;
+    return 0;
+}

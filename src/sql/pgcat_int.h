@@ -65,6 +65,7 @@ typedef struct pcv {
     const char *s; /* STR: bytes (not NUL-terminated in general) */
     uint32_t n;  /* STR: length; ARR: items */
     const struct pcv *a; /* ARR: items */
+    const char *const *fields; /* a record (t PT_RECORD): its items' names */
 } pcv;
 
 /* A relation: named, typed columns and rows (nrows x ncols values). */
