@@ -372,6 +372,8 @@ static int walk(loop *l, uint32_t k)
         return 0;
     if (k == f->s.n)
         return emit(l);
+    if (l->x->ctx && qr_qctx_tick(l->x->ctx, &l->x->ticks, l->x->e) != 0)
+        return -1;
     pcitem *it = &f->it[k];
     int matched = 0;
     for (uint32_t r = 0; r < it->rel->nrows; r++) {
@@ -470,7 +472,11 @@ static const char *expr_name(const Node *n)
         case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
             return "array";
         case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK: {
-            const PgQuery__SelectStmt *q = n->sub_link->subselect->select_stmt;
+            const PgQuery__SelectStmt *q = n->sub_link->subselect &&
+                                                   n->sub_link->subselect->node_case ==
+                                                       PG_QUERY__NODE__NODE_SELECT_STMT
+                                               ? n->sub_link->subselect->select_stmt
+                                               : NULL;
             while (q && q->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
                 q = q->larg;
             if (q && q->n_target_list) {

@@ -597,6 +597,8 @@ int pc_typeof(pcx *x, const Node *n, const pcscope *s, uint32_t *t)
     }
     case PG_QUERY__NODE__NODE_SUB_LINK: {
         const PgQuery__SubLink *l = n->sub_link;
+        if (!l->subselect || l->subselect->node_case != PG_QUERY__NODE__NODE_SELECT_STMT)
+            return pc_fail(x, l->location, QR_E_FEATURE, "this subquery is not supported");
         if (l->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK ||
             l->sub_link_type == PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK) {
             uint32_t st = PT_TEXT;
