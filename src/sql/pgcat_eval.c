@@ -55,8 +55,8 @@ static pcrel *new_rel(pcx *x, const char *name, uint32_t ncols)
 typedef struct pcfrom {
     pcscope s;
     pcitem it[PC_MAX_ITEMS];
-    uint8_t left[PC_MAX_ITEMS];      /* LEFT JOIN */
-    const Node *on[PC_MAX_ITEMS];    /* a LEFT JOIN's ON */
+    uint8_t left[PC_MAX_ITEMS];   /* LEFT JOIN */
+    const Node *on[PC_MAX_ITEMS]; /* a LEFT JOIN's ON */
 } pcfrom;
 
 static int add_item(pcx *x, pcfrom *f, const char *alias, const pcrel *rel, int32_t loc)
@@ -94,17 +94,16 @@ static int range_function(pcx *x, const PgQuery__RangeFunction *rf, const pcscop
         return pc_fail(x, -1, QR_E_FEATURE, "ROWS FROM, WITH ORDINALITY and LATERAL %s",
                        "are not supported in catalog queries");
     const Node *fl = rf->functions[0];
-    const Node *fn = fl->node_case == PG_QUERY__NODE__NODE_LIST && fl->list->n_items
-                         ? fl->list->items[0]
-                         : fl;
+    const Node *fn =
+        fl->node_case == PG_QUERY__NODE__NODE_LIST && fl->list->n_items ? fl->list->items[0] : fl;
     if (fn->node_case != PG_QUERY__NODE__NODE_FUNC_CALL)
         return pc_fail(x, -1, QR_E_FEATURE, "this FROM function is not supported");
     const PgQuery__FuncCall *f = fn->func_call;
     const char *name = pc_fname(f, NULL);
     *alias = rf->alias ? rf->alias->aliasname : name;
     const char *colname = rf->alias && rf->alias->n_colnames ? sval(rf->alias->colnames[0])
-                          : rf->alias                       ? rf->alias->aliasname
-                                                            : name;
+                          : rf->alias                        ? rf->alias->aliasname
+                                                             : name;
     pcrel *r = new_rel(x, *alias, 1);
     if (!r)
         return -1;
@@ -250,7 +249,7 @@ static int max_item(pcx *x, const Node *n, const pcscope *s, int *hi)
         return 0;
     case PG_QUERY__NODE__NODE_A_EXPR:
         return max_item(x, n->a_expr->lexpr, s, hi) || max_item(x, n->a_expr->rexpr, s, hi) ? -1
-                                                                                             : 0;
+                                                                                            : 0;
     case PG_QUERY__NODE__NODE_LIST:
         for (size_t i = 0; i < n->list->n_items; i++)
             if (max_item(x, n->list->items[i], s, hi) != 0)
@@ -472,11 +471,11 @@ static const char *expr_name(const Node *n)
         case PG_QUERY__SUB_LINK_TYPE__ARRAY_SUBLINK:
             return "array";
         case PG_QUERY__SUB_LINK_TYPE__EXPR_SUBLINK: {
-            const PgQuery__SelectStmt *q = n->sub_link->subselect &&
-                                                   n->sub_link->subselect->node_case ==
-                                                       PG_QUERY__NODE__NODE_SELECT_STMT
-                                               ? n->sub_link->subselect->select_stmt
-                                               : NULL;
+            const PgQuery__SelectStmt *q =
+                n->sub_link->subselect &&
+                        n->sub_link->subselect->node_case == PG_QUERY__NODE__NODE_SELECT_STMT
+                    ? n->sub_link->subselect->select_stmt
+                    : NULL;
             while (q && q->op != PG_QUERY__SET_OPERATION__SETOP_NONE)
                 q = q->larg;
             if (q && q->n_target_list) {
@@ -500,8 +499,7 @@ static int targets_of(pcx *x, const PgQuery__SelectStmt *q, const pcscope *s, ta
     for (size_t i = 0; i < q->n_target_list; i++) {
         const PgQuery__ResTarget *rt = q->target_list[i]->res_target;
         const Node *v = rt->val;
-        int star = v->node_case == PG_QUERY__NODE__NODE_COLUMN_REF &&
-                   v->column_ref->n_fields &&
+        int star = v->node_case == PG_QUERY__NODE__NODE_COLUMN_REF && v->column_ref->n_fields &&
                    v->column_ref->fields[v->column_ref->n_fields - 1]->node_case ==
                        PG_QUERY__NODE__NODE_A_STAR;
         if (star)
@@ -930,8 +928,7 @@ int pc_select_type(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, u
     return 0;
 }
 
-int pc_select(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, int limit1,
-              pcrel **out)
+int pc_select(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, int limit1, pcrel **out)
 {
     if (++x->depth > PC_MAX_DEPTH) {
         x->depth--;
@@ -1063,7 +1060,8 @@ int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *fromv, const pcv **tu
                 uint32_t nkk = np + no;
                 if (nkk > 64)
                     return pc_fail(x, win[w]->location, QR_E_FEATURE, "too many window keys");
-                pcv *keys = qr_arena_alloc(x->a, sizeof *keys * (ntup ? ntup : 1) * (nkk ? nkk : 1));
+                pcv *keys =
+                    qr_arena_alloc(x->a, sizeof *keys * (ntup ? ntup : 1) * (nkk ? nkk : 1));
                 uint8_t desc[64] = {0}, nf[64] = {0};
                 if (!keys)
                     return pc_nomem(x);
@@ -1222,7 +1220,8 @@ int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *fromv, const pcv **tu
                 }
             }
     if (q->n_distinct_clause) {
-        if (q->distinct_clause[0] && q->distinct_clause[0]->node_case != PG_QUERY__NODE__NODE__NOT_SET)
+        if (q->distinct_clause[0] &&
+            q->distinct_clause[0]->node_case != PG_QUERY__NODE__NODE__NOT_SET)
             return pc_fail(x, -1, QR_E_FEATURE, "DISTINCT ON is not supported in catalog queries");
         if (dedupe(x, r, nt) != 0)
             return -1;
@@ -1447,7 +1446,9 @@ int qr_pgcat_exec(const qr_pgcat_env *env, const qr_sqlparse *p, const PgQuery__
         }
         rc = qr_result_add_col(out, r->cols[c].name, kind, type, 0, e);
         if (rc == 0)
-            out->cols[out->ncols - 1].pgoid = t == PT_UNKNOWN ? PT_TEXT : t == PT_NUMERIC ? PT_FLOAT8 : t;
+            out->cols[out->ncols - 1].pgoid = t == PT_UNKNOWN   ? PT_TEXT
+                                              : t == PT_NUMERIC ? PT_FLOAT8
+                                                                : t;
     }
     for (uint32_t i = 0; rc == 0 && i < r->nrows; i++) {
         qr_cell *row = qr_result_add_row(out, e);

@@ -49,8 +49,7 @@ int pc_srf_rows(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv **rows
 int pc_is_catalog_fn(const char *name);
 /* Run a query (outer: the enclosing scope, or NULL) into *out (arena).
  * limit1: one row is enough (EXISTS). */
-int pc_select(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, int limit1,
-              pcrel **out);
+int pc_select(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, int limit1, pcrel **out);
 /* The select list of q over the gathered tuples (from: the query's FROM
  * state; ntup x its items' row pointers). */
 int pc_project(pcx *x, const PgQuery__SelectStmt *q, void *from, const pcv **tup, uint64_t ntup,

@@ -30,7 +30,8 @@ pcv pc_int(int64_t i, uint32_t t) { return (pcv){.k = PV_INT, .t = t ? t : PT_IN
 pcv pc_bool(int b) { return (pcv){.k = PV_BOOL, .t = PT_BOOL, .i = b != 0}; }
 pcv pc_cstr(const char *s, uint32_t t)
 {
-    return (pcv){.k = PV_STR, .t = t ? t : PT_TEXT, .s = s ? s : "", .n = s ? (uint32_t)strlen(s) : 0};
+    return (pcv){
+        .k = PV_STR, .t = t ? t : PT_TEXT, .s = s ? s : "", .n = s ? (uint32_t)strlen(s) : 0};
 }
 pcv pc_str(pcx *x, const char *s, size_t n, uint32_t t)
 {
@@ -106,8 +107,10 @@ void pc_text(pcx *x, const pcv *v, qr_buf *b)
                 return;
             }
         } else if (v->t == PT_REGNAMESPACE) {
-            const char *n = v->i == 11 ? "pg_catalog" : v->i == 2200 ? "public"
-                            : v->i == 13000 ? "information_schema" : NULL;
+            const char *n = v->i == 11      ? "pg_catalog"
+                            : v->i == 2200  ? "public"
+                            : v->i == 13000 ? "information_schema"
+                                            : NULL;
             if (n) {
                 put_str(b, n);
                 return;
@@ -167,8 +170,8 @@ static int parse_int(pcx *x, const pcv *v, int64_t *out, const char *type)
 {
     char buf[64];
     if (v->n == 0 || v->n >= sizeof buf)
-        return pc_fail(x, -1, QR_E_INVALID_TEXT, "invalid input syntax for type %s: \"%.*s\"",
-                       type, (int)(v->n > 64 ? 64 : v->n), v->s);
+        return pc_fail(x, -1, QR_E_INVALID_TEXT, "invalid input syntax for type %s: \"%.*s\"", type,
+                       (int)(v->n > 64 ? 64 : v->n), v->s);
     memcpy(buf, v->s, v->n);
     buf[v->n] = 0;
     char *end;
@@ -316,13 +319,52 @@ int pc_resolve(pcx *x, const PgQuery__ColumnRef *cr, const pcscope *s, const pcs
 
 /* ---- functions ---- */
 enum {
-    F_AGG = 1, F_WINDOW, F_TRUE, F_FALSE, F_NULL, F_USERBYID, F_FORMAT_TYPE, F_INDEXDEF,
-    F_ENCODING, F_ARRAY_TO_STRING, F_ARRAY_UPPER, F_ARRAY_LOWER, F_ARRAY_LENGTH, F_CARDINALITY,
-    F_STRING_TO_ARRAY, F_REL_SIZE, F_DB_SIZE, F_SIZE_PRETTY, F_QUOTE_IDENT, F_CURRENT_SCHEMA,
-    F_CURRENT_SCHEMAS, F_CURRENT_DATABASE, F_VERSION, F_CURRENT_SETTING, F_TABLE_IS_VISIBLE,
-    F_LOWER, F_UPPER, F_LENGTH, F_BTRIM, F_LTRIM, F_RTRIM, F_REPLACE, F_CONCAT, F_SUBSTR,
-    F_PARSE_IDENT, F_TO_REGCLASS, F_TO_REGTYPE, F_SRF, F_DESCRIPTION, F_EXPANDARRAY,
-    F_STRPOS, F_LEFT, F_RIGHT, F_CURRENT_USER, F_BACKEND_PID, F_FORMAT_TYPE_NULL,
+    F_AGG = 1,
+    F_WINDOW,
+    F_TRUE,
+    F_FALSE,
+    F_NULL,
+    F_USERBYID,
+    F_FORMAT_TYPE,
+    F_INDEXDEF,
+    F_ENCODING,
+    F_ARRAY_TO_STRING,
+    F_ARRAY_UPPER,
+    F_ARRAY_LOWER,
+    F_ARRAY_LENGTH,
+    F_CARDINALITY,
+    F_STRING_TO_ARRAY,
+    F_REL_SIZE,
+    F_DB_SIZE,
+    F_SIZE_PRETTY,
+    F_QUOTE_IDENT,
+    F_CURRENT_SCHEMA,
+    F_CURRENT_SCHEMAS,
+    F_CURRENT_DATABASE,
+    F_VERSION,
+    F_CURRENT_SETTING,
+    F_TABLE_IS_VISIBLE,
+    F_LOWER,
+    F_UPPER,
+    F_LENGTH,
+    F_BTRIM,
+    F_LTRIM,
+    F_RTRIM,
+    F_REPLACE,
+    F_CONCAT,
+    F_SUBSTR,
+    F_PARSE_IDENT,
+    F_TO_REGCLASS,
+    F_TO_REGTYPE,
+    F_SRF,
+    F_DESCRIPTION,
+    F_EXPANDARRAY,
+    F_STRPOS,
+    F_LEFT,
+    F_RIGHT,
+    F_CURRENT_USER,
+    F_BACKEND_PID,
+    F_FORMAT_TYPE_NULL,
 };
 
 typedef struct fndef {
@@ -447,9 +489,9 @@ int pc_is_catalog_fn(const char *name)
     if (!d)
         return 0;
     /* the engine's own (lower, length, ..., aggregates) stay there */
-    static const char *const engine[] = {"count", "sum", "min", "max", "avg", "lower", "upper",
-                                         "length", "char_length", "concat", "substr",
-                                         "substring"};
+    static const char *const engine[] = {"count",       "sum",    "min",    "max",
+                                         "avg",         "lower",  "upper",  "length",
+                                         "char_length", "concat", "substr", "substring"};
     for (size_t i = 0; i < sizeof engine / sizeof *engine; i++)
         if (!strcmp(engine[i], name))
             return 0;
@@ -483,9 +525,9 @@ int pc_typeof(pcx *x, const Node *n, const pcscope *s, uint32_t *t)
     switch (n->node_case) {
     case PG_QUERY__NODE__NODE_A_CONST: {
         const PgQuery__AConst *c = n->a_const;
-        *t = c->isnull ? PT_TEXT
-             : c->val_case == PG_QUERY__A__CONST__VAL_IVAL ? PT_INT4
-             : c->val_case == PG_QUERY__A__CONST__VAL_FVAL ? PT_NUMERIC
+        *t = c->isnull                                        ? PT_TEXT
+             : c->val_case == PG_QUERY__A__CONST__VAL_IVAL    ? PT_INT4
+             : c->val_case == PG_QUERY__A__CONST__VAL_FVAL    ? PT_NUMERIC
              : c->val_case == PG_QUERY__A__CONST__VAL_BOOLVAL ? PT_BOOL
                                                               : PT_TEXT;
         return 0;
@@ -523,15 +565,14 @@ int pc_typeof(pcx *x, const Node *n, const pcscope *s, uint32_t *t)
         if (a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_NULLIF) {
             *t = l;
         } else if (a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_OP && op &&
-                   (!strcmp(op, "+") || !strcmp(op, "-") || !strcmp(op, "*") ||
-                    !strcmp(op, "/") || !strcmp(op, "%") || !strcmp(op, "&") ||
-                    !strcmp(op, "|"))) {
-            *t = !a->lexpr                                  ? r
-                 : l == PT_FLOAT8 || r == PT_FLOAT8          ? PT_FLOAT8
-                 : l == PT_NUMERIC || r == PT_NUMERIC        ? PT_NUMERIC
-                 : l == PT_INT8 || r == PT_INT8              ? PT_INT8
-                 : l == PT_INT2 && r == PT_INT2              ? PT_INT2
-                                                             : PT_INT4;
+                   (!strcmp(op, "+") || !strcmp(op, "-") || !strcmp(op, "*") || !strcmp(op, "/") ||
+                    !strcmp(op, "%") || !strcmp(op, "&") || !strcmp(op, "|"))) {
+            *t = !a->lexpr                            ? r
+                 : l == PT_FLOAT8 || r == PT_FLOAT8   ? PT_FLOAT8
+                 : l == PT_NUMERIC || r == PT_NUMERIC ? PT_NUMERIC
+                 : l == PT_INT8 || r == PT_INT8       ? PT_INT8
+                 : l == PT_INT2 && r == PT_INT2       ? PT_INT2
+                                                      : PT_INT4;
         } else if (a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_OP && op && !strcmp(op, "||")) {
             *t = pc_array_elem(l) ? l : pc_array_elem(r) ? r : PT_TEXT;
         } else {
@@ -583,13 +624,15 @@ int pc_typeof(pcx *x, const Node *n, const pcscope *s, uint32_t *t)
             else if (arg->node_case == PG_QUERY__NODE__NODE_FUNC_CALL &&
                      arg->func_call->n_args == 1 &&
                      pc_typeof(x, arg->func_call->args[0], s, &at) == 0)
-                *t = at == PT_INT2VECTOR ? PT_INT2 : at == PT_OIDVECTOR ? PT_OID
-                     : pc_array_elem(at) ? pc_array_elem(at) : PT_INT2;
+                *t = at == PT_INT2VECTOR  ? PT_INT2
+                     : at == PT_OIDVECTOR ? PT_OID
+                     : pc_array_elem(at)  ? pc_array_elem(at)
+                                          : PT_INT2;
             else
                 *t = PT_INT2;
             return 0;
         }
-        *t = pc_array_elem(a) ? pc_array_elem(a)
+        *t = pc_array_elem(a)     ? pc_array_elem(a)
              : a == PT_INT2VECTOR ? PT_INT2
              : a == PT_OIDVECTOR  ? PT_OID
                                   : PT_INT4;
@@ -690,9 +733,9 @@ static int like(const char *s, size_t n, const char *p, size_t m, int icase)
         } else if (j < m && p[j] == '%') {
             star = j++, mark = i;
         } else if (j < m && p[j] != '\\' &&
-                   (p[j] == '_' || (icase ? tolower((unsigned char)p[j]) ==
-                                                tolower((unsigned char)s[i])
-                                          : p[j] == s[i]))) {
+                   (p[j] == '_' ||
+                    (icase ? tolower((unsigned char)p[j]) == tolower((unsigned char)s[i])
+                           : p[j] == s[i]))) {
             i++, j++;
         } else if (star != (size_t)-1) {
             j = star + 1, i = ++mark;
@@ -915,9 +958,8 @@ static int eval_aexpr(pcx *x, const PgQuery__AExpr *a, const pcscope *s, pcv *ou
         return any_op(x, op, &l, r.a, r.n, a->kind == PG_QUERY__A__EXPR__KIND__AEXPR_OP_ALL,
                       a->location, out);
     case PG_QUERY__A__EXPR__KIND__AEXPR_IN: {
-        const PgQuery__List *lst = a->rexpr->node_case == PG_QUERY__NODE__NODE_LIST
-                                       ? a->rexpr->list
-                                       : NULL;
+        const PgQuery__List *lst =
+            a->rexpr->node_case == PG_QUERY__NODE__NODE_LIST ? a->rexpr->list : NULL;
         if (!lst)
             return pc_fail(x, a->location, QR_E_FEATURE, "IN takes a list here");
         if (pc_eval(x, a->lexpr, s, &l) != 0)
@@ -928,8 +970,8 @@ static int eval_aexpr(pcx *x, const PgQuery__AExpr *a, const pcscope *s, pcv *ou
         if (eval_list(x, lst->items, lst->n_items, s, items) != 0)
             return -1;
         int neg = !strcmp(op, "<>");
-        if (any_op(x, neg ? "<>" : "=", &l, items, (uint32_t)lst->n_items, neg, a->location,
-                   out) != 0)
+        if (any_op(x, neg ? "<>" : "=", &l, items, (uint32_t)lst->n_items, neg, a->location, out) !=
+            0)
             return -1;
         return 0;
     }
@@ -1138,8 +1180,8 @@ int pc_cast(pcx *x, const pcv *v, uint32_t t, int32_t loc, pcv *out)
             return 0;
         }
         if (v->k == PV_STR && t == PT_REGNAMESPACE) {
-            int64_t oid = v->n == 10 && !memcmp(v->s, "pg_catalog", 10) ? 11
-                          : v->n == 6 && !memcmp(v->s, "public", 6)     ? 2200
+            int64_t oid = v->n == 10 && !memcmp(v->s, "pg_catalog", 10)           ? 11
+                          : v->n == 6 && !memcmp(v->s, "public", 6)               ? 2200
                           : v->n == 18 && !memcmp(v->s, "information_schema", 18) ? 13000
                                                                                   : 0;
             if (!oid)
@@ -1161,8 +1203,7 @@ int pc_cast(pcx *x, const pcv *v, uint32_t t, int32_t loc, pcv *out)
         } else if (v->k == PV_INT || v->k == PV_BOOL) {
             i = v->i;
         } else {
-            return pc_fail(x, loc, "42846", "cannot cast an array to %s",
-                           pc_type_by_oid(t)->name);
+            return pc_fail(x, loc, "42846", "cannot cast an array to %s", pc_type_by_oid(t)->name);
         }
         *out = pc_int(i, t);
         return 0;
@@ -1197,8 +1238,10 @@ static int eval_sublink(pcx *x, const PgQuery__SubLink *l, const pcscope *s, pcv
             return pc_nomem(x);
         for (uint32_t i = 0; i < r->nrows; i++)
             items[i] = r->rows[(size_t)i * r->ncols];
-        *out = (pcv){.k = PV_ARR, .t = array_of(r->ncols ? r->cols[0].type : PT_TEXT),
-                     .n = r->nrows, .a = items};
+        *out = (pcv){.k = PV_ARR,
+                     .t = array_of(r->ncols ? r->cols[0].type : PT_TEXT),
+                     .n = r->nrows,
+                     .a = items};
         return 0;
     }
     case PG_QUERY__SUB_LINK_TYPE__ANY_SUBLINK:
@@ -1242,12 +1285,11 @@ static void size_pretty(int64_t size, char *buf, size_t n)
 
 static int quote_ident(pcx *x, const pcv *v, pcv *out)
 {
-    static const char *const reserved[] = {"all", "and", "any", "as", "asc", "case", "check",
-                                           "column", "default", "desc", "distinct", "do", "else",
-                                           "end", "for", "from", "grant", "group", "having", "in",
-                                           "limit", "not", "null", "offset", "on", "or", "order",
-                                           "select", "table", "then", "to", "user", "when",
-                                           "where", "with"};
+    static const char *const reserved[] = {
+        "all",    "and",      "any",   "as",   "asc",  "case",   "check", "column", "default",
+        "desc",   "distinct", "do",    "else", "end",  "for",    "from",  "grant",  "group",
+        "having", "in",       "limit", "not",  "null", "offset", "on",    "or",     "order",
+        "select", "table",    "then",  "to",   "user", "when",   "where", "with"};
     int plain = v->n > 0 && ((v->s[0] >= 'a' && v->s[0] <= 'z') || v->s[0] == '_');
     for (uint32_t i = 0; i < v->n && plain; i++)
         plain = (v->s[i] >= 'a' && v->s[i] <= 'z') || (v->s[i] >= '0' && v->s[i] <= '9') ||
@@ -1372,8 +1414,8 @@ static int call(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv *out)
                            "set-returning function %s() is supported in FROM and at the top "
                            "of the select list only",
                            name);
-        return pc_fail(x, f->location, QR_E_FEATURE, "%s() is supported with OVER in the %s",
-                       name, "select list only");
+        return pc_fail(x, f->location, QR_E_FEATURE, "%s() is supported with OVER in the %s", name,
+                       "select list only");
     }
     if (f->over || f->agg_star || f->agg_distinct)
         return pc_fail(x, f->location, QR_E_FEATURE, "%s() with OVER, * or DISTINCT", name);
@@ -1835,7 +1877,7 @@ int pc_eval(pcx *x, const Node *n, const pcscope *s, pcv *out)
             return -1;
         int isnull = v.k == PV_NULL;
         *out = pc_bool(n->null_test->nulltesttype == PG_QUERY__NULL_TEST_TYPE__IS_NULL ? isnull
-                                                                                        : !isnull);
+                                                                                       : !isnull);
         return 0;
     }
     case PG_QUERY__NODE__NODE_BOOLEAN_TEST: {
@@ -1930,8 +1972,10 @@ int pc_eval(pcx *x, const Node *n, const pcscope *s, pcv *out)
         if (eval_list(x, ae->elements, ae->n_elements, s, items) != 0)
             return -1;
         uint32_t et = ae->n_elements ? items[0].t : PT_TEXT;
-        *out = (pcv){.k = PV_ARR, .t = array_of(et == PT_UNKNOWN ? PT_TEXT : et),
-                     .n = (uint32_t)ae->n_elements, .a = items};
+        *out = (pcv){.k = PV_ARR,
+                     .t = array_of(et == PT_UNKNOWN ? PT_TEXT : et),
+                     .n = (uint32_t)ae->n_elements,
+                     .a = items};
         return 0;
     }
     case PG_QUERY__NODE__NODE_A_INDIRECTION: {
@@ -2008,10 +2052,11 @@ int pc_srf_rows(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv **rows
     pcv a[3] = {pc_null(), pc_null(), pc_int(1, PT_INT4)};
     *n = 0;
     if (f->n_args < 1 || f->n_args > 3 || eval_list(x, f->args, f->n_args, s, a) != 0)
-        return f->n_args < 1 || f->n_args > 3
-                   ? pc_fail(x, f->location, "42883", "function %s() takes another number of "
-                                                      "arguments", name)
-                   : -1;
+        return f->n_args < 1 || f->n_args > 3 ? pc_fail(x, f->location, "42883",
+                                                        "function %s() takes another number of "
+                                                        "arguments",
+                                                        name)
+                                              : -1;
     if (!strcmp(name, "generate_series")) {
         for (int i = 0; i < 3; i++)
             if (a[i].k != PV_NULL && a[i].k != PV_INT && pc_cast(x, &a[i], PT_INT8, -1, &a[i]))

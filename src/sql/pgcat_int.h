@@ -58,13 +58,13 @@ enum {
 enum { PV_NULL = 0, PV_BOOL, PV_INT, PV_FLOAT, PV_STR, PV_ARR };
 
 typedef struct pcv {
-    uint8_t k;   /* PV_* */
-    uint32_t t;  /* PostgreSQL type OID */
-    int64_t i;   /* BOOL, INT */
-    double f;    /* FLOAT */
-    const char *s; /* STR: bytes (not NUL-terminated in general) */
-    uint32_t n;  /* STR: length; ARR: items */
-    const struct pcv *a; /* ARR: items */
+    uint8_t k;                 /* PV_* */
+    uint32_t t;                /* PostgreSQL type OID */
+    int64_t i;                 /* BOOL, INT */
+    double f;                  /* FLOAT */
+    const char *s;             /* STR: bytes (not NUL-terminated in general) */
+    uint32_t n;                /* STR: length; ARR: items */
+    const struct pcv *a;       /* ARR: items */
     const char *const *fields; /* a record (t PT_RECORD): its items' names */
 } pcv;
 
@@ -100,14 +100,14 @@ typedef struct pcx {
 /* ---- types (pgcat_rel.c) ---- */
 typedef struct pctype {
     uint32_t oid;
-    const char *name;   /* typname */
-    const char *fmt;    /* format_type's text */
-    int16_t len;        /* typlen */
-    char category;      /* typcategory */
-    uint32_t array;     /* typarray (0: none) */
-    uint32_t elem;      /* typelem (arrays) */
+    const char *name;    /* typname */
+    const char *fmt;     /* format_type's text */
+    int16_t len;         /* typlen */
+    char category;       /* typcategory */
+    uint32_t array;      /* typarray (0: none) */
+    uint32_t elem;       /* typelem (arrays) */
     char align, storage; /* typalign, typstorage */
-    uint32_t collation; /* typcollation */
+    uint32_t collation;  /* typcollation */
 } pctype;
 const pctype *pc_type_by_oid(uint32_t oid);
 const pctype *pc_type_by_name(const char *name);

@@ -17,14 +17,14 @@
 
 #include "sql/pgcat_int.h"
 
-#define OWNER_OID 10
+#define OWNER_OID   10
 #define NSP_CATALOG 11
-#define NSP_PUBLIC 2200
-#define NSP_INFO 13000
-#define DB_OID 16383
-#define AM_HEAP 2
-#define AM_BTREE 403
-#define AM_QUARRY 16100 /* + qr_ixkind: inverted, keyword, range, paths */
+#define NSP_PUBLIC  2200
+#define NSP_INFO    13000
+#define DB_OID      16383
+#define AM_HEAP     2
+#define AM_BTREE    403
+#define AM_QUARRY   16100 /* + qr_ixkind: inverted, keyword, range, paths */
 
 /* ---- types ---- */
 static const pctype types[] = {
@@ -106,10 +106,17 @@ const pctype *pc_type_by_name(const char *name)
 {
     static const struct {
         const char *alias, *name;
-    } alias[] = {{"boolean", "bool"},     {"integer", "int4"},        {"int", "int4"},
-                 {"smallint", "int2"},    {"bigint", "int8"},         {"real", "float4"},
-                 {"double precision", "float8"}, {"character varying", "varchar"},
-                 {"character", "bpchar"}, {"timestamptz", "timestamptz"}, {"decimal", "numeric"}};
+    } alias[] = {{"boolean", "bool"},
+                 {"integer", "int4"},
+                 {"int", "int4"},
+                 {"smallint", "int2"},
+                 {"bigint", "int8"},
+                 {"real", "float4"},
+                 {"double precision", "float8"},
+                 {"character varying", "varchar"},
+                 {"character", "bpchar"},
+                 {"timestamptz", "timestamptz"},
+                 {"decimal", "numeric"}};
     for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
         if (!strcasecmp(name, alias[i].alias))
             name = alias[i].name;
@@ -154,144 +161,295 @@ uint32_t pc_type_of_qr(int qt)
 }
 
 /* ---- relation definitions ---- */
-#define C(n, t) {n, t}
-static const pccol c_namespace[] = {C("oid", PT_OID), C("nspname", PT_NAME),
-                                    C("nspowner", PT_OID), C("nspacl", PT_ACLITEM_ARR)};
-static const pccol c_class[] = {
-    C("oid", PT_OID),           C("relname", PT_NAME),         C("relnamespace", PT_OID),
-    C("reltype", PT_OID),       C("reloftype", PT_OID),        C("relowner", PT_OID),
-    C("relam", PT_OID),         C("relfilenode", PT_OID),      C("reltablespace", PT_OID),
-    C("relpages", PT_INT4),     C("reltuples", PT_FLOAT4),     C("relallvisible", PT_INT4),
-    C("reltoastrelid", PT_OID), C("relhasindex", PT_BOOL),     C("relisshared", PT_BOOL),
-    C("relpersistence", PT_CHAR), C("relkind", PT_CHAR),       C("relnatts", PT_INT2),
-    C("relchecks", PT_INT2),    C("relhasrules", PT_BOOL),     C("relhastriggers", PT_BOOL),
-    C("relhassubclass", PT_BOOL), C("relrowsecurity", PT_BOOL), C("relforcerowsecurity", PT_BOOL),
-    C("relispopulated", PT_BOOL), C("relreplident", PT_CHAR),  C("relispartition", PT_BOOL),
-    C("relrewrite", PT_OID),    C("relfrozenxid", PT_INT8),    C("relminmxid", PT_INT8),
-    C("relacl", PT_ACLITEM_ARR), C("reloptions", PT_TEXT_ARR), C("relpartbound", PT_NODETREE)};
-enum { CL_OID, CL_NAME, CL_NSP, CL_TYPE, CL_OFTYPE, CL_OWNER, CL_AM, CL_FILENODE, CL_TBLSPC,
-       CL_PAGES, CL_TUPLES, CL_ALLVIS, CL_TOAST, CL_HASINDEX, CL_SHARED, CL_PERSIST, CL_KIND,
-       CL_NATTS, CL_CHECKS, CL_RULES, CL_TRIGGERS, CL_SUBCLASS, CL_RLS, CL_FRLS, CL_POPULATED,
-       CL_REPLIDENT, CL_PARTITION, CL_REWRITE, CL_FROZEN, CL_MINMX, CL_ACL, CL_OPTIONS,
-       CL_PARTBOUND, CL_N };
+#define C(n, t)                                                                                    \
+    {                                                                                              \
+        n, t                                                                                       \
+    }
+static const pccol c_namespace[] = {C("oid", PT_OID), C("nspname", PT_NAME), C("nspowner", PT_OID),
+                                    C("nspacl", PT_ACLITEM_ARR)};
+static const pccol c_class[] = {C("oid", PT_OID),
+                                C("relname", PT_NAME),
+                                C("relnamespace", PT_OID),
+                                C("reltype", PT_OID),
+                                C("reloftype", PT_OID),
+                                C("relowner", PT_OID),
+                                C("relam", PT_OID),
+                                C("relfilenode", PT_OID),
+                                C("reltablespace", PT_OID),
+                                C("relpages", PT_INT4),
+                                C("reltuples", PT_FLOAT4),
+                                C("relallvisible", PT_INT4),
+                                C("reltoastrelid", PT_OID),
+                                C("relhasindex", PT_BOOL),
+                                C("relisshared", PT_BOOL),
+                                C("relpersistence", PT_CHAR),
+                                C("relkind", PT_CHAR),
+                                C("relnatts", PT_INT2),
+                                C("relchecks", PT_INT2),
+                                C("relhasrules", PT_BOOL),
+                                C("relhastriggers", PT_BOOL),
+                                C("relhassubclass", PT_BOOL),
+                                C("relrowsecurity", PT_BOOL),
+                                C("relforcerowsecurity", PT_BOOL),
+                                C("relispopulated", PT_BOOL),
+                                C("relreplident", PT_CHAR),
+                                C("relispartition", PT_BOOL),
+                                C("relrewrite", PT_OID),
+                                C("relfrozenxid", PT_INT8),
+                                C("relminmxid", PT_INT8),
+                                C("relacl", PT_ACLITEM_ARR),
+                                C("reloptions", PT_TEXT_ARR),
+                                C("relpartbound", PT_NODETREE)};
+enum {
+    CL_OID,
+    CL_NAME,
+    CL_NSP,
+    CL_TYPE,
+    CL_OFTYPE,
+    CL_OWNER,
+    CL_AM,
+    CL_FILENODE,
+    CL_TBLSPC,
+    CL_PAGES,
+    CL_TUPLES,
+    CL_ALLVIS,
+    CL_TOAST,
+    CL_HASINDEX,
+    CL_SHARED,
+    CL_PERSIST,
+    CL_KIND,
+    CL_NATTS,
+    CL_CHECKS,
+    CL_RULES,
+    CL_TRIGGERS,
+    CL_SUBCLASS,
+    CL_RLS,
+    CL_FRLS,
+    CL_POPULATED,
+    CL_REPLIDENT,
+    CL_PARTITION,
+    CL_REWRITE,
+    CL_FROZEN,
+    CL_MINMX,
+    CL_ACL,
+    CL_OPTIONS,
+    CL_PARTBOUND,
+    CL_N
+};
 static const pccol c_attribute[] = {
-    C("attrelid", PT_OID),     C("attname", PT_NAME),        C("atttypid", PT_OID),
-    C("attstattarget", PT_INT4), C("attlen", PT_INT2),       C("attnum", PT_INT2),
-    C("attndims", PT_INT4),    C("attcacheoff", PT_INT4),    C("atttypmod", PT_INT4),
-    C("attbyval", PT_BOOL),    C("attalign", PT_CHAR),       C("attstorage", PT_CHAR),
-    C("attcompression", PT_CHAR), C("attnotnull", PT_BOOL),  C("atthasdef", PT_BOOL),
-    C("atthasmissing", PT_BOOL), C("attidentity", PT_CHAR),  C("attgenerated", PT_CHAR),
-    C("attisdropped", PT_BOOL), C("attislocal", PT_BOOL),    C("attinhcount", PT_INT4),
-    C("attcollation", PT_OID), C("attacl", PT_ACLITEM_ARR),  C("attoptions", PT_TEXT_ARR),
+    C("attrelid", PT_OID),           C("attname", PT_NAME),       C("atttypid", PT_OID),
+    C("attstattarget", PT_INT4),     C("attlen", PT_INT2),        C("attnum", PT_INT2),
+    C("attndims", PT_INT4),          C("attcacheoff", PT_INT4),   C("atttypmod", PT_INT4),
+    C("attbyval", PT_BOOL),          C("attalign", PT_CHAR),      C("attstorage", PT_CHAR),
+    C("attcompression", PT_CHAR),    C("attnotnull", PT_BOOL),    C("atthasdef", PT_BOOL),
+    C("atthasmissing", PT_BOOL),     C("attidentity", PT_CHAR),   C("attgenerated", PT_CHAR),
+    C("attisdropped", PT_BOOL),      C("attislocal", PT_BOOL),    C("attinhcount", PT_INT4),
+    C("attcollation", PT_OID),       C("attacl", PT_ACLITEM_ARR), C("attoptions", PT_TEXT_ARR),
     C("attfdwoptions", PT_TEXT_ARR), C("attmissingval", PT_TEXT)};
-enum { AT_RELID, AT_NAME, AT_TYPID, AT_STATTARGET, AT_LEN, AT_NUM, AT_NDIMS, AT_CACHEOFF,
-       AT_TYPMOD, AT_BYVAL, AT_ALIGN, AT_STORAGE, AT_COMPRESSION, AT_NOTNULL, AT_HASDEF,
-       AT_HASMISSING, AT_IDENTITY, AT_GENERATED, AT_DROPPED, AT_LOCAL, AT_INHCOUNT,
-       AT_COLLATION, AT_ACL, AT_OPTIONS, AT_FDWOPTIONS, AT_MISSINGVAL, AT_N };
-static const pccol c_type[] = {
-    C("oid", PT_OID),          C("typname", PT_NAME),       C("typnamespace", PT_OID),
-    C("typowner", PT_OID),     C("typlen", PT_INT2),        C("typbyval", PT_BOOL),
-    C("typtype", PT_CHAR),     C("typcategory", PT_CHAR),   C("typispreferred", PT_BOOL),
-    C("typisdefined", PT_BOOL), C("typdelim", PT_CHAR),     C("typrelid", PT_OID),
-    C("typsubscript", PT_REGPROC), C("typelem", PT_OID),    C("typarray", PT_OID),
-    C("typinput", PT_REGPROC), C("typoutput", PT_REGPROC),  C("typreceive", PT_REGPROC),
-    C("typsend", PT_REGPROC),  C("typmodin", PT_REGPROC),   C("typmodout", PT_REGPROC),
-    C("typanalyze", PT_REGPROC), C("typalign", PT_CHAR),    C("typstorage", PT_CHAR),
-    C("typnotnull", PT_BOOL),  C("typbasetype", PT_OID),    C("typtypmod", PT_INT4),
-    C("typndims", PT_INT4),    C("typcollation", PT_OID),   C("typdefaultbin", PT_NODETREE),
-    C("typdefault", PT_TEXT),  C("typacl", PT_ACLITEM_ARR)};
-enum { TY_OID, TY_NAME, TY_NSP, TY_OWNER, TY_LEN, TY_BYVAL, TY_TYPE, TY_CATEGORY, TY_PREFERRED,
-       TY_DEFINED, TY_DELIM, TY_RELID, TY_SUBSCRIPT, TY_ELEM, TY_ARRAY, TY_INPUT, TY_OUTPUT,
-       TY_RECEIVE, TY_SEND, TY_MODIN, TY_MODOUT, TY_ANALYZE, TY_ALIGN, TY_STORAGE, TY_NOTNULL,
-       TY_BASETYPE, TY_TYPMOD, TY_NDIMS, TY_COLLATION, TY_DEFAULTBIN, TY_DEFAULT, TY_ACL, TY_N };
+enum {
+    AT_RELID,
+    AT_NAME,
+    AT_TYPID,
+    AT_STATTARGET,
+    AT_LEN,
+    AT_NUM,
+    AT_NDIMS,
+    AT_CACHEOFF,
+    AT_TYPMOD,
+    AT_BYVAL,
+    AT_ALIGN,
+    AT_STORAGE,
+    AT_COMPRESSION,
+    AT_NOTNULL,
+    AT_HASDEF,
+    AT_HASMISSING,
+    AT_IDENTITY,
+    AT_GENERATED,
+    AT_DROPPED,
+    AT_LOCAL,
+    AT_INHCOUNT,
+    AT_COLLATION,
+    AT_ACL,
+    AT_OPTIONS,
+    AT_FDWOPTIONS,
+    AT_MISSINGVAL,
+    AT_N
+};
+static const pccol c_type[] = {C("oid", PT_OID),
+                               C("typname", PT_NAME),
+                               C("typnamespace", PT_OID),
+                               C("typowner", PT_OID),
+                               C("typlen", PT_INT2),
+                               C("typbyval", PT_BOOL),
+                               C("typtype", PT_CHAR),
+                               C("typcategory", PT_CHAR),
+                               C("typispreferred", PT_BOOL),
+                               C("typisdefined", PT_BOOL),
+                               C("typdelim", PT_CHAR),
+                               C("typrelid", PT_OID),
+                               C("typsubscript", PT_REGPROC),
+                               C("typelem", PT_OID),
+                               C("typarray", PT_OID),
+                               C("typinput", PT_REGPROC),
+                               C("typoutput", PT_REGPROC),
+                               C("typreceive", PT_REGPROC),
+                               C("typsend", PT_REGPROC),
+                               C("typmodin", PT_REGPROC),
+                               C("typmodout", PT_REGPROC),
+                               C("typanalyze", PT_REGPROC),
+                               C("typalign", PT_CHAR),
+                               C("typstorage", PT_CHAR),
+                               C("typnotnull", PT_BOOL),
+                               C("typbasetype", PT_OID),
+                               C("typtypmod", PT_INT4),
+                               C("typndims", PT_INT4),
+                               C("typcollation", PT_OID),
+                               C("typdefaultbin", PT_NODETREE),
+                               C("typdefault", PT_TEXT),
+                               C("typacl", PT_ACLITEM_ARR)};
+enum {
+    TY_OID,
+    TY_NAME,
+    TY_NSP,
+    TY_OWNER,
+    TY_LEN,
+    TY_BYVAL,
+    TY_TYPE,
+    TY_CATEGORY,
+    TY_PREFERRED,
+    TY_DEFINED,
+    TY_DELIM,
+    TY_RELID,
+    TY_SUBSCRIPT,
+    TY_ELEM,
+    TY_ARRAY,
+    TY_INPUT,
+    TY_OUTPUT,
+    TY_RECEIVE,
+    TY_SEND,
+    TY_MODIN,
+    TY_MODOUT,
+    TY_ANALYZE,
+    TY_ALIGN,
+    TY_STORAGE,
+    TY_NOTNULL,
+    TY_BASETYPE,
+    TY_TYPMOD,
+    TY_NDIMS,
+    TY_COLLATION,
+    TY_DEFAULTBIN,
+    TY_DEFAULT,
+    TY_ACL,
+    TY_N
+};
 static const pccol c_database[] = {
-    C("oid", PT_OID),           C("datname", PT_NAME),       C("datdba", PT_OID),
+    C("oid", PT_OID),           C("datname", PT_NAME),        C("datdba", PT_OID),
     C("encoding", PT_INT4),     C("datlocprovider", PT_CHAR), C("datistemplate", PT_BOOL),
-    C("datallowconn", PT_BOOL), C("datconnlimit", PT_INT4),  C("datfrozenxid", PT_INT8),
-    C("datminmxid", PT_INT8),   C("dattablespace", PT_OID),  C("datcollate", PT_TEXT),
-    C("datctype", PT_TEXT),     C("daticulocale", PT_TEXT),  C("datcollversion", PT_TEXT),
+    C("datallowconn", PT_BOOL), C("datconnlimit", PT_INT4),   C("datfrozenxid", PT_INT8),
+    C("datminmxid", PT_INT8),   C("dattablespace", PT_OID),   C("datcollate", PT_TEXT),
+    C("datctype", PT_TEXT),     C("daticulocale", PT_TEXT),   C("datcollversion", PT_TEXT),
     C("datacl", PT_ACLITEM_ARR)};
-static const pccol c_roles[] = {
-    C("rolname", PT_NAME),      C("rolsuper", PT_BOOL),      C("rolinherit", PT_BOOL),
-    C("rolcreaterole", PT_BOOL), C("rolcreatedb", PT_BOOL),  C("rolcanlogin", PT_BOOL),
-    C("rolreplication", PT_BOOL), C("rolconnlimit", PT_INT4), C("rolpassword", PT_TEXT),
-    C("rolvaliduntil", PT_TIMESTAMPTZ), C("rolbypassrls", PT_BOOL), C("rolconfig", PT_TEXT_ARR),
-    C("oid", PT_OID)};
+static const pccol c_roles[] = {C("rolname", PT_NAME),
+                                C("rolsuper", PT_BOOL),
+                                C("rolinherit", PT_BOOL),
+                                C("rolcreaterole", PT_BOOL),
+                                C("rolcreatedb", PT_BOOL),
+                                C("rolcanlogin", PT_BOOL),
+                                C("rolreplication", PT_BOOL),
+                                C("rolconnlimit", PT_INT4),
+                                C("rolpassword", PT_TEXT),
+                                C("rolvaliduntil", PT_TIMESTAMPTZ),
+                                C("rolbypassrls", PT_BOOL),
+                                C("rolconfig", PT_TEXT_ARR),
+                                C("oid", PT_OID)};
 static const pccol c_user[] = {
-    C("usename", PT_NAME),  C("usesysid", PT_OID),      C("usecreatedb", PT_BOOL),
-    C("usesuper", PT_BOOL), C("userepl", PT_BOOL),      C("usebypassrls", PT_BOOL),
+    C("usename", PT_NAME),  C("usesysid", PT_OID),         C("usecreatedb", PT_BOOL),
+    C("usesuper", PT_BOOL), C("userepl", PT_BOOL),         C("usebypassrls", PT_BOOL),
     C("passwd", PT_TEXT),   C("valuntil", PT_TIMESTAMPTZ), C("useconfig", PT_TEXT_ARR)};
 static const pccol c_auth_members[] = {C("roleid", PT_OID), C("member", PT_OID),
                                        C("grantor", PT_OID), C("admin_option", PT_BOOL)};
 static const pccol c_am[] = {C("oid", PT_OID), C("amname", PT_NAME), C("amhandler", PT_REGPROC),
                              C("amtype", PT_CHAR)};
-static const pccol c_index[] = {
-    C("indexrelid", PT_OID),     C("indrelid", PT_OID),        C("indnatts", PT_INT2),
-    C("indnkeyatts", PT_INT2),   C("indisunique", PT_BOOL),    C("indnullsnotdistinct", PT_BOOL),
-    C("indisprimary", PT_BOOL),  C("indisexclusion", PT_BOOL), C("indimmediate", PT_BOOL),
-    C("indisclustered", PT_BOOL), C("indisvalid", PT_BOOL),    C("indcheckxmin", PT_BOOL),
-    C("indisready", PT_BOOL),    C("indislive", PT_BOOL),      C("indisreplident", PT_BOOL),
-    C("indkey", PT_INT2VECTOR),  C("indcollation", PT_OIDVECTOR), C("indclass", PT_OIDVECTOR),
-    C("indoption", PT_INT2VECTOR), C("indexprs", PT_NODETREE), C("indpred", PT_NODETREE)};
+static const pccol c_index[] = {C("indexrelid", PT_OID),         C("indrelid", PT_OID),
+                                C("indnatts", PT_INT2),          C("indnkeyatts", PT_INT2),
+                                C("indisunique", PT_BOOL),       C("indnullsnotdistinct", PT_BOOL),
+                                C("indisprimary", PT_BOOL),      C("indisexclusion", PT_BOOL),
+                                C("indimmediate", PT_BOOL),      C("indisclustered", PT_BOOL),
+                                C("indisvalid", PT_BOOL),        C("indcheckxmin", PT_BOOL),
+                                C("indisready", PT_BOOL),        C("indislive", PT_BOOL),
+                                C("indisreplident", PT_BOOL),    C("indkey", PT_INT2VECTOR),
+                                C("indcollation", PT_OIDVECTOR), C("indclass", PT_OIDVECTOR),
+                                C("indoption", PT_INT2VECTOR),   C("indexprs", PT_NODETREE),
+                                C("indpred", PT_NODETREE)};
 static const pccol c_description[] = {C("objoid", PT_OID), C("classoid", PT_OID),
                                       C("objsubid", PT_INT4), C("description", PT_TEXT)};
 static const pccol c_attrdef[] = {C("oid", PT_OID), C("adrelid", PT_OID), C("adnum", PT_INT2),
                                   C("adbin", PT_NODETREE)};
-static const pccol c_collation[] = {
-    C("oid", PT_OID),           C("collname", PT_NAME),      C("collnamespace", PT_OID),
-    C("collowner", PT_OID),     C("collprovider", PT_CHAR),  C("collisdeterministic", PT_BOOL),
-    C("collencoding", PT_INT4), C("collcollate", PT_TEXT),   C("collctype", PT_TEXT),
-    C("colliculocale", PT_TEXT), C("collversion", PT_TEXT)};
+static const pccol c_collation[] = {C("oid", PT_OID),           C("collname", PT_NAME),
+                                    C("collnamespace", PT_OID), C("collowner", PT_OID),
+                                    C("collprovider", PT_CHAR), C("collisdeterministic", PT_BOOL),
+                                    C("collencoding", PT_INT4), C("collcollate", PT_TEXT),
+                                    C("collctype", PT_TEXT),    C("colliculocale", PT_TEXT),
+                                    C("collversion", PT_TEXT)};
 static const pccol c_constraint[] = {
-    C("oid", PT_OID),         C("conname", PT_NAME),       C("connamespace", PT_OID),
-    C("contype", PT_CHAR),    C("condeferrable", PT_BOOL), C("condeferred", PT_BOOL),
-    C("convalidated", PT_BOOL), C("conrelid", PT_OID),     C("contypid", PT_OID),
-    C("conindid", PT_OID),    C("conparentid", PT_OID),    C("confrelid", PT_OID),
-    C("confupdtype", PT_CHAR), C("confdeltype", PT_CHAR),  C("confmatchtype", PT_CHAR),
-    C("conislocal", PT_BOOL), C("coninhcount", PT_INT4),   C("connoinherit", PT_BOOL),
-    C("conkey", PT_INT2_ARR), C("confkey", PT_INT2_ARR),   C("conbin", PT_NODETREE)};
+    C("oid", PT_OID),           C("conname", PT_NAME),       C("connamespace", PT_OID),
+    C("contype", PT_CHAR),      C("condeferrable", PT_BOOL), C("condeferred", PT_BOOL),
+    C("convalidated", PT_BOOL), C("conrelid", PT_OID),       C("contypid", PT_OID),
+    C("conindid", PT_OID),      C("conparentid", PT_OID),    C("confrelid", PT_OID),
+    C("confupdtype", PT_CHAR),  C("confdeltype", PT_CHAR),   C("confmatchtype", PT_CHAR),
+    C("conislocal", PT_BOOL),   C("coninhcount", PT_INT4),   C("connoinherit", PT_BOOL),
+    C("conkey", PT_INT2_ARR),   C("confkey", PT_INT2_ARR),   C("conbin", PT_NODETREE)};
 static const pccol c_inherits[] = {C("inhrelid", PT_OID), C("inhparent", PT_OID),
                                    C("inhseqno", PT_INT4), C("inhdetachpending", PT_BOOL)};
-static const pccol c_tablespace[] = {C("oid", PT_OID), C("spcname", PT_NAME),
-                                     C("spcowner", PT_OID), C("spcacl", PT_ACLITEM_ARR),
-                                     C("spcoptions", PT_TEXT_ARR)};
-static const pccol c_proc[] = {
-    C("oid", PT_OID),         C("proname", PT_NAME),     C("pronamespace", PT_OID),
-    C("proowner", PT_OID),    C("prolang", PT_OID),      C("prokind", PT_CHAR),
-    C("proretset", PT_BOOL),  C("pronargs", PT_INT2),    C("prorettype", PT_OID),
-    C("proargtypes", PT_OIDVECTOR), C("proargnames", PT_TEXT_ARR), C("prosrc", PT_TEXT)};
-static const pccol c_extension[] = {C("oid", PT_OID), C("extname", PT_NAME),
-                                    C("extowner", PT_OID), C("extnamespace", PT_OID),
-                                    C("extrelocatable", PT_BOOL), C("extversion", PT_TEXT)};
-static const pccol c_settings[] = {C("name", PT_TEXT), C("setting", PT_TEXT), C("unit", PT_TEXT),
-                                   C("category", PT_TEXT), C("short_desc", PT_TEXT),
-                                   C("vartype", PT_TEXT), C("source", PT_TEXT)};
-static const pccol c_statistic_ext[] = {
-    C("oid", PT_OID),       C("stxrelid", PT_OID),     C("stxname", PT_NAME),
-    C("stxnamespace", PT_OID), C("stxowner", PT_OID),  C("stxstattarget", PT_INT4),
-    C("stxkeys", PT_INT2VECTOR), C("stxkind", PT_CHAR_ARR), C("stxexprs", PT_NODETREE)};
-static const pccol c_policy[] = {C("oid", PT_OID),           C("polname", PT_NAME),
-                                 C("polrelid", PT_OID),      C("polcmd", PT_CHAR),
-                                 C("polpermissive", PT_BOOL), C("polroles", PT_OID_ARR),
-                                 C("polqual", PT_NODETREE),  C("polwithcheck", PT_NODETREE)};
-static const pccol c_trigger[] = {C("oid", PT_OID),        C("tgrelid", PT_OID),
-                                  C("tgparentid", PT_OID), C("tgname", PT_NAME),
-                                  C("tgfoid", PT_OID),     C("tgtype", PT_INT2),
-                                  C("tgenabled", PT_CHAR), C("tgisinternal", PT_BOOL),
-                                  C("tgconstraint", PT_OID)};
-static const pccol c_publication[] = {C("oid", PT_OID),         C("pubname", PT_NAME),
-                                      C("pubowner", PT_OID),    C("puballtables", PT_BOOL),
-                                      C("pubinsert", PT_BOOL),  C("pubupdate", PT_BOOL),
-                                      C("pubdelete", PT_BOOL),  C("pubtruncate", PT_BOOL),
-                                      C("pubviaroot", PT_BOOL)};
+static const pccol c_tablespace[] = {C("oid", PT_OID), C("spcname", PT_NAME), C("spcowner", PT_OID),
+                                     C("spcacl", PT_ACLITEM_ARR), C("spcoptions", PT_TEXT_ARR)};
+static const pccol c_proc[] = {C("oid", PT_OID),
+                               C("proname", PT_NAME),
+                               C("pronamespace", PT_OID),
+                               C("proowner", PT_OID),
+                               C("prolang", PT_OID),
+                               C("prokind", PT_CHAR),
+                               C("proretset", PT_BOOL),
+                               C("pronargs", PT_INT2),
+                               C("prorettype", PT_OID),
+                               C("proargtypes", PT_OIDVECTOR),
+                               C("proargnames", PT_TEXT_ARR),
+                               C("prosrc", PT_TEXT)};
+static const pccol c_extension[] = {
+    C("oid", PT_OID),          C("extname", PT_NAME),        C("extowner", PT_OID),
+    C("extnamespace", PT_OID), C("extrelocatable", PT_BOOL), C("extversion", PT_TEXT)};
+static const pccol c_settings[] = {
+    C("name", PT_TEXT),       C("setting", PT_TEXT), C("unit", PT_TEXT),  C("category", PT_TEXT),
+    C("short_desc", PT_TEXT), C("vartype", PT_TEXT), C("source", PT_TEXT)};
+static const pccol c_statistic_ext[] = {C("oid", PT_OID),
+                                        C("stxrelid", PT_OID),
+                                        C("stxname", PT_NAME),
+                                        C("stxnamespace", PT_OID),
+                                        C("stxowner", PT_OID),
+                                        C("stxstattarget", PT_INT4),
+                                        C("stxkeys", PT_INT2VECTOR),
+                                        C("stxkind", PT_CHAR_ARR),
+                                        C("stxexprs", PT_NODETREE)};
+static const pccol c_policy[] = {
+    C("oid", PT_OID),          C("polname", PT_NAME),         C("polrelid", PT_OID),
+    C("polcmd", PT_CHAR),      C("polpermissive", PT_BOOL),   C("polroles", PT_OID_ARR),
+    C("polqual", PT_NODETREE), C("polwithcheck", PT_NODETREE)};
+static const pccol c_trigger[] = {
+    C("oid", PT_OID),        C("tgrelid", PT_OID),       C("tgparentid", PT_OID),
+    C("tgname", PT_NAME),    C("tgfoid", PT_OID),        C("tgtype", PT_INT2),
+    C("tgenabled", PT_CHAR), C("tgisinternal", PT_BOOL), C("tgconstraint", PT_OID)};
+static const pccol c_publication[] = {
+    C("oid", PT_OID),           C("pubname", PT_NAME),     C("pubowner", PT_OID),
+    C("puballtables", PT_BOOL), C("pubinsert", PT_BOOL),   C("pubupdate", PT_BOOL),
+    C("pubdelete", PT_BOOL),    C("pubtruncate", PT_BOOL), C("pubviaroot", PT_BOOL)};
 static const pccol c_publication_rel[] = {C("oid", PT_OID), C("prpubid", PT_OID),
                                           C("prrelid", PT_OID), C("prqual", PT_NODETREE),
                                           C("prattrs", PT_INT2VECTOR)};
 static const pccol c_publication_namespace[] = {C("oid", PT_OID), C("pnpubid", PT_OID),
                                                 C("pnnspid", PT_OID)};
-static const pccol c_rewrite[] = {C("oid", PT_OID),       C("rulename", PT_NAME),
-                                  C("ev_class", PT_OID),  C("ev_type", PT_CHAR),
-                                  C("ev_enabled", PT_CHAR), C("is_instead", PT_BOOL),
+static const pccol c_rewrite[] = {C("oid", PT_OID),          C("rulename", PT_NAME),
+                                  C("ev_class", PT_OID),     C("ev_type", PT_CHAR),
+                                  C("ev_enabled", PT_CHAR),  C("is_instead", PT_BOOL),
                                   C("ev_qual", PT_NODETREE), C("ev_action", PT_NODETREE)};
 static const pccol c_enum[] = {C("oid", PT_OID), C("enumtypid", PT_OID),
                                C("enumsortorder", PT_FLOAT4), C("enumlabel", PT_NAME)};
@@ -301,40 +459,95 @@ static const pccol c_foreign_table[] = {C("ftrelid", PT_OID), C("ftserver", PT_O
                                         C("ftoptions", PT_TEXT_ARR)};
 static const pccol c_sequence[] = {C("seqrelid", PT_OID), C("seqtypid", PT_OID),
                                    C("seqstart", PT_INT8), C("seqincrement", PT_INT8)};
-static const pccol c_stat_activity[] = {C("datid", PT_OID), C("datname", PT_NAME),
-                                        C("pid", PT_INT4), C("usename", PT_NAME),
-                                        C("application_name", PT_TEXT), C("state", PT_TEXT),
-                                        C("query", PT_TEXT)};
+static const pccol c_stat_activity[] = {
+    C("datid", PT_OID),    C("datname", PT_NAME),          C("pid", PT_INT4),
+    C("usename", PT_NAME), C("application_name", PT_TEXT), C("state", PT_TEXT),
+    C("query", PT_TEXT)};
 /* information_schema (sql_identifier, character_data ... are domains over
  * name and varchar: reported as their base types) */
-static const pccol c_is_schemata[] = {
-    C("catalog_name", PT_NAME), C("schema_name", PT_NAME), C("schema_owner", PT_NAME),
-    C("default_character_set_catalog", PT_NAME), C("default_character_set_schema", PT_NAME),
-    C("default_character_set_name", PT_NAME), C("sql_path", PT_VARCHAR)};
-static const pccol c_is_tables[] = {
-    C("table_catalog", PT_NAME), C("table_schema", PT_NAME), C("table_name", PT_NAME),
-    C("table_type", PT_VARCHAR), C("self_referencing_column_name", PT_NAME),
-    C("reference_generation", PT_VARCHAR), C("user_defined_type_catalog", PT_NAME),
-    C("user_defined_type_schema", PT_NAME), C("user_defined_type_name", PT_NAME),
-    C("is_insertable_into", PT_VARCHAR), C("is_typed", PT_VARCHAR), C("commit_action", PT_VARCHAR)};
-static const pccol c_is_columns[] = {
-    C("table_catalog", PT_NAME), C("table_schema", PT_NAME), C("table_name", PT_NAME),
-    C("column_name", PT_NAME), C("ordinal_position", PT_INT4), C("column_default", PT_VARCHAR),
-    C("is_nullable", PT_VARCHAR), C("data_type", PT_VARCHAR),
-    C("character_maximum_length", PT_INT4), C("character_octet_length", PT_INT4),
-    C("numeric_precision", PT_INT4), C("numeric_precision_radix", PT_INT4),
-    C("numeric_scale", PT_INT4), C("datetime_precision", PT_INT4),
-    C("interval_type", PT_VARCHAR), C("collation_name", PT_NAME), C("udt_catalog", PT_NAME),
-    C("udt_schema", PT_NAME), C("udt_name", PT_NAME), C("dtd_identifier", PT_NAME),
-    C("is_identity", PT_VARCHAR), C("is_generated", PT_VARCHAR), C("is_updatable", PT_VARCHAR)};
+static const pccol c_is_schemata[] = {C("catalog_name", PT_NAME),
+                                      C("schema_name", PT_NAME),
+                                      C("schema_owner", PT_NAME),
+                                      C("default_character_set_catalog", PT_NAME),
+                                      C("default_character_set_schema", PT_NAME),
+                                      C("default_character_set_name", PT_NAME),
+                                      C("sql_path", PT_VARCHAR)};
+static const pccol c_is_tables[] = {C("table_catalog", PT_NAME),
+                                    C("table_schema", PT_NAME),
+                                    C("table_name", PT_NAME),
+                                    C("table_type", PT_VARCHAR),
+                                    C("self_referencing_column_name", PT_NAME),
+                                    C("reference_generation", PT_VARCHAR),
+                                    C("user_defined_type_catalog", PT_NAME),
+                                    C("user_defined_type_schema", PT_NAME),
+                                    C("user_defined_type_name", PT_NAME),
+                                    C("is_insertable_into", PT_VARCHAR),
+                                    C("is_typed", PT_VARCHAR),
+                                    C("commit_action", PT_VARCHAR)};
+static const pccol c_is_columns[] = {C("table_catalog", PT_NAME),
+                                     C("table_schema", PT_NAME),
+                                     C("table_name", PT_NAME),
+                                     C("column_name", PT_NAME),
+                                     C("ordinal_position", PT_INT4),
+                                     C("column_default", PT_VARCHAR),
+                                     C("is_nullable", PT_VARCHAR),
+                                     C("data_type", PT_VARCHAR),
+                                     C("character_maximum_length", PT_INT4),
+                                     C("character_octet_length", PT_INT4),
+                                     C("numeric_precision", PT_INT4),
+                                     C("numeric_precision_radix", PT_INT4),
+                                     C("numeric_scale", PT_INT4),
+                                     C("datetime_precision", PT_INT4),
+                                     C("interval_type", PT_VARCHAR),
+                                     C("collation_name", PT_NAME),
+                                     C("udt_catalog", PT_NAME),
+                                     C("udt_schema", PT_NAME),
+                                     C("udt_name", PT_NAME),
+                                     C("dtd_identifier", PT_NAME),
+                                     C("is_identity", PT_VARCHAR),
+                                     C("is_generated", PT_VARCHAR),
+                                     C("is_updatable", PT_VARCHAR)};
 #undef C
 
-enum { R_NAMESPACE, R_CLASS, R_ATTRIBUTE, R_TYPE, R_DATABASE, R_ROLES, R_AUTHID, R_USER,
-       R_AUTH_MEMBERS, R_AM, R_INDEX, R_DESCRIPTION, R_SHDESCRIPTION, R_ATTRDEF, R_COLLATION,
-       R_CONSTRAINT, R_INHERITS, R_TABLESPACE, R_PROC, R_EXTENSION, R_SETTINGS, R_STATISTIC_EXT,
-       R_POLICY, R_TRIGGER, R_PUBLICATION, R_PUBLICATION_REL, R_PUBLICATION_NAMESPACE, R_REWRITE,
-       R_ENUM, R_RANGE, R_FOREIGN_TABLE, R_SEQUENCE, R_STAT_ACTIVITY, R_IS_SCHEMATA, R_IS_TABLES,
-       R_IS_COLUMNS, R_NDEFS };
+enum {
+    R_NAMESPACE,
+    R_CLASS,
+    R_ATTRIBUTE,
+    R_TYPE,
+    R_DATABASE,
+    R_ROLES,
+    R_AUTHID,
+    R_USER,
+    R_AUTH_MEMBERS,
+    R_AM,
+    R_INDEX,
+    R_DESCRIPTION,
+    R_SHDESCRIPTION,
+    R_ATTRDEF,
+    R_COLLATION,
+    R_CONSTRAINT,
+    R_INHERITS,
+    R_TABLESPACE,
+    R_PROC,
+    R_EXTENSION,
+    R_SETTINGS,
+    R_STATISTIC_EXT,
+    R_POLICY,
+    R_TRIGGER,
+    R_PUBLICATION,
+    R_PUBLICATION_REL,
+    R_PUBLICATION_NAMESPACE,
+    R_REWRITE,
+    R_ENUM,
+    R_RANGE,
+    R_FOREIGN_TABLE,
+    R_SEQUENCE,
+    R_STAT_ACTIVITY,
+    R_IS_SCHEMATA,
+    R_IS_TABLES,
+    R_IS_COLUMNS,
+    R_NDEFS
+};
 
 static const struct reldef {
     const char *schema, *name;
@@ -342,7 +555,10 @@ static const struct reldef {
     const pccol *cols;
     uint32_t ncols;
 } defs[R_NDEFS] = {
-#define D(s, n, o, c) {s, n, o, c, sizeof c / sizeof *c}
+#define D(s, n, o, c)                                                                              \
+    {                                                                                              \
+        s, n, o, c, sizeof c / sizeof *c                                                           \
+    }
     [R_NAMESPACE] = D("pg_catalog", "pg_namespace", 2615, c_namespace),
     [R_CLASS] = D("pg_catalog", "pg_class", 1259, c_class),
     [R_ATTRIBUTE] = D("pg_catalog", "pg_attribute", 1249, c_attribute),
@@ -688,8 +904,7 @@ static int build_class(rowb *b)
     for (int r = 0; r < R_NDEFS; r++) {
         int info = !strcmp(defs[r].schema, "information_schema");
         int view = info || defs[r].oid >= 12000;
-        class_common(b, defs[r].oid, defs[r].name, info ? NSP_INFO : NSP_CATALOG,
-                     view ? 'v' : 'r');
+        class_common(b, defs[r].oid, defs[r].name, info ? NSP_INFO : NSP_CATALOG, view ? 'v' : 'r');
         rb_int(b, CL_NATTS, defs[r].ncols);
         if (view)
             rb_int(b, CL_AM, 0);
@@ -699,8 +914,7 @@ static int build_class(rowb *b)
     return 0;
 }
 
-static void attr_row(rowb *b, uint32_t relid, const char *name, uint32_t type, int num,
-                     int notnull)
+static void attr_row(rowb *b, uint32_t relid, const char *name, uint32_t type, int num, int notnull)
 {
     const pctype *ty = pc_type_by_oid(type);
     rb_clear(b);
@@ -775,8 +989,9 @@ static int build_type(rowb *b)
         rb_bool(b, TY_BYVAL, t->len > 0 && t->len <= 8);
         rb_str(b, TY_TYPE, t->category == 'P' ? ty1[1] : ty1[0]);
         b->v[TY_CATEGORY] = pc_str(b->x, cat, 1, PT_CHAR);
-        rb_bool(b, TY_PREFERRED, t->oid == PT_TEXT || t->oid == PT_FLOAT8 || t->oid == PT_BOOL ||
-                                     t->oid == PT_TIMESTAMPTZ || t->oid == PT_OID);
+        rb_bool(b, TY_PREFERRED,
+                t->oid == PT_TEXT || t->oid == PT_FLOAT8 || t->oid == PT_BOOL ||
+                    t->oid == PT_TIMESTAMPTZ || t->oid == PT_OID);
         rb_bool(b, TY_DEFINED, 1);
         rb_str(b, TY_DELIM, ",");
         rb_int(b, TY_RELID, 0);
@@ -784,8 +999,8 @@ static int build_type(rowb *b)
         rb_str(b, TY_SUBSCRIPT, arr ? "array_subscript_handler" : "-");
         rb_int(b, TY_ELEM, t->elem);
         rb_int(b, TY_ARRAY, t->array);
-        const char *base = arr && t->oid != PT_INT2VECTOR && t->oid != PT_OIDVECTOR ? "array"
-                                                                                    : t->name;
+        const char *base =
+            arr && t->oid != PT_INT2VECTOR && t->oid != PT_OIDVECTOR ? "array" : t->name;
         char fn[4][48];
         snprintf(fn[0], sizeof fn[0], "%sin", base);
         snprintf(fn[1], sizeof fn[1], "%sout", base);
@@ -896,10 +1111,9 @@ static int build_index(rowb *b)
             set_named(b, d, "indrelid", pc_int(oid, 0));
             set_named(b, d, "indnatts", pc_int(1, 0));
             set_named(b, d, "indnkeyatts", pc_int(1, 0));
-            static const char *const flags[] = {"indisunique", "indnullsnotdistinct",
-                                                "indisprimary", "indisexclusion",
-                                                "indisclustered", "indcheckxmin",
-                                                "indisreplident"};
+            static const char *const flags[] = {
+                "indisunique",    "indnullsnotdistinct", "indisprimary",  "indisexclusion",
+                "indisclustered", "indcheckxmin",        "indisreplident"};
             for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
                 set_named(b, d, flags[f], pc_bool(0));
             set_named(b, d, "indimmediate", pc_bool(1));
@@ -961,12 +1175,21 @@ static int build_tablespace(rowb *b)
 
 static int build_settings(rowb *b)
 {
-    static const char *const names[] = {"application_name", "client_encoding", "DateStyle",
-                                        "integer_datetimes", "IntervalStyle", "search_path",
-                                        "server_encoding", "server_version",
-                                        "server_version_num", "standard_conforming_strings",
-                                        "statement_timeout", "TimeZone", "max_identifier_length",
-                                        "transaction_isolation", "default_transaction_read_only"};
+    static const char *const names[] = {"application_name",
+                                        "client_encoding",
+                                        "DateStyle",
+                                        "integer_datetimes",
+                                        "IntervalStyle",
+                                        "search_path",
+                                        "server_encoding",
+                                        "server_version",
+                                        "server_version_num",
+                                        "standard_conforming_strings",
+                                        "statement_timeout",
+                                        "TimeZone",
+                                        "max_identifier_length",
+                                        "transaction_isolation",
+                                        "default_transaction_read_only"};
     pcx *x = b->x;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char val[256];
@@ -1109,8 +1332,8 @@ const pcrel *pc_rel_get(pcx *x, int d)
         pc_nomem(x);
         return NULL;
     }
-    *r = (pcrel){.name = defs[d].name, .oid = defs[d].oid, .ncols = defs[d].ncols,
-                 .cols = defs[d].cols};
+    *r = (pcrel){
+        .name = defs[d].name, .oid = defs[d].oid, .ncols = defs[d].ncols, .cols = defs[d].cols};
     rowb *b = qr_arena_alloc(x->a, sizeof *b);
     if (!b) {
         pc_nomem(x);

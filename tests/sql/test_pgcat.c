@@ -123,8 +123,7 @@ static void test_evaluator_constructs(void **st)
             "attname,row_number\nok,2\nbig,3\n");
     st_rows("SELECT DISTINCT relkind FROM pg_class ORDER BY 1", "relkind\ni\nr\nv\n");
     st_rows("SELECT 1 AS a UNION ALL SELECT 2 UNION SELECT 1 ORDER BY a DESC", "a\n2\n1\n");
-    st_rows("SELECT g.r * 2 FROM generate_series(1, 3) AS g(r) WHERE g.r <> 2",
-            "?column?\n2\n6\n");
+    st_rows("SELECT g.r * 2 FROM generate_series(1, 3) AS g(r) WHERE g.r <> 2", "?column?\n2\n6\n");
 }
 
 static void test_no_from_functions(void **st)
