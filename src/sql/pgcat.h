@@ -26,6 +26,7 @@ typedef struct qr_pgcat_env {
     const qr_catalog *cat; /* held shared by the caller for the statement */
     const char *user;      /* current_user, the owner of everything */
     const char *database;  /* current_database() */
+    int32_t pid;           /* pg_backend_pid() */
     /* SHOW name into buf (current_setting): 0, or -1 with e set */
     int (*setting)(void *ctx, const char *name, char *buf, size_t n, qr_err *e);
     /* a table's rows (reltuples) and bytes of its segments; -1 unknown */

@@ -1580,7 +1580,7 @@ static int call(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv *out)
         *out = pc_cstr("PostgreSQL 15.0 (Quarry) on x86_64-pc-linux-gnu, 64-bit", PT_TEXT);
         return 0;
     case F_BACKEND_PID:
-        *out = pc_int(0, PT_INT4);
+        *out = pc_int(env->pid, PT_INT4);
         return 0;
     case F_CURRENT_SETTING: {
         if (a[0].k == PV_NULL) {

@@ -446,6 +446,7 @@ static void pgcat_env(qr_sql_session *s, qr_pgcat_env *env)
     *env = (qr_pgcat_env){.cat = &s->db->cat,
                           .user = s->user[0] ? s->user : "quarry",
                           .database = "quarry",
+                          .pid = s->backend_pid,
                           .setting = env_setting,
                           .table_rows = env_table_rows,
                           .table_bytes = env_table_bytes,

@@ -81,6 +81,7 @@ typedef struct qr_sql_session {
     qr_sql_settings saved;
     char user[64]; /* who the catalog answers say is connected (current_user,
                     * every object's owner); "" = "quarry" */
+    int32_t backend_pid; /* pg_backend_pid(): the server's key for the session */
 } qr_sql_session;
 
 /* A session on a shared database (the settings get their defaults). */

@@ -161,8 +161,10 @@ print(cur.fetchone())
 cur.execute("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
             "WHERE c.relname = %s AND a.attnum = %s", ("logs", 7))
 print(cur.fetchone()[0])
+cur.execute("SELECT pg_backend_pid()")
+print(cur.fetchone()[0] == c.get_backend_pid())
 PYEOF
-    printf '%s\n0\n42703\ncart [%s]\ndatetime\n%s\nServiceName\n' "$want13" "'ServiceName', 'count'" \
+    printf '%s\n0\n42703\ncart [%s]\ndatetime\n%s\nServiceName\nTrue\n' "$want13" "'ServiceName', 'count'" \
         "('timestamptz', 1185)" > "$T/py.want"
     same "psycopg2: parameters, injection, error code, columns, timestamps, catalog lookups" "$T/py.want" "$T/py"
     # the driver's default: statements inside BEGIN ... COMMIT / ROLLBACK
