@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unicase.h>
 #include <unistr.h>
 
@@ -682,6 +683,15 @@ static int func(const qr_expr *x, const qr_cell **v, uint32_t n, qr_cell *o, qr_
             case QR_FN_DATE_TRUNC: /* (unit, ts): the unit is bound into x->unit */
                 r = (qr_cell){.i = qr_date_trunc(x->unit, v[1][i].i)};
                 break;
+            case QR_FN_EXTRACT:
+                r = (qr_cell){.f = qr_extract(x->unit, v[1][i].i)};
+                break;
+            case QR_FN_FLOOR:
+            case QR_FN_CEIL:
+                r = *c0;
+                if (x->type == QR_XT_FLOAT)
+                    r.f = x->fn == QR_FN_FLOOR ? floor(r.f) : ceil(r.f);
+                break;
             case QR_FN_LOWER:
             case QR_FN_UPPER: {
                 size_t len = 0;
@@ -1003,5 +1013,43 @@ void qr_expr_free_tree(qr_expr *x)
         regfree(x->re);
         free(x->re);
         x->re = NULL;
+    }
+}
+
+int qr_xfield_parse(const char *s)
+{
+    static const char *const names[] = {"", "epoch", "year", "month", "day", "hour",
+                                        "minute", "second", "dow", "doy"};
+    for (int f = QR_XF_EPOCH; f <= QR_XF_DOY; f++)
+        if (!strcasecmp(s, names[f]))
+            return f;
+    return 0;
+}
+
+double qr_extract(int field, int64_t ts)
+{
+    int64_t s = ts / 1000000000 - (ts % 1000000000 < 0), ns = ts - s * 1000000000;
+    if (field == QR_XF_EPOCH)
+        return (double)s + (double)ns / 1e9;
+    time_t t = (time_t)s;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    switch (field) {
+    case QR_XF_YEAR:
+        return tm.tm_year + 1900;
+    case QR_XF_MONTH:
+        return tm.tm_mon + 1;
+    case QR_XF_DAY:
+        return tm.tm_mday;
+    case QR_XF_HOUR:
+        return tm.tm_hour;
+    case QR_XF_MINUTE:
+        return tm.tm_min;
+    case QR_XF_SECOND:
+        return tm.tm_sec + (double)ns / 1e9;
+    case QR_XF_DOW:
+        return tm.tm_wday;
+    default:
+        return tm.tm_yday + 1;
     }
 }

@@ -77,7 +77,27 @@ typedef enum {
     QR_FN_GREATEST,
     QR_FN_LEAST,
     QR_FN_STRPOS, /* strpos(text, sub), position(sub IN text): characters, 1-based, 0 absent */
+    QR_FN_EXTRACT, /* extract(field FROM ts) / date_part: FLOAT; field in `unit` (qr_xfield) */
+    QR_FN_FLOOR,   /* floor(x), ceil(x): the argument's type */
+    QR_FN_CEIL,
 } qr_xfn;
+
+/* extract's fields */
+typedef enum {
+    QR_XF_EPOCH = 1, /* seconds since 1970-01-01 UTC, with the fraction */
+    QR_XF_YEAR,
+    QR_XF_MONTH,
+    QR_XF_DAY,
+    QR_XF_HOUR,
+    QR_XF_MINUTE,
+    QR_XF_SECOND, /* with the fraction */
+    QR_XF_DOW,    /* 0 = Sunday */
+    QR_XF_DOY,
+} qr_xfield;
+/* The field of extract named s (case-insensitive), or 0. */
+int qr_xfield_parse(const char *s);
+/* extract(field FROM ts), ts in ns since the epoch. */
+double qr_extract(int field, int64_t ts);
 
 /* date_trunc units, in increasing size. */
 typedef enum {
@@ -100,7 +120,7 @@ typedef struct qr_expr {
     uint8_t fn;    /* FUNC: qr_xfn */
     uint8_t neg;   /* ISNULL, IN, LIKE: negated */
     uint8_t icase; /* LIKE: ILIKE */
-    uint8_t unit;  /* FUNC date_trunc: qr_tunit */
+    uint8_t unit;  /* FUNC date_trunc: qr_tunit; extract: qr_xfield */
     uint8_t ctype; /* COL: the table column's qr_type */
     uint32_t slot; /* COL: the input column */
     int32_t loc;   /* where it was written (errors) */

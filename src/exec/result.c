@@ -38,6 +38,7 @@ int qr_result_add_col(qr_result *r, const char *name, int kind, int type, int ts
     c->kind = (uint8_t)kind;
     c->type = (uint8_t)type;
     c->tsfmt = (uint8_t)tsfmt;
+    c->pgoid = 0;
     return 0;
 }
 

@@ -31,6 +31,9 @@ typedef struct qr_rcol {
     uint8_t kind;  /* qr_rkind */
     uint8_t type;  /* QR_RK_INT: the qr_type */
     uint8_t tsfmt; /* QR_RK_INT timestamps: the column's qr_tsfmt */
+    uint32_t pgoid; /* the PostgreSQL type the server describes it as (the
+                     * catalog answers: oid, name, char, arrays ...), or 0:
+                     * from kind and type */
 } qr_rcol;
 
 typedef struct qr_cell {

@@ -52,6 +52,8 @@ static int start_session(pgw_conn *c)
         return -1;
     }
     c->keyed = 1;
+    snprintf(c->sess.user, sizeof c->sess.user, "%s", c->user);
+    c->sess.backend_pid = c->pid;
     static const char *fixed[][2] = {
         {"server_version", "15.0 (Quarry)"},
         {"server_encoding", "UTF8"},

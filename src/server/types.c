@@ -17,6 +17,8 @@
 
 uint32_t pgw_col_oid(const qr_rcol *c)
 {
+    if (c->pgoid)
+        return c->pgoid;
     switch (c->kind) {
     case QR_RK_FLOAT:
         return PGW_OID_FLOAT8;
@@ -57,7 +59,15 @@ int16_t pgw_oid_len(uint32_t oid)
         return 2;
     case PGW_OID_INT4:
     case PGW_OID_FLOAT4:
+    case 26: /* oid */
+    case 24: /* regproc */
+    case 2205: /* regclass */
+    case 2206: /* regtype */
         return 4;
+    case 18: /* "char" */
+        return 1;
+    case 19: /* name */
+        return 64;
     case PGW_OID_INT8:
     case PGW_OID_FLOAT8:
     case PGW_OID_TIMESTAMP:
@@ -132,6 +142,9 @@ static void put_binary(const qr_result *r, uint32_t col, const qr_cell *c, qr_bu
     case PGW_OID_INT4:
         pgw_put_i32(out, (int32_t)c->i);
         return;
+    case 26: /* oid: an unsigned 4 bytes */
+        pgw_put_i32(out, (int32_t)(uint32_t)c->i);
+        return;
     case PGW_OID_INT8:
         pgw_put_i64(out, c->i);
         return;
@@ -148,6 +161,13 @@ static void put_binary(const qr_result *r, uint32_t col, const qr_cell *c, qr_bu
     case PGW_OID_TIMESTAMPTZ:
         pgw_put_i64(out, floor_div(c->i, 1000) - PG_EPOCH_UNIX_S * 1000000);
         return;
+    case PGW_OID_FLOAT4: {
+        float f = (float)cell_double(rc, c);
+        int32_t bits;
+        memcpy(&bits, &f, 4);
+        pgw_put_i32(out, bits);
+        return;
+    }
     default: /* text and json: their bytes */
         qr_buf_put(out, c->s, c->n);
     }

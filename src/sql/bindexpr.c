@@ -456,6 +456,11 @@ static qr_expr *func_call(qr_xbind *x, const PgQuery__FuncCall *f)
         int fn, min, max, type; /* type 0: from the arguments */
     } fns[] = {
         {"date_trunc", QR_FN_DATE_TRUNC, 2, 2, QR_XT_TS},
+        {"extract", QR_FN_EXTRACT, 2, 2, QR_XT_FLOAT},
+        {"date_part", QR_FN_EXTRACT, 2, 2, QR_XT_FLOAT},
+        {"floor", QR_FN_FLOOR, 1, 1, 0},
+        {"ceil", QR_FN_CEIL, 1, 1, 0},
+        {"ceiling", QR_FN_CEIL, 1, 1, 0},
         {"lower", QR_FN_LOWER, 1, 1, QR_XT_TEXT},
         {"upper", QR_FN_UPPER, 1, 1, QR_XT_TEXT},
         {"length", QR_FN_LENGTH, 1, 1, QR_XT_INT},
@@ -504,6 +509,22 @@ static qr_expr *func_call(qr_xbind *x, const PgQuery__FuncCall *f)
             return fail(x, a[1]->loc, "42883", "date_trunc takes a %s", "timestamp");
         break;
     }
+    case QR_FN_EXTRACT: {
+        if (a[0]->kind != QR_EX_CONST || a[0]->type != QR_XT_TEXT)
+            return fail(x, a[0]->loc, QR_E_FEATURE, "extract's field must be a %s",
+                        "name or string literal");
+        char u[32];
+        snprintf(u, sizeof u, "%.*s", (int)a[0]->val.n, a[0]->val.s);
+        if (!(e->unit = (uint8_t)qr_xfield_parse(u)))
+            return fail(x, a[0]->loc, QR_E_FEATURE, "extract field \"%s\" is not supported", u);
+        if (coerce_const(x, a[1], QR_XT_TS) != 0)
+            return NULL;
+        if (a[1]->type != QR_XT_TS && a[1]->type != QR_XT_NULL)
+            return fail(x, a[1]->loc, "42883", "%s takes a timestamp", name);
+        break;
+    }
+    case QR_FN_FLOOR:
+    case QR_FN_CEIL:
     case QR_FN_ABS:
         if (!is_num(a[0]->type) && a[0]->type != QR_XT_NULL)
             return fail(x, loc, "42883", "function %s() takes a number", name);

@@ -23,6 +23,7 @@
 #include "search/parallel.h"
 #include "sql/db.h"
 #include "sql/initplan.h"
+#include "sql/pgcat.h"
 #include "sql/plan.h"
 #include "sql/run.h"
 #include "sql/run_int.h"
@@ -330,7 +331,15 @@ int qr_sql_check(const qr_catalog *c, const char *sql, size_t n, qr_err *e)
     qr_arena_init(&a, 16 << 10, 64u << 20);
     int rc = qr_sqlp_parse(&p, sql, n, e);
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
-    if (rc == 0 && st) {
+    if (rc == 0 && st && qr_pgcat_wants(st, c)) { /* the catalog answers: run them */
+        qr_pgcat_env env = {.cat = c, .user = "quarry", .database = "quarry"};
+        qr_qctx ctx;
+        qr_qctx_init(&ctx, 64u << 20);
+        qr_result r;
+        qr_result_init(&r, &ctx);
+        rc = qr_pgcat_exec(&env, &p, st, &r, e);
+        qr_result_free(&r);
+    } else if (rc == 0 && st) {
         checkctx k = {c, &p, &a};
         qr_result r;
         qr_result_init(&r, NULL);
@@ -431,10 +440,62 @@ static int run_sub(void *ctx, PgQuery__Node *sub, qr_result *out, qr_err *e)
     return qr_sql_select_node(s, p, sub, out, e);
 }
 
+/* ---- what the catalog answers read (pgcat.h) ---- */
+static int env_setting(void *ctx, const char *name, char *buf, size_t n, qr_err *e)
+{
+    return qr_sql_show(ctx, name, buf, n, e);
+}
+
+static int64_t env_table_rows(void *ctx, const char *table)
+{
+    qr_sql_session *s = ctx;
+    qr_err e;
+    tsnap *t = table_snap(s->db, table, &e);
+    if (!t)
+        return -1;
+    int64_t rows = 0;
+    for (uint32_t i = 0; i < t->t->man.nsegs; i++)
+        rows += (int64_t)t->t->man.segs[i].rows;
+    snap_unref(s->db, t);
+    return rows;
+}
+
+/* the bytes of the table's segment files (what its rows and indexes take) */
+static int64_t env_table_bytes(void *ctx, const char *table)
+{
+    qr_sql_session *s = ctx;
+    qr_err e;
+    tsnap *t = table_snap(s->db, table, &e);
+    if (!t)
+        return -1;
+    int64_t bytes = 0;
+    for (uint32_t i = 0; i < t->t->man.nsegs; i++)
+        bytes += (int64_t)t->t->man.segs[i].file_bytes;
+    snap_unref(s->db, t);
+    return bytes;
+}
+
+static void pgcat_env(qr_sql_session *s, qr_pgcat_env *env)
+{
+    *env = (qr_pgcat_env){.cat = &s->db->cat,
+                          .user = s->user[0] ? s->user : "quarry",
+                          .database = "quarry",
+                          .pid = s->backend_pid,
+                          .setting = env_setting,
+                          .table_rows = env_table_rows,
+                          .table_bytes = env_table_bytes,
+                          .ctx = s};
+}
+
 /* A SELECT, UNION or EXPLAIN [ANALYZE] (the catalog held shared). */
 static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
                             qr_arena *a, qr_result *out, qr_err *e)
 {
+    if (qr_pgcat_wants(st, &s->db->cat)) { /* pg_catalog, information_schema, version() ... */
+        qr_pgcat_env env;
+        pgcat_env(s, &env);
+        return qr_pgcat_exec(&env, p, st, out, e);
+    }
     void *sub[2] = {s, (void *)p};
     if (qr_sql_initplans((qr_sqlparse *)p, (PgQuery__Node *)st, run_sub, sub, out->ctx, e) != 0)
         return -1;

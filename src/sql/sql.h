@@ -10,7 +10,8 @@
  * BEGIN / COMMIT / ROLLBACK (stmt_set.c); CREATE TABLE, DROP TABLE,
  * CREATE INDEX, TRUNCATE, SHOW TABLES (stmt_ddl.c); INSERT ... VALUES and
  * INSERT ... SELECT (stmt_insert.c); COPY FROM / TO a file, and COPY FROM
- * STDIN through qr_sql_copy_begin (stmt_copy.c). docs/SQL.md lists them.
+ * STDIN through qr_sql_copy_begin (stmt_copy.c); SELECTs over pg_catalog and
+ * information_schema (pgcat.h: the catalog answers). docs/SQL.md lists them.
  * Everything else fails with 0A000 naming what is not supported.
  *
  * Each statement runs under the query context of the result it fills: its
@@ -78,6 +79,9 @@ typedef struct qr_sql_session {
                       * each name's value before it (NULL: not set), which
                       * COMMIT / ROLLBACK put back */
     qr_sql_settings saved;
+    char user[64]; /* who the catalog answers say is connected (current_user,
+                    * every object's owner); "" = "quarry" */
+    int32_t backend_pid; /* pg_backend_pid(): the server's key for the session */
 } qr_sql_session;
 
 /* A session on a shared database (the settings get their defaults). */

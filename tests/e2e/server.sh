@@ -98,6 +98,44 @@ same "psql: the session goes on after an error" "$T/after.want" "$T/after"
 P -A -t -c 'EXPLAIN SELECT count(*) FROM logs WHERE Body @@ '"'failed'" > "$T/expl"
 check "psql: EXPLAIN" grep -q 'row count only' "$T/expl"
 
+# --- the catalog answers: psql's meta-commands, exact output -------------------
+# (expected/ holds what quarry answers; PostgreSQL 15 answers the same for an
+# equivalent table, but for the indexes and the one database)
+EXP="$(dirname "$0")/expected"
+for m in dt d 'd logs' 'd+ logs' di l dn du; do
+    f=$(echo "$m" | tr ' +' '_p')
+    P -c "\\$m" > "$T/meta.$f" 2>&1
+    same "psql \\$m" "$EXP/psql_$f.out" "$T/meta.$f"
+done
+P -c '\dt+' > "$T/dtp" 2>&1
+check "psql \\dt+: the table's size" grep -Eq '^ public \| logs \| table \| quarry \| permanent   \| heap          \| [0-9]+ (kB|MB) \| $' "$T/dtp"
+timeout 30 psql -X -h 127.0.0.1 -p "$main_port" -U quarry -d quarry -c '\d nope' > "$T/dnope" 2>&1
+check "psql \\d of an unknown table" grep -qx 'Did not find any relation named "nope".' "$T/dnope"
+P -A -t -c "SELECT version(); SELECT current_database(), current_schema(), current_user" > "$T/ver"
+printf 'PostgreSQL 15.0 (Quarry) on x86_64-pc-linux-gnu, 64-bit\nquarry|public|quarry\n' > "$T/ver.want"
+same "SELECT version(), current_database() ..." "$T/ver.want" "$T/ver"
+
+# --- Grafana's PostgreSQL data source: table and column lists, time series ------
+for g in tables columns; do
+    P -f "$(dirname "$0")/grafana_$g.sql" > "$T/graf.$g" 2>&1
+    same "Grafana's $g list query" "$EXP/grafana_$g.out" "$T/graf.$g"
+done
+# $__timeFilter("Timestamp") and $__timeGroupAlias("Timestamp", 1ms) as Grafana
+# expands them (the rows span a few ms); the buckets must add up to the count
+TF="\"Timestamp\" BETWEEN '2025-09-23T00:00:00.001Z' AND '2025-09-23T00:00:00.020Z'"
+P -A -t -F ' ' -c "SELECT floor(extract(epoch from \"Timestamp\")/0.001)*0.001 AS \"time\", count(*) AS n FROM logs WHERE $TF GROUP BY 1 ORDER BY 1" > "$T/tga" 2>&1
+P -A -t -F ' ' -c "SELECT date_trunc('millisecond', \"Timestamp\") AS \"time\", count(*) FROM logs WHERE $TF GROUP BY 1 ORDER BY 1" > "$T/dtr" 2>&1
+want_tf=$(SQL "SELECT count(*) FROM logs WHERE $TF" | tail -1)
+check "Grafana \$__timeFilter matches rows" test "$want_tf" -gt 0
+check "Grafana \$__timeGroupAlias buckets add up to the \$__timeFilter count ($want_tf)" \
+    test "$(awk '{s += $2} END {print s}' "$T/tga")" = "$want_tf"
+check "Grafana \$__timeGroupAlias buckets are whole ms, ascending" \
+    awk 'NR > 1 && $1 <= p {exit 1} {p = $1} END {exit NR < 2}' "$T/tga"
+check "date_trunc time series adds up to the same count" \
+    test "$(awk '{s += $NF} END {print s}' "$T/dtr")" = "$want_tf"
+check "date_trunc and \$__timeGroupAlias give as many buckets" \
+    test "$(wc -l < "$T/dtr")" = "$(wc -l < "$T/tga")"
+
 # --- psycopg2: parameters ---------------------------------------------------------
 if $PY -c 'import psycopg2' 2>/dev/null; then
     want13=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)
@@ -118,9 +156,17 @@ cur.execute("SELECT ServiceName, count(*) FROM logs GROUP BY 1 ORDER BY 2 DESC L
 print(cur.fetchone()[0], [d.name for d in cur.description])
 cur.execute("SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 1")
 print(type(cur.fetchone()[0]).__name__)
+cur.execute("SELECT typname, typarray FROM pg_catalog.pg_type WHERE oid = %s", (1184,))
+print(cur.fetchone())
+cur.execute("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+            "WHERE c.relname = %s AND a.attnum = %s", ("logs", 7))
+print(cur.fetchone()[0])
+cur.execute("SELECT pg_backend_pid()")
+print(cur.fetchone()[0] == c.get_backend_pid())
 PYEOF
-    printf '%s\n0\n42703\ncart [%s]\ndatetime\n' "$want13" "'ServiceName', 'count'" > "$T/py.want"
-    same "psycopg2: parameters, injection, error code, columns, timestamps" "$T/py.want" "$T/py"
+    printf '%s\n0\n42703\ncart [%s]\ndatetime\n%s\nServiceName\nTrue\n' "$want13" "'ServiceName', 'count'" \
+        "('timestamptz', 1185)" > "$T/py.want"
+    same "psycopg2: parameters, injection, error code, columns, timestamps, catalog lookups" "$T/py.want" "$T/py"
     # the driver's default: statements inside BEGIN ... COMMIT / ROLLBACK
     $PY - "$main_port" > "$T/pytx" 2>&1 <<'PYEOF'
 import sys, psycopg2
@@ -157,11 +203,13 @@ const { Client } = require('pg');
   try { await c.query('SELECT nope FROM logs'); } catch (e) { console.log(e.code, e.position); }
   r = await c.query('SELECT Timestamp FROM logs ORDER BY Timestamp DESC LIMIT 1');
   console.log(r.rows[0].Timestamp instanceof Date);
+  r = await c.query('SELECT typname, typlen FROM pg_catalog.pg_type WHERE oid = $1', [25]);
+  console.log(r.rows[0].typname, r.rows[0].typlen);
   await c.end();
 })().catch((e) => { console.log('error', e.message); process.exit(1); });
 JSEOF
-    printf '%s\n2 ServiceName,n\n42703 8\ntrue\n' "$want_cart" > "$T/node.want"
-    same "node-pg: parameters, a named prepared statement, an error with its position, timestamps" "$T/node.want" "$T/node"
+    printf '%s\n2 ServiceName,n\n42703 8\ntrue\ntext -1\n' "$want_cart" > "$T/node.want"
+    same "node-pg: parameters, a named prepared statement, an error with its position, timestamps, a type lookup" "$T/node.want" "$T/node"
 else
     bad "node-pg is installed (scripts/install-deps: node and npm install pg)"
 fi
@@ -174,6 +222,10 @@ if [ -f "$JDBC_JAR" ] && command -v java >/dev/null; then
         "$main_port" > "$T/jdbc" 2>&1
     printf '%s\ncart n\n42703\ntrue\n' "$want13" > "$T/jdbc.want"
     same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps" "$T/jdbc.want" "$T/jdbc"
+    timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcMeta.java" \
+        "$main_port" > "$T/jdbcmeta" 2>&1
+    same "JDBC: DatabaseMetaData getTables, getColumns, getSchemas, getIndexInfo, getTypeInfo" \
+        "$EXP/jdbc_meta.out" "$T/jdbcmeta"
 else
     bad "pgjdbc and java are installed (scripts/install-deps)"
 fi

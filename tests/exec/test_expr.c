@@ -1,9 +1,11 @@
 /* test_expr.c - the expression evaluator against values worked out by hand
  * (and, for date_trunc, against a brute-force civil-calendar walk): LIKE
- * and ILIKE, date_trunc at every unit over 200 years, JSON access,
+ * and ILIKE, date_trunc at every unit over 200 years, extract against
+ * gmtime, floor and ceil, JSON access,
  * three-valued logic, exact integer arithmetic and its errors, casts. */
 #include "testutil.h"
 
+#include <math.h>
 #include <time.h>
 
 #include "exec/expr.h"
@@ -172,10 +174,61 @@ static void test_logic_arith_json(void **st)
     qr_arena_free(&a);
 }
 
+/* extract(field FROM ts) against gmtime over random instants (before and
+ * after the epoch, with nanoseconds), and floor/ceil through the evaluator */
+static void test_extract_and_floor(void **st)
+{
+    (void)st;
+    uint64_t x = 777;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t s = (int64_t)(x >> 33) % 8000000000LL - 2000000000LL, ns = (int64_t)(x % 1000000000);
+        int64_t ts = s * 1000000000 + ns;
+        time_t t = (time_t)s;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        assert_true(qr_extract(QR_XF_EPOCH, ts) == (double)s + (double)ns / 1e9);
+        assert_true(qr_extract(QR_XF_YEAR, ts) == tm.tm_year + 1900);
+        assert_true(qr_extract(QR_XF_MONTH, ts) == tm.tm_mon + 1);
+        assert_true(qr_extract(QR_XF_DAY, ts) == tm.tm_mday);
+        assert_true(qr_extract(QR_XF_HOUR, ts) == tm.tm_hour);
+        assert_true(qr_extract(QR_XF_MINUTE, ts) == tm.tm_min);
+        assert_true(qr_extract(QR_XF_SECOND, ts) == tm.tm_sec + (double)ns / 1e9);
+        assert_true(qr_extract(QR_XF_DOW, ts) == tm.tm_wday);
+        assert_true(qr_extract(QR_XF_DOY, ts) == tm.tm_yday + 1);
+    }
+    assert_true(fabs(qr_extract(QR_XF_EPOCH, -1) + 1e-9) < 1e-15); /* just before 1970 */
+    assert_true(qr_extract(QR_XF_SECOND, -1) > 59.99 && qr_extract(QR_XF_YEAR, -1) == 1969);
+    assert_int_equal(qr_xfield_parse("EPOCH"), QR_XF_EPOCH);
+    assert_int_equal(qr_xfield_parse("dow"), QR_XF_DOW);
+    assert_int_equal(qr_xfield_parse("fortnight"), 0);
+
+    qr_arena a;
+    qr_arena_init(&a, 4096, 0);
+    qr_err e;
+    qr_cell fc[3] = {{.i = qr_num_from_f64(2.5)}, {.i = qr_num_from_f64(-2.5)}, {.null = 1}};
+    const qr_cell *cols[] = {fc};
+    uint8_t types[] = {QT_FLOAT64};
+    qr_xbatch b = {3, 1, cols, types, NULL};
+    qr_expr *args[2];
+    for (int fn = QR_FN_FLOOR; fn <= QR_FN_CEIL; fn++) {
+        qr_expr *f = node2(QR_EX_FUNC, QR_XT_FLOAT, 0, col(0, QR_XT_FLOAT, QT_FLOAT64), NULL, args);
+        f->nargs = 1;
+        f->fn = (uint8_t)fn;
+        const qr_cell *v = qr_expr_eval(f, &b, &a, &e);
+        assert_non_null(v);
+        assert_true(v[0].f == (fn == QR_FN_FLOOR ? 2.0 : 3.0));
+        assert_true(v[1].f == (fn == QR_FN_FLOOR ? -3.0 : -2.0));
+        assert_true(v[2].null);
+    }
+    qr_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_like),
+        cmocka_unit_test(test_extract_and_floor),
         cmocka_unit_test(test_date_trunc),
         cmocka_unit_test(test_logic_arith_json),
     };
