@@ -7,12 +7,14 @@
  * Everything is materialised (each entry's matching rows, then the joined
  * rows) under the statement's memory limit: a join of two selective scans,
  * the trace-correlation shape, costs what its matches cost. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/hashagg.h"
 #include "format/colvec.h"
 #include "util/buf.h"
+#include "util/pool.h"
 #include "exec/join.h"
 #include "exec/project.h"
 #include "search/topk.h"
@@ -55,7 +57,10 @@ typedef struct rel {
     qr_cell **col;
     uint8_t *types;
     qr_arena *a;
+    qr_arena *slot_a; /* GATHER_SLOTS more, one per gathering slot (same life as a) */
 } rel;
+
+#define GATHER_SLOTS (QR_POOL_MAX_THREADS + 1)
 
 static qr_cell *new_col(qr_qctx *ctx, uint64_t n, qr_err *e)
 {
@@ -132,65 +137,155 @@ static int vec_to_cells(qr_colreader *rd, const qr_vec *v, int t, uint32_t n, qr
     return 0;
 }
 
-/* The needed columns of hits[0..n) (table order) into r's slots base.. */
+/* One gather job: hits cut into chunks of one segment each (at most BATCH
+ * hits), taken by the pool's slots in turn; each slot writes its chunks'
+ * disjoint ranges of the relation's columns and keeps the bytes in its own
+ * arena (r->slot_a[slot]), so no two slots share anything but the atomics. */
+typedef struct gjob {
+    const qr_par_search *ps;
+    const qr_hit *h;
+    const uint8_t *need;
+    uint32_t base;
+    rel *r;
+    const uint64_t *cut; /* chunk k is hits [cut[k], cut[k + 1]) */
+    uint32_t ncut;
+    atomic_uint next;
+    atomic_int failed;
+    int rc[GATHER_SLOTS];
+    qr_err err[GATHER_SLOTS];
+} gjob;
+
+static int gather_chunk(gjob *g, qr_arena *ta, uint64_t s0, uint64_t t, uint32_t *rows,
+                        qr_arena *va, qr_buf *mb, qr_err *e)
+{
+    const qr_tabdef *def = g->ps->def;
+    const qr_hit *h = g->h;
+    rel *r = g->r;
+    qr_segment *seg = g->ps->ss[h[s0].seg].seg;
+    for (uint64_t j = s0; j < t; j++)
+        rows[j - s0] = h[j].doc;
+    int rc = 0;
+    for (uint32_t c = 0; c < def->ncols && rc == 0; c++) {
+        if (!g->need[c])
+            continue;
+        qr_cell *out = r->col[g->base + c] + s0;
+        int sc = qr_seg_col(seg, def->cols[c].name);
+        if (sc < 0) { /* the segment predates the column */
+            for (uint64_t j = s0; j < t; j++)
+                out[j - s0] = (qr_cell){.null = 1};
+            continue;
+        }
+        qr_colreader *rd = qr_colr_open(seg, sc, e);
+        if (!rd)
+            return -1;
+        uint32_t nd = 0;
+        qr_colr_dict(rd, &nd);
+        qr_arena_reset(va);
+        qr_slice *dcopy = nd ? qr_arena_alloc(va, sizeof *dcopy * nd) : NULL;
+        if (nd && !dcopy)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+        if (dcopy)
+            memset(dcopy, 0, sizeof *dcopy * nd);
+        qr_vec v;
+        /* value bytes go straight to the slot's arena */
+        if (rc == 0)
+            rc = qr_colvec_gather(rd, rows, (uint32_t)(t - s0), &v, ta, e);
+        if (rc == 0)
+            rc = vec_to_cells(rd, &v, def->cols[c].type, (uint32_t)(t - s0), out, dcopy, ta, mb,
+                              e);
+        qr_colr_close(rd);
+    }
+    return rc;
+}
+
+static void gather_slot(void *ctx, int slot)
+{
+    gjob *g = ctx;
+    qr_err *e = &g->err[slot];
+    uint32_t *rows = qr_qmalloc(g->r->ctx, sizeof *rows * BATCH);
+    qr_arena va;
+    qr_arena_init(&va, 1 << 20, 0);
+    qr_arena_set_ctx(&va, g->r->ctx);
+    qr_buf mb;
+    qr_buf_init(&mb);
+    int rc = rows ? 0 : qr_qctx_nomem(g->r->ctx, e);
+    while (rc == 0 && !atomic_load(&g->failed)) {
+        unsigned k = atomic_fetch_add(&g->next, 1);
+        if (k >= g->ncut)
+            break;
+        rc = qr_qctx_check(g->r->ctx, e);
+        if (rc == 0)
+            rc = gather_chunk(g, &g->r->slot_a[slot], g->cut[k], g->cut[k + 1], rows, &va, &mb,
+                              e);
+    }
+    if (rc != 0)
+        atomic_store(&g->failed, 1);
+    g->rc[slot] = rc;
+    qr_buf_free(&mb);
+    qr_arena_free(&va);
+    qr_qfree(g->r->ctx, rows);
+}
+
+/* The needed columns of hits[0..n) (table order) into r's slots base..,
+ * segments read in parallel on the pool. */
 static int gather(const qr_par_search *ps, const qr_hit *h, uint64_t n, const uint8_t *need,
-                  uint32_t base, rel *r, qr_err *e)
+                  uint32_t base, qr_pool *pool, int threads, rel *r, qr_err *e)
 {
     const qr_tabdef *def = ps->def;
     for (uint32_t c = 0; c < def->ncols; c++)
         if (need[c] && !(r->col[base + c] = new_col(r->ctx, n, e)))
             return -1;
-    uint32_t *rows = qr_qmalloc(r->ctx, sizeof *rows * BATCH);
-    qr_arena va;
-    qr_arena_init(&va, 1 << 20, 0);
-    qr_arena_set_ctx(&va, r->ctx);
-    qr_buf mb;
-    qr_buf_init(&mb);
-    int rc = rows ? 0 : qr_qctx_nomem(r->ctx, e);
-    for (uint64_t s0 = 0; s0 < n && rc == 0;) {
+    uint64_t ncut = 0;
+    for (uint64_t s0 = 0; s0 < n; ncut++) {
         uint64_t t = s0;
         while (t < n && t - s0 < BATCH && h[t].seg == h[s0].seg)
             t++;
-        qr_segment *seg = ps->ss[h[s0].seg].seg;
-        for (uint64_t j = s0; j < t; j++)
-            rows[j - s0] = h[j].doc;
-        for (uint32_t c = 0; c < def->ncols && rc == 0; c++) {
-            if (!need[c])
-                continue;
-            qr_cell *out = r->col[base + c] + s0;
-            int sc = qr_seg_col(seg, def->cols[c].name);
-            if (sc < 0) { /* the segment predates the column */
-                for (uint64_t j = s0; j < t; j++)
-                    out[j - s0] = (qr_cell){.null = 1};
-                continue;
-            }
-            qr_colreader *rd = qr_colr_open(seg, sc, e);
-            if (!rd) {
-                rc = -1;
-                break;
-            }
-            uint32_t nd = 0;
-            qr_colr_dict(rd, &nd);
-            qr_arena_reset(&va);
-            qr_slice *dcopy = nd ? qr_arena_alloc(&va, sizeof *dcopy * nd) : NULL;
-            if (nd && !dcopy)
-                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            if (dcopy)
-                memset(dcopy, 0, sizeof *dcopy * nd);
-            qr_vec v;
-            /* value bytes go straight to the relation's arena */
-            if (rc == 0)
-                rc = qr_colvec_gather(rd, rows, (uint32_t)(t - s0), &v, r->a, e);
-            if (rc == 0)
-                rc = vec_to_cells(rd, &v, def->cols[c].type, (uint32_t)(t - s0), out, dcopy, r->a,
-                                  &mb, e);
-            qr_colr_close(rd);
-        }
         s0 = t;
     }
-    qr_buf_free(&mb);
-    qr_arena_free(&va);
-    qr_qfree(r->ctx, rows);
+    if (ncut == 0)
+        return 0;
+    if (ncut >= UINT32_MAX)
+        return qr_errf(e, QR_E_TOO_LONG, "a join entry of %llu chunks", (unsigned long long)ncut);
+    gjob *g = qr_qmalloc(r->ctx, sizeof *g);
+    uint64_t *cut = qr_qmalloc(r->ctx, sizeof *cut * (ncut + 1));
+    if (!g || !cut) {
+        qr_qfree(r->ctx, g);
+        qr_qfree(r->ctx, cut);
+        return qr_qctx_nomem(r->ctx, e);
+    }
+    ncut = 0;
+    for (uint64_t s0 = 0; s0 < n;) {
+        uint64_t t = s0;
+        while (t < n && t - s0 < BATCH && h[t].seg == h[s0].seg)
+            t++;
+        cut[ncut++] = s0;
+        s0 = t;
+    }
+    cut[ncut] = n;
+    memset(g, 0, sizeof *g);
+    g->ps = ps;
+    g->h = h;
+    g->need = need;
+    g->base = base;
+    g->r = r;
+    g->cut = cut;
+    g->ncut = (uint32_t)ncut;
+    atomic_init(&g->next, 0);
+    atomic_init(&g->failed, 0);
+    int k = threads < 1 ? 1 : threads;
+    if (k > GATHER_SLOTS)
+        k = GATHER_SLOTS;
+    if ((uint64_t)k > ncut)
+        k = (int)ncut;
+    qr_pool_run(k > 1 ? pool : NULL, k, gather_slot, g);
+    int rc = 0;
+    for (int i = 0; i < k && rc == 0; i++)
+        if (g->rc[i] != 0) {
+            *e = g->err[i];
+            rc = -1;
+        }
+    qr_qfree(r->ctx, cut);
+    qr_qfree(r->ctx, g);
     return rc;
 }
 
@@ -253,7 +348,7 @@ static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_exp
     if (rc == 0)
         rc = qr_par_first(&ps, UINT64_MAX, collect, &h, NULL, e);
     if (rc == 0)
-        rc = gather(&ps, h.h, h.n, need, base, R, e);
+        rc = gather(&ps, h.h, h.n, need, base, pool, threads, R, e);
     R->n = rc == 0 ? h.n : 0;
     qr_qfree(R->ctx, h.h);
     qr_par_set_ctx(&ps, NULL, NULL);
@@ -518,10 +613,14 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
     qr_qctx *ctx = out->ctx;
     uint32_t n = s->scope.n ? s->scope.n : 1;
     uint32_t nslots = s->scope.n ? s->scope.nslots : s->def->ncols;
-    qr_arena text; /* every relation's bytes, for the statement */
+    qr_arena text, slot_text[GATHER_SLOTS]; /* every relation's bytes, for the statement */
     qr_arena_init(&text, 1 << 20, 0);
     qr_arena_set_ctx(&text, ctx);
-    rel J = {ctx, 0, nslots, NULL, NULL, &text};
+    for (int i = 0; i < GATHER_SLOTS; i++) {
+        qr_arena_init(&slot_text[i], 1 << 20, 0);
+        qr_arena_set_ctx(&slot_text[i], ctx);
+    }
+    rel J = {ctx, 0, nslots, NULL, NULL, &text, slot_text};
     J.col = qr_qmalloc(ctx, sizeof *J.col * nslots);
     J.types = qr_qmalloc(ctx, nslots);
     int rc = J.col && J.types ? 0 : qr_qctx_nomem(ctx, e);
@@ -551,7 +650,7 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
             }
             continue;
         }
-        rel T = {ctx, 0, nslots, NULL, J.types, &text};
+        rel T = {ctx, 0, nslots, NULL, J.types, &text, slot_text};
         T.col = qr_qmalloc(ctx, sizeof *T.col * nslots);
         rc = T.col ? 0 : qr_qctx_nomem(ctx, e);
         if (rc == 0) {
@@ -582,5 +681,7 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
     rel_free(&J);
     qr_qfree(ctx, J.types);
     qr_arena_free(&text);
+    for (int i = 0; i < GATHER_SLOTS; i++)
+        qr_arena_free(&slot_text[i]);
     return rc;
 }
