@@ -71,19 +71,73 @@ static int add_pair(qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, ui
     return 0;
 }
 
+/* The probe of L's rows [i0, i1) against the built table: the pairs into
+ * one slot's arrays. */
+typedef struct probe {
+    const qr_cell *const *lk, *const *rk;
+    const uint8_t *kt;
+    uint32_t nk;
+    int left;
+    qr_qctx *ctx;
+    const uint64_t *head, *next, *hash;
+    uint64_t nb, nl;
+    int k;
+    uint64_t *li[QR_POOL_MAX_THREADS + 1], *ri[QR_POOL_MAX_THREADS + 1];
+    uint64_t np[QR_POOL_MAX_THREADS + 1];
+    int rc[QR_POOL_MAX_THREADS + 1];
+    qr_err err[QR_POOL_MAX_THREADS + 1];
+} probe;
+
+static void probe_slot(void *ctx, int slot)
+{
+    probe *p = ctx;
+    uint64_t i0 = p->nl * (uint64_t)slot / (uint64_t)p->k;
+    uint64_t i1 = p->nl * (uint64_t)(slot + 1) / (uint64_t)p->k;
+    uint64_t **li = &p->li[slot], **ri = &p->ri[slot], *np = &p->np[slot], cap = 0;
+    qr_err *e = &p->err[slot];
+    int rc = qr_qctx_check(p->ctx, e); /* and every 64K probes */
+    for (uint64_t i = i0; i < i1 && rc == 0; i++) {
+        if (((i - i0) & 0xffff) == 0xffff && qr_qctx_check(p->ctx, e) != 0) {
+            rc = -1;
+            break;
+        }
+        int null, matched = 0;
+        uint64_t h = key_hash(p->lk, i, p->kt, p->nk, &null);
+        for (uint64_t j = null ? UINT64_MAX : p->head[h & (p->nb - 1)]; j != UINT64_MAX && rc == 0;
+             j = p->next[j]) {
+            if (p->hash[j] != h || !keys_eq(p->lk, i, p->rk, j, p->kt, p->nk))
+                continue;
+            matched = 1;
+            if (add_pair(p->ctx, li, ri, np, &cap, i, j) != 0)
+                rc = qr_qctx_nomem(p->ctx, e);
+            if (p->left == 2) /* semi: once */
+                break;
+        }
+        if (rc == 0 && p->left == 1 && !matched &&
+            add_pair(p->ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
+            rc = qr_qctx_nomem(p->ctx, e);
+    }
+    p->rc[slot] = rc;
+}
+
+/* Probes per slot below which one slot does it all. */
+#define PROBE_MIN 16384
+
 int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
                          const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int left,
-                         qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, qr_err *e)
+                         qr_pool *pool, int threads, qr_qctx *ctx, uint64_t **li, uint64_t **ri,
+                         uint64_t *np, qr_err *e)
 {
     *li = *ri = NULL;
     *np = 0;
-    uint64_t cap = 0, nb = 16;
+    uint64_t nb = 16;
     while (nb < nr * 2)
         nb <<= 1;
     uint64_t *head = qr_qmalloc(ctx, sizeof *head * nb);
     uint64_t *next = qr_qmalloc(ctx, sizeof *next * (nr ? nr : 1));
     uint64_t *hash = qr_qmalloc(ctx, sizeof *hash * (nr ? nr : 1));
-    int rc = head && next && hash ? 0 : qr_qctx_nomem(ctx, e);
+    probe *p = qr_qmalloc(ctx, sizeof *p);
+    int rc = head && next && hash && p ? 0 : qr_qctx_nomem(ctx, e);
     if (rc == 0) {
         for (uint64_t b = 0; b < nb; b++)
             head[b] = UINT64_MAX;
@@ -97,27 +151,48 @@ int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
             next[j] = head[h & (nb - 1)];
             head[h & (nb - 1)] = j;
         }
-    }
-    for (uint64_t i = 0; i < nl && rc == 0; i++) {
-        if ((i & 0xffff) == 0xffff && qr_qctx_check(ctx, e) != 0) {
-            rc = -1;
-            break;
+        memset(p, 0, sizeof *p);
+        *p = (probe){.lk = lk, .rk = rk, .kt = ktypes, .nk = nk, .left = left, .ctx = ctx,
+                     .head = head, .next = next, .hash = hash, .nb = nb, .nl = nl};
+        int k = threads < 1 ? 1 : threads;
+        if (k > QR_POOL_MAX_THREADS + 1)
+            k = QR_POOL_MAX_THREADS + 1;
+        if ((uint64_t)k > nl / PROBE_MIN)
+            k = nl / PROBE_MIN > 1 ? (int)(nl / PROBE_MIN) : 1;
+        p->k = k;
+        qr_pool_run(k > 1 ? pool : NULL, k, probe_slot, p);
+        uint64_t total = 0;
+        for (int s = 0; s < k; s++) {
+            if (p->rc[s] != 0 && rc == 0) {
+                *e = p->err[s];
+                rc = -1;
+            }
+            total += p->np[s];
         }
-        int null, matched = 0;
-        uint64_t h = key_hash(lk, i, ktypes, nk, &null);
-        for (uint64_t j = null ? UINT64_MAX : head[h & (nb - 1)]; j != UINT64_MAX && rc == 0;
-             j = next[j]) {
-            if (hash[j] != h || !keys_eq(lk, i, rk, j, ktypes, nk))
-                continue;
-            matched = 1;
-            if (add_pair(ctx, li, ri, np, &cap, i, j) != 0)
+        if (rc == 0 && k == 1) { /* the one slot's arrays are the answer */
+            *li = p->li[0], *ri = p->ri[0], *np = p->np[0];
+            p->li[0] = p->ri[0] = NULL;
+        } else if (rc == 0 && total) { /* the slots' pairs in L's order */
+            *li = qr_qmalloc(ctx, sizeof **li * total);
+            *ri = qr_qmalloc(ctx, sizeof **ri * total);
+            if (!*li || !*ri) {
                 rc = qr_qctx_nomem(ctx, e);
-            if (left == 2) /* semi: once */
-                break;
+            } else {
+                for (int s = 0; s < k; s++) {
+                    if (p->np[s]) {
+                        memcpy(*li + *np, p->li[s], sizeof **li * p->np[s]);
+                        memcpy(*ri + *np, p->ri[s], sizeof **ri * p->np[s]);
+                    }
+                    *np += p->np[s];
+                }
+            }
         }
-        if (rc == 0 && left == 1 && !matched && add_pair(ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
-            rc = qr_qctx_nomem(ctx, e);
+        for (int s = 0; s < k; s++) {
+            qr_qfree(ctx, p->li[s]);
+            qr_qfree(ctx, p->ri[s]);
+        }
     }
+    qr_qfree(ctx, p);
     qr_qfree(ctx, head);
     qr_qfree(ctx, next);
     qr_qfree(ctx, hash);

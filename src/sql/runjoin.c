@@ -390,7 +390,8 @@ static int import_entry(const qr_tabdef *def, const qr_result *sub, const qr_exp
 }
 
 /* J := J joined with T (entry k) on entry k's keys. */
-static int join_step(const qr_sqlsel *s, uint32_t k, rel *J, rel *T, qr_err *e)
+static int join_step(const qr_sqlsel *s, uint32_t k, rel *J, rel *T, qr_pool *pool, int threads,
+                     qr_err *e)
 {
     const qr_sqlscope *sc = &s->scope;
     qr_qctx *ctx = J->ctx;
@@ -435,8 +436,8 @@ static int join_step(const qr_sqlsel *s, uint32_t k, rel *J, rel *T, qr_err *e)
     uint64_t np = 0, *li = NULL, *ri = NULL;
     if (rc == 0)
         rc = qr_x_hash_join_pairs(J->n, (const qr_cell *const *)lk, T->n,
-                                  (const qr_cell *const *)rk, kt, nk, s->rng[k].kind, ctx, &li, &ri,
-                                  &np, e);
+                                  (const qr_cell *const *)rk, kt, nk, s->rng[k].kind, pool,
+                                  threads, ctx, &li, &ri, &np, e);
     /* the joined columns: J's slots by li, T's by ri (UINT64_MAX: NULL) */
     for (uint32_t c = 0; c < J->nslots && rc == 0; c++) {
         int from_t = c >= base && c < base + nc;
@@ -662,7 +663,7 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
         }
         int64_t t1 = qr_qctx_now_ns();
         if (rc == 0)
-            rc = join_step(s, r, &J, &T, e);
+            rc = join_step(s, r, &J, &T, pool, threads, e);
         if (s->stats && r < 8) {
             s->stats->ent_rows[r] = T.n;
             s->stats->t_ent[r] = t1 - t0;
