@@ -37,19 +37,45 @@ static int opens_list(PgQuery__Token t)
     }
 }
 
-/* The rewritten text, and the insertion table. -1 only when out of memory;
- * a text the scanner rejects is left as it is (the parser reports it). */
+/* Tokens that can each add a level to the parse tree (an operator of a
+ * left-deep chain, a NOT, a CASE, a cast, an opening parenthesis). libpg_query's
+ * own output of a tree recurses per level and overflows the stack past a
+ * few tens of thousands of them, before any depth could be measured. */
+#define SQL_MAX_OPERATORS 20000
+
+static int deepening(int t)
+{
+    return (t < 128 && t > 0 && strchr("+-*/%^<>=|(", t)) || t == PG_QUERY__TOKEN__Op ||
+           t == PG_QUERY__TOKEN__TYPECAST || t == PG_QUERY__TOKEN__LESS_EQUALS ||
+           t == PG_QUERY__TOKEN__GREATER_EQUALS || t == PG_QUERY__TOKEN__NOT_EQUALS ||
+           t == PG_QUERY__TOKEN__EQUALS_GREATER || t == PG_QUERY__TOKEN__NOT ||
+           t == PG_QUERY__TOKEN__CASE;
+}
+
+/* The rewritten text, and the insertion table. -1 when out of memory or
+ * past SQL_MAX_OPERATORS (54001); a text the scanner rejects is left as it
+ * is (the parser reports it). */
 static int rewrite_lists(qr_sqlparse *p, const char *src, qr_err *e)
 {
     PgQueryScanResult sr = pg_query_scan(src);
     PgQuery__ScanResult *toks = NULL;
     if (!sr.error)
         toks = pg_query__scan_result__unpack(NULL, sr.pbuf.len, (const uint8_t *)sr.pbuf.data);
-    uint32_t cap = 0;
+    uint32_t cap = 0, deep = 0;
     if (toks)
-        for (size_t i = 1; i < toks->n_tokens; i++)
-            if (toks->tokens[i]->token == '[' && opens_list(toks->tokens[i - 1]->token))
+        for (size_t i = 0; i < toks->n_tokens; i++) {
+            deep += (uint32_t)deepening(toks->tokens[i]->token);
+            if (i && toks->tokens[i]->token == '[' && opens_list(toks->tokens[i - 1]->token))
                 cap++;
+        }
+    if (deep > SQL_MAX_OPERATORS) {
+        if (toks)
+            pg_query__scan_result__free_unpacked(toks, NULL);
+        pg_query_free_scan_result(sr);
+        return qr_errf(e, QR_E_STACK_DEPTH,
+                       "statement too complex: %u operators, parentheses and NOTs (at most %d)",
+                       deep, SQL_MAX_OPERATORS);
+    }
     int rc = 0;
     p->len = p->orig_len + 5u * cap;
     p->text = malloc(p->len + 1);
@@ -132,6 +158,75 @@ static int32_t cursor_to_loc(const qr_sqlparse *p, int cursorpos)
     return (int32_t)i;
 }
 
+/* protobuf-c unpacks a tree by recursion, one C frame or two per level,
+ * and libpg_query gives a left-deep tree for `1 + 1 + 1 ...`: a statement
+ * of a few thousand operators would overflow the stack. The packed bytes'
+ * nesting is measured first, without recursion, through the messages'
+ * descriptors. */
+#define SQL_MAX_DEPTH 1000
+
+static int rd_varint(const uint8_t *b, size_t n, size_t *at, uint64_t *v)
+{
+    *v = 0;
+    for (int sh = 0; sh < 64 && *at < n; sh += 7) {
+        uint8_t c = b[(*at)++];
+        *v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80))
+            return 0;
+    }
+    return -1;
+}
+
+static int depth_ok(const uint8_t *b, size_t n)
+{
+    struct {
+        size_t end;
+        const ProtobufCMessageDescriptor *d;
+    } st[SQL_MAX_DEPTH + 1];
+    int top = 0;
+    st[0].end = n;
+    st[0].d = &pg_query__parse_result__descriptor;
+    size_t at = 0;
+    while (at < n) {
+        while (top > 0 && at >= st[top].end)
+            top--;
+        uint64_t key, v;
+        if (rd_varint(b, st[top].end, &at, &key) != 0)
+            return 1; /* malformed: unpack will say so */
+        switch (key & 7) {
+        case 0:
+            if (rd_varint(b, st[top].end, &at, &v) != 0)
+                return 1;
+            break;
+        case 1:
+            at += 8;
+            break;
+        case 5:
+            at += 4;
+            break;
+        case 2: {
+            if (rd_varint(b, st[top].end, &at, &v) != 0 || v > st[top].end - at)
+                return 1;
+            const ProtobufCFieldDescriptor *f =
+                protobuf_c_message_descriptor_get_field(st[top].d, (unsigned)(key >> 3));
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                if (top == SQL_MAX_DEPTH)
+                    return 0;
+                top++;
+                st[top].end = at + v;
+                st[top].d = f->descriptor;
+            } else {
+                at += v;
+            }
+            break;
+        }
+        default:
+            return 1;
+        }
+    }
+    return 1;
+}
+
 int qr_sqlp_parse(qr_sqlparse *p, const char *sql, size_t n, qr_err *e)
 {
     memset(p, 0, sizeof *p);
@@ -156,6 +251,11 @@ int qr_sqlp_parse(qr_sqlparse *p, const char *sql, size_t n, qr_err *e)
     if (r.error) {
         qr_errf(e, QR_E_SYNTAX, "%s", r.error->message);
         rc = r.error->cursorpos > 0 ? qr_sqlp_at(p, cursor_to_loc(p, r.error->cursorpos), e) : -1;
+    } else if (!depth_ok((const uint8_t *)r.parse_tree.data, r.parse_tree.len)) {
+        rc = qr_errf(e, QR_E_STACK_DEPTH,
+                     "statement nested too deeply (more than %d levels: a chain of thousands of "
+                     "operators or parentheses)",
+                     SQL_MAX_DEPTH);
     } else {
         p->tree = pg_query__parse_result__unpack(NULL, r.parse_tree.len,
                                                  (const uint8_t *)r.parse_tree.data);

@@ -23,6 +23,7 @@ typedef struct qr_err {
 #define QR_E_OUT_OF_RANGE "22003"    /* numeric value out of range */
 #define QR_E_LINE_TOO_LONG "22001"   /* an input line longer than --max-line */
 #define QR_E_TOO_LONG "54000"        /* program limit exceeded (pattern, block size) */
+#define QR_E_STACK_DEPTH "54001"     /* statement nested too deeply */
 #define QR_E_IO "58030"              /* I/O error */
 #define QR_E_CORRUPT "XX001"         /* data corrupted (checksum, structure) */
 #define QR_E_VERSION "XX002"         /* unsupported on-disk format version */

@@ -156,6 +156,49 @@ static void test_sql_dialect_accepted(void **st)
         "or RFC 3339) at character 55");
 }
 
+/* Statements that would nest the parse tree past what the C stack holds
+ * get 54001, never a crash (libpg_query and protobuf-c recurse per level). */
+static char *chain(const char *head, const char *piece, int n, const char *tail)
+{
+    size_t hl = strlen(head), pl = strlen(piece), tl = strlen(tail);
+    char *q = malloc(hl + pl * (size_t)n + tl + 1);
+    assert_non_null(q);
+    memcpy(q, head, hl);
+    for (int i = 0; i < n; i++)
+        memcpy(q + hl + pl * (size_t)i, piece, pl);
+    memcpy(q + hl + pl * (size_t)n, tail, tl + 1);
+    return q;
+}
+
+static void test_sql_deep_statements_refused(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *head, *piece, *tail;
+        int n;
+        const char *code, *msg;
+    } c[] = {
+        {"SELECT 1", " + 1", "", 400, NULL, NULL},
+        {"SELECT count(*) FROM logs WHERE SeverityNumber > 0", " + 1", "", 300, NULL, NULL},
+        {"SELECT 1", " + 1", "", 5000, "54001",
+         "statement nested too deeply (more than 1000 levels: a chain of thousands of operators "
+         "or parentheses)"},
+        {"SELECT 'a'", " || 'a'", "", 60000, "54001",
+         "statement too complex: 60000 operators, parentheses and NOTs (at most 20000)"},
+        {"SELECT ", "NOT ", "true", 30000, "54001",
+         "statement too complex: 30000 operators, parentheses and NOTs (at most 20000)"},
+        {"SELECT ", "CASE WHEN true THEN ", "1", 25000, "54001",
+         "statement too complex: 25000 operators, parentheses and NOTs (at most 20000)"},
+        {"SELECT ", "lower(", "'x'", 21000, "54001",
+         "statement too complex: 21000 operators, parentheses and NOTs (at most 20000)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char *q = chain(c[i].head, c[i].piece, c[i].n, c[i].tail);
+        expect(q, c[i].code, c[i].msg);
+        free(q);
+    }
+}
+
 static void test_sql_list_rewrite_positions(void **st)
 {
     (void)st;
@@ -182,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_sql_unsupported_says_what),
         cmocka_unit_test(test_sql_dialect_accepted),
         cmocka_unit_test(test_sql_list_rewrite_positions),
+        cmocka_unit_test(test_sql_deep_statements_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
