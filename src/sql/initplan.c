@@ -180,9 +180,20 @@ static int place(PgQuery__Node *n, const qr_result *r, uint64_t row, int exists,
     return 0;
 }
 
-static int is_outer_name_error(const qr_err *e)
+/* Run subquery sl into r (initialised here; the caller frees it). An
+ * unknown name in it is most likely the outer query's (a correlated
+ * subquery): the error says so, calling the subquery `what`. */
+static int run_sub(walk *w, const PgQuery__SubLink *sl, const char *what, qr_result *r)
 {
-    return !strcmp(e->code, QR_E_UNDEFINED_COLUMN) || !strcmp(e->code, QR_E_UNDEFINED_TABLE);
+    qr_result_init(r, w->ctx);
+    int rc = w->run(w->rctx, sl->subselect, r, w->e);
+    if (rc != 0 && (!strcmp(w->e->code, QR_E_UNDEFINED_COLUMN) ||
+                    !strcmp(w->e->code, QR_E_UNDEFINED_TABLE))) {
+        size_t l = strlen(w->e->msg);
+        snprintf(w->e->msg + l, sizeof w->e->msg - l,
+                 " (%s runs once, on its own: correlated subqueries are not supported)", what);
+    }
+    return rc;
 }
 
 static int sublink(walk *w, PgQuery__Node *n)
@@ -191,14 +202,7 @@ static int sublink(walk *w, PgQuery__Node *n)
     int exists = sl->sub_link_type == PG_QUERY__SUB_LINK_TYPE__EXISTS_SUBLINK;
     int32_t loc = sl->location;
     qr_result r;
-    qr_result_init(&r, w->ctx);
-    int rc = w->run(w->rctx, sl->subselect, &r, w->e);
-    if (rc != 0 && is_outer_name_error(w->e)) {
-        size_t l = strlen(w->e->msg);
-        snprintf(w->e->msg + l, sizeof w->e->msg - l, "%s",
-                 " (a subquery in an expression runs once, on its own: correlated subqueries "
-                 "are not supported)");
-    }
+    int rc = run_sub(w, sl, "a subquery in an expression", &r);
     if (rc == 0 && !exists && r.ncols != 1) {
         qr_errf(w->e, QR_E_SYNTAX, "subquery must return only one column");
         rc = qr_sqlp_at(w->p, loc, w->e);
@@ -231,14 +235,7 @@ static int not_in(walk *w, PgQuery__Node *n)
     PgQuery__SubLink *sl = n->sub_link;
     int32_t loc = sl->location;
     qr_result r;
-    qr_result_init(&r, w->ctx);
-    int rc = w->run(w->rctx, sl->subselect, &r, w->e);
-    if (rc != 0 && is_outer_name_error(w->e)) {
-        size_t l = strlen(w->e->msg);
-        snprintf(w->e->msg + l, sizeof w->e->msg - l, "%s",
-                 " (a NOT IN subquery runs once, on its own: correlated subqueries are not "
-                 "supported)");
-    }
+    int rc = run_sub(w, sl, "a NOT IN subquery", &r);
     if (rc == 0 && r.ncols != 1) {
         qr_errf(w->e, QR_E_SYNTAX, "subquery has too many columns");
         rc = qr_sqlp_at(w->p, loc, w->e);

@@ -17,6 +17,7 @@
 #include "index/table.h"
 #include "search/topk.h"
 #include "sql/sql.h"
+#include "sqlite_csv.h"
 
 ORACLE_FIXTURE
 
@@ -291,35 +292,7 @@ static void test_sql_newest_equals_brute_force(void **st)
 
 /* A GROUP BY answer rendered as CSV (no header) and SQLite's answer to the
  * same statement written out the same way must be equal. */
-static void sqlite_csv(const char *sql, qr_buf *out)
-{
-    sqlite3_stmt *stm;
-    if (sqlite3_prepare_v2(db, sql, -1, &stm, NULL) != SQLITE_OK)
-        fail_msg("sqlite: %s: %s", sql, sqlite3_errmsg(db));
-    int rc;
-    while ((rc = sqlite3_step(stm)) == SQLITE_ROW) {
-        for (int c = 0; c < sqlite3_column_count(stm); c++) {
-            if (c)
-                qr_buf_put_u8(out, ',');
-            if (sqlite3_column_type(stm, c) == SQLITE_FLOAT) {
-                char t[64];
-                double d = sqlite3_column_double(stm, c);
-                for (int p = 15; p <= 17; p++) {
-                    snprintf(t, sizeof t, "%.*g", p, d);
-                    if (strtod(t, NULL) == d)
-                        break;
-                }
-                qr_buf_put(out, t, strlen(t));
-            } else if (sqlite3_column_type(stm, c) != SQLITE_NULL) {
-                const char *t = (const char *)sqlite3_column_text(stm, c);
-                qr_buf_put(out, *t ? t : "\"\"", *t ? strlen(t) : 2); /* "" is not NULL */
-            }
-        }
-        qr_buf_put_u8(out, '\n');
-    }
-    assert_int_equal(rc, SQLITE_DONE);
-    sqlite3_finalize(stm);
-}
+static void sqlite_csv(const char *sql, qr_buf *out) { sqlite_csv_of(db, sql, out); }
 
 static void test_sql_group_by_equals_sqlite(void **st)
 {

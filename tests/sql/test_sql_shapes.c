@@ -21,6 +21,7 @@
 #include "ingest/infer.h"
 #include "ingest/ingest.h"
 #include "sql/sql.h"
+#include "sqlite_csv.h"
 
 #define SEED      20251207u
 #define HTTP_ROWS 20000u
@@ -185,57 +186,7 @@ static int group_teardown(void **st)
 
 /* ---- comparing ---- */
 
-/* A field as render.c writes CSV: empty for NULL, "" for an empty text,
- * quoted when it holds , " CR or LF. */
-static void csv_put(qr_buf *out, const char *p, size_t n)
-{
-    if (!n) {
-        qr_buf_put(out, "\"\"", 2);
-        return;
-    }
-    if (!memchr(p, ',', n) && !memchr(p, '"', n) && !memchr(p, '\n', n) && !memchr(p, '\r', n)) {
-        qr_buf_put(out, p, n);
-        return;
-    }
-    qr_buf_put_u8(out, '"');
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '"')
-            qr_buf_put_u8(out, '"');
-        qr_buf_put_u8(out, (uint8_t)p[i]);
-    }
-    qr_buf_put_u8(out, '"');
-}
-
-static void sqlite_csv(const char *sql, qr_buf *out)
-{
-    sqlite3_stmt *stm;
-    if (sqlite3_prepare_v2(db, sql, -1, &stm, NULL) != SQLITE_OK)
-        fail_msg("sqlite: %s: %s", sql, sqlite3_errmsg(db));
-    int rc;
-    while ((rc = sqlite3_step(stm)) == SQLITE_ROW) {
-        for (int c = 0; c < sqlite3_column_count(stm); c++) {
-            if (c)
-                qr_buf_put_u8(out, ',');
-            int ty = sqlite3_column_type(stm, c);
-            if (ty == SQLITE_FLOAT) {
-                char t[64];
-                double d = sqlite3_column_double(stm, c);
-                for (int p = 15; p <= 17; p++) {
-                    snprintf(t, sizeof t, "%.*g", p, d);
-                    if (strtod(t, NULL) == d)
-                        break;
-                }
-                qr_buf_put(out, t, strlen(t));
-            } else if (ty != SQLITE_NULL) {
-                const char *t = (const char *)sqlite3_column_text(stm, c);
-                csv_put(out, t, strlen(t));
-            }
-        }
-        qr_buf_put_u8(out, '\n');
-    }
-    assert_int_equal(rc, SQLITE_DONE);
-    sqlite3_finalize(stm);
-}
+static void sqlite_csv(const char *sql, qr_buf *out) { sqlite_csv_of(db, sql, out); }
 
 /* Quarry's answer to q (timestamps as ns integers), CSV without the header,
  * must equal SQLite's answer to s and hold at least min_rows rows. */
