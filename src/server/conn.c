@@ -106,7 +106,7 @@ static void message_loop(pgw_conn *c)
         switch (t) {
         case 'Q':
             pgw_simple_query(c, c->body.p, c->body.len);
-            if (pgw_flush(c->io) != 0)
+            if (pgw_flush(c->io) != 0 || c->gone)
                 return;
             break;
         case 'P':
@@ -122,7 +122,7 @@ static void message_loop(pgw_conn *c)
             }
             if ((t == 'S' || c->io->out.len >= PGW_FLUSH_AT) && pgw_flush(c->io) != 0)
                 return;
-            if (c->io->closed)
+            if (c->io->closed || c->gone)
                 return;
             break;
         case 'd':
