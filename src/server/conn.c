@@ -66,7 +66,7 @@ static int start_session(pgw_conn *c)
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         pgw_put_param_status(b, fixed[i][0], fixed[i][1]);
     pgw_put_param_status(b, "application_name", c->appname);
-    pgw_put_param_status(b, "is_superuser", "on");
+    pgw_put_param_status(b, "is_superuser", c->sess.restricted ? "off" : "on");
     pgw_put_param_status(b, "session_authorization", c->user);
     put_key(b, c->pid, c->secret);
     pgw_put_ready(b, 'I');

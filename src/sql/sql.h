@@ -11,7 +11,8 @@
  * CREATE INDEX, TRUNCATE, SHOW TABLES (stmt_ddl.c); INSERT ... VALUES and
  * INSERT ... SELECT (stmt_insert.c); COPY FROM / TO a file, COPY FROM
  * STDIN through qr_sql_copy_begin and COPY TO STDOUT through
- * qr_sql_copy_out_begin (stmt_copy.c). docs/SQL.md lists them.
+ * qr_sql_copy_out_begin (stmt_copy.c); CREATE / ALTER / DROP USER
+ * (stmt_user.c). docs/SQL.md lists them.
  * Everything else fails with 0A000 naming what is not supported.
  *
  * Each statement runs under the query context of the result it fills: its
@@ -74,10 +75,14 @@ typedef struct qr_sql_session {
     /* what RESET returns the numeric settings to (qr_sql_session_boot) */
     int boot_threads;
     uint64_t boot_memory_limit, boot_timeout_ms;
-    int in_tx;     /* between BEGIN and COMMIT / ROLLBACK */
-    int has_saved; /* a SET LOCAL in this transaction: saved.gucs holds
-                    * each name's value before it (NULL: not set), which
-                    * COMMIT / ROLLBACK put back */
+    char user[64];  /* who runs the statements (a server sets it; "" in quarry sql):
+                     * CURRENT_USER of ALTER / DROP USER */
+    int restricted; /* not a superuser: CREATE / ALTER / DROP USER are 42501 (a
+                     * server sets it; 0 by default: quarry sql owns its directory) */
+    int in_tx;      /* between BEGIN and COMMIT / ROLLBACK */
+    int has_saved;  /* a SET LOCAL in this transaction: saved.gucs holds
+                     * each name's value before it (NULL: not set), which
+                     * COMMIT / ROLLBACK put back */
     qr_sql_settings saved;
 } qr_sql_session;
 
@@ -205,6 +210,32 @@ uint32_t qr_sql_copy_out_columns(const qr_sql_copy_out *co);
  * (b unchanged). Out of memory shows as b->oom. */
 int qr_sql_copy_out_line(qr_sql_copy_out *co, qr_buf *b);
 void qr_sql_copy_out_free(qr_sql_copy_out *co);
+
+/* ---- users (stmt_user.c; docs/SERVER.md "Users") ----
+ * CREATE USER / ROLE name [WITH] [PASSWORD 'pw' | PASSWORD NULL]
+ * [SUPERUSER | NOSUPERUSER] [LOGIN | NOLOGIN], ALTER USER / ROLE name
+ * [WITH] options, DROP USER / ROLE [IF EXISTS] name [, ...] (tags CREATE
+ * ROLE, ALTER ROLE, DROP ROLE) keep users in the data directory's USERS
+ * file (mode 0600, replaced atomically), each with PostgreSQL's
+ * SCRAM-SHA-256 verifier of its password (hashed at once; a
+ * 'SCRAM-SHA-256$...' string is taken as the verifier). CREATE USER
+ * implies LOGIN, CREATE ROLE NOLOGIN. A restricted session may only
+ * change its own password (ALTER USER CURRENT_USER PASSWORD '...').
+ * Errors: 42501 (restricted), 42710 (exists), 42704 (no such role), 42602
+ * (a name over 63 bytes or with a tab or line break), 0A000 (other
+ * options). A server reads the users at each connection, so one created
+ * is known to the next connection. */
+typedef struct qr_sql_user {
+    char name[64];
+    int login, superuser;
+    char verifier[256]; /* "" = no password */
+} qr_sql_user;
+/* User name of the data directory: 1 and *u, 0 when there is none, -1 with
+ * e set (USERS unreadable or malformed, naming its line). */
+int qr_sql_user_find(const qr_sql_db *db, const char *name, qr_sql_user *u, qr_err *e);
+/* How many users the data directory has (0 without a USERS file), or -1
+ * with e set. */
+long qr_sql_user_count(const qr_sql_db *db, qr_err *e);
 
 /* Parse and bind only (no table is opened): for tests and the fuzzer.
  * 0, or -1 with e set. */

@@ -41,6 +41,7 @@ static const known knowns[] = {
     {"IntervalStyle", "postgres", 0, "kept for clients"},
     {"is_superuser", "off", 1, "kept for clients"},
     {"max_identifier_length", "63", 1, "the longest table name"},
+    {"password_encryption", "scram-sha-256", 1, "how CREATE USER keeps passwords"},
     {"search_path", "\"$user\", public", 0, "kept for clients; tables live in public"},
     {"server_encoding", "UTF8", 1, "text is UTF-8"},
     {"server_version", "15.0", 1, "the PostgreSQL version Quarry speaks"},

@@ -557,12 +557,77 @@ static void test_non_loopback_listen_needs_auth(void **st)
         assert_non_null(strstr(e.msg, "refusing to listen"));
     }
     cfg.auth = PGW_AUTH_SCRAM;
-    assert_int_equal(pgw_config_check(&cfg, &e), -1); /* SCRAM without users */
+    assert_int_equal(pgw_config_check(&cfg, &e), 0);
+    cfg.host = "127.0.0.1"; /* SCRAM without users: no file, none made by CREATE USER */
+    assert_null(pgw_server_new(&cfg, db, &e));
+    assert_non_null(
+        strstr(e.msg, "needs a users file (--users FILE) or users made by CREATE USER"));
+    cfg.host = "0.0.0.0";
     cfg.users = &scram.users;
     assert_int_equal(pgw_config_check(&cfg, &e), 0);
     cfg.host = "::1";
     cfg.auth = PGW_AUTH_TRUST;
     assert_int_equal(pgw_config_check(&cfg, &e), 0);
+}
+
+static PGconn *must_connect(const running *r, const char *user, const char *password)
+{
+    PGconn *c = connect_to(r, user, password);
+    if (PQstatus(c) != CONNECTION_OK)
+        fail_msg("connect %s: %s", user, PQerrorMessage(c));
+    return c;
+}
+
+static void expect_refused(const running *r, const char *user, const char *password,
+                           const char *why)
+{
+    PGconn *c = connect_to(r, user, password);
+    assert_int_equal(PQstatus(c), CONNECTION_BAD);
+    if (!strstr(PQerrorMessage(c), why))
+        fail_msg("%s: %s", user, PQerrorMessage(c));
+    PQfinish(c);
+}
+
+static void expect_code(PGconn *c, const char *sql, const char *code)
+{
+    PGresult *res = must(c, PQexec(c, sql), PGRES_FATAL_ERROR);
+    assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), code);
+    PQclear(res);
+}
+
+/* CREATE USER over one connection; the next connection logs in as that
+ * user, without a restart; a server with no users file serves them. */
+static void test_users_made_over_the_wire_log_in_next(void **st)
+{
+    PGconn *a = must_connect(&scram, "alice", "'s3cret pass'"); /* the file's: a superuser */
+    assert_string_equal(PQparameterStatus(a, "is_superuser"), "on");
+    PQclear(must(a, PQexec(a, "CREATE USER bob PASSWORD 'bob pw'"), PGRES_COMMAND_OK));
+    PQclear(must(a, PQexec(a, "CREATE ROLE nl PASSWORD 'nl'"), PGRES_COMMAND_OK));
+    expect_code(a, "CREATE USER bob", "42710");
+    expect_code(a, "DROP USER nobody", "42704");
+    PGconn *b = must_connect(&scram, "bob", "'bob pw'");
+    assert_string_equal(PQparameterStatus(b, "is_superuser"), "off");
+    PGresult *res = must(b, PQexec(b, "SELECT count(*) FROM logs"), PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(res, 0, 0), "60000");
+    PQclear(res);
+    expect_code(b, "CREATE USER eve PASSWORD 'x'", "42501");
+    expect_code(b, "DROP USER bob", "42501");
+    PQclear(must(b, PQexec(b, "ALTER USER CURRENT_USER PASSWORD 'new pw'"), PGRES_COMMAND_OK));
+    PQfinish(b);
+    expect_refused(&scram, "bob", "'bob pw'", "password authentication failed for user \"bob\"");
+    expect_refused(&scram, "nl", "nl", "role \"nl\" is not permitted to log in");
+    /* --auth scram without a users file: the data directory's users */
+    running r;
+    pgw_config cfg = defaults();
+    cfg.auth = PGW_AUTH_SCRAM;
+    start(&r, &cfg);
+    b = must_connect(&r, "bob", "'new pw'");
+    PQfinish(b);
+    expect_refused(&r, "alice", "'s3cret pass'", "password authentication failed");
+    PQclear(must(a, PQexec(a, "DROP USER bob, nl"), PGRES_COMMAND_OK));
+    expect_refused(&r, "bob", "'new pw'", "password authentication failed for user \"bob\"");
+    stop(&r);
+    PQfinish(a);
 }
 
 static void test_connection_cap(void **st)
@@ -934,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_cancel_a_running_statement),
         cmocka_unit_test(test_scram_passwords),
         cmocka_unit_test(test_non_loopback_listen_needs_auth),
+        cmocka_unit_test(test_users_made_over_the_wire_log_in_next),
         cmocka_unit_test(test_connection_cap),
         cmocka_unit_test(test_hostile_clients_over_sockets),
         cmocka_unit_test(test_concurrent_clients_get_checked_answers),
