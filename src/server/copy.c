@@ -6,7 +6,8 @@
  *   (CommandComplete "COPY n"), CopyFail ('f') abandons it (57014 "COPY
  *   from stdin failed: <the client's message>"). Flush and Sync in between
  *   are ignored (as PostgreSQL does); any other message fails the copy
- *   (08P01). A failure sends ErrorResponse at once; the caller then skips
+ *   (08P01); a CancelRequest (or a shutdown past its grace period) fails
+ *   it at the next CopyData (57014). A failure sends ErrorResponse at once; the caller then skips
  *   the rest of the Query text (simple) or discards until Sync (extended),
  *   and CopyData / CopyDone / CopyFail arriving later are dropped by the
  *   message loop. Nothing of a failed copy is visible (the SQL layer
@@ -60,6 +61,7 @@ int pgw_copy_in(pgw_conn *c, const char *sql, size_t n, long (*map)(void *, long
         pgw_send_error(c, &e, map, arg);
         return PGW_COPY_FAILED;
     }
+    atomic_store(&c->cancel, atomic_load(&c->srv->past_grace)); /* as a statement starts */
     put_copy_response(&c->io->out, 'G', qr_sql_copy_columns(ci));
     if (pgw_flush(c->io) != 0) {
         qr_sql_copy_abort(ci);
@@ -89,6 +91,12 @@ static int copy_in_loop(pgw_conn *c, qr_sql_copy_in *ci, qr_buf *body)
             else if (rc != 1)
                 pgw_send_fatal(c, e.code, "%s", e.msg);
             return PGW_COPY_GONE;
+        }
+        if (atomic_load(&c->cancel) && (t == 'd' || t == 'c')) { /* CancelRequest, shutdown */
+            qr_sql_copy_abort(ci);
+            qr_errf(&e, QR_E_CANCELED, "canceling statement due to user request");
+            pgw_send_error(c, &e, NULL, NULL);
+            return PGW_COPY_FAILED;
         }
         switch (t) {
         case 'd':

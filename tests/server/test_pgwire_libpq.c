@@ -774,6 +774,20 @@ static void test_copy_in_and_out_with_libpq(void **st)
                       sizeof bad - 1, 10, NULL);
     assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), "22P02");
     PQclear(res);
+    /* a cancel request during copy-in fails the copy at its next CopyData */
+    res = PQexec(c, "COPY wire FROM STDIN");
+    assert_int_equal(PQresultStatus(res), PGRES_COPY_IN);
+    PQclear(res);
+    assert_int_equal(PQputCopyData(c, first, 1000), 1);
+    assert_int_equal(PQflush(c), 0);
+    PGcancel *k = PQgetCancel(c);
+    char err[256];
+    assert_int_equal(PQcancel(k, err, sizeof err), 1);
+    PQfreeCancel(k);
+    res = copy_in_all(c, PQgetResult(c), first + 1000, 1000, 100, NULL);
+    assert_int_equal(PQresultStatus(res), PGRES_FATAL_ERROR);
+    assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), "57014");
+    PQclear(res);
     assert_int_equal(count_of(c, "SELECT count(*) FROM wire"), 60000); /* nothing of those */
     /* the session goes on; a text of COPY and another statement runs both */
     res = PQexec(c, "COPY wire FROM STDIN; SELECT count(*) FROM wire");
