@@ -917,21 +917,24 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A raw session that asks for every column of every row and never reads
- * (a 4 KiB receive buffer): once poll says the answer began, the server's
- * thread for it is blocked writing. */
-static int stuck_client_start(void)
+/* A raw session that asks for every column of the rows of sql and never
+ * reads (a 4 KiB receive buffer): once poll says the answer began (within
+ * 120 s, else -1), the server's thread for it is blocked writing. */
+static int stuck_client_start(const char *sql)
 {
     int fd = raw_session(pgw_server_port(trust.s));
     int small = 4096;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
     qr_buf b;
     qr_buf_init(&b);
-    pt_query(&b, "SELECT * FROM logs");
+    pt_query(&b, sql);
     raw_send(fd, &b);
     qr_buf_free(&b);
     struct pollfd pf = {fd, POLLIN, 0};
-    assert_int_equal(poll(&pf, 1, 30000), 1);
+    if (poll(&pf, 1, 120000) != 1) {
+        close(fd);
+        return -1;
+    }
     usleep(200000);
     return fd;
 }
@@ -976,10 +979,11 @@ static void test_soak_50_clients_mixed_queries_checked(void **st)
     }
     int64_t t0 = qr_qctx_now_ns();
     usleep((useconds_t)secs * 500000);
-    int stuck = stuck_client_start(); /* the second half starts once it is stuck */
-    atomic_store(&soak_phase, 1);
+    /* ~10 MB: far more than the sockets hold, and quick to make under ASan */
+    int stuck = stuck_client_start("SELECT * FROM logs LIMIT 15000");
+    atomic_store(&soak_phase, 1); /* the second half starts once it is stuck */
     int64_t t1 = qr_qctx_now_ns();
-    while (qr_qctx_now_ns() - t1 < (int64_t)secs * 500000000)
+    while (stuck >= 0 && qr_qctx_now_ns() - t1 < (int64_t)secs * 500000000)
         usleep(50000);
     atomic_store(&soak_phase, 2);
     long ok = 0, bad = 0;
@@ -1000,6 +1004,8 @@ static void test_soak_50_clients_mixed_queries_checked(void **st)
         }
     }
     double secs_run = (double)(qr_qctx_now_ns() - t0) / 1e9;
+    if (stuck < 0)
+        fail_msg("the stuck client's statement did not answer within 120 s");
     stuck_client_end(stuck);
     float p50[2], p99[2];
     for (int k = 0; k < 2; k++) {
@@ -1011,11 +1017,12 @@ static void test_soak_50_clients_mixed_queries_checked(void **st)
     }
     printf("soak: %d clients for %.1f s, %ld queries checked (%.0f/s), %ld wrong; latency p50 "
            "%.2f ms, p99 %.2f ms without a stuck client (%ld queries), p50 %.2f ms, p99 %.2f ms "
-           "while one holds a ~40 MB result unread (%ld queries)\n",
+           "while one holds a ~10 MB result unread (%ld queries)\n",
            SOAK_CLIENTS, secs_run, ok + bad, (double)(ok + bad) / secs_run, bad, p50[0], p99[0],
            nall[0], p50[1], p99[1], nall[1]);
     assert_int_equal(bad, 0);
-    assert_true(p99[1] < 5000); /* nobody waits on the stuck client */
+    /* nobody waits on the stuck client: the tail is the machine's load, not it */
+    assert_true(p99[1] < 3 * p99[0] + 2000);
     for (int k = 0; k < 2; k++)
         free(all[k]);
     free(w);
@@ -1121,7 +1128,8 @@ static void test_a_client_that_stops_reading_blocks_nobody(void **st)
     PGconn *c = conn();
     double med0, max0, med1, max1;
     latencies(c, 40, &med0, &max0);
-    int fd = stuck_client_start();
+    int fd = stuck_client_start("SELECT * FROM logs");
+    assert_true(fd >= 0);
     latencies(c, 40, &med1, &max1);
     printf("slow reader: count latency median %.2f ms (max %.2f) before, %.2f ms (max %.2f) while "
            "a client holds a ~40 MB result unread\n",
