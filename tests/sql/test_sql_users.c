@@ -116,6 +116,7 @@ static void test_a_restricted_session_changes_only_its_own_password(void **st)
 {
     (void)st;
     st_ok("CREATE USER carol PASSWORD 'one'", "CREATE ROLE");
+    st_rows("SHOW is_superuser", "is_superuser\non\n"); /* quarry sql's session */
     qr_sql_session s;
     qr_sql_session_init(&s, st_s.db);
     snprintf(s.user, sizeof s.user, "carol");
@@ -128,7 +129,10 @@ static void test_a_restricted_session_changes_only_its_own_password(void **st)
         assert_null(st_run_on(&s, refused[i], NULL, &e));
         assert_string_equal(e.code, "42501");
     }
-    char *out = st_run_on(&s, "ALTER USER CURRENT_USER PASSWORD 'two'", NULL, &e);
+    char *out = st_run_on(&s, "SHOW is_superuser", NULL, &e);
+    assert_string_equal(out, "is_superuser\noff\n");
+    free(out);
+    out = st_run_on(&s, "ALTER USER CURRENT_USER PASSWORD 'two'", NULL, &e);
     assert_non_null(out);
     free(out);
     assert_true(verifier_is_of(must_find("carol").verifier, "two"));
