@@ -424,6 +424,12 @@ static void test_copy_to_stdout_writes_as_postgresql_and_reads_back(void **st)
         free(b);
         st_ok("DROP TABLE copy2", "DROP TABLE");
     }
+    /* timestamps as PostgreSQL prints them (an offset of hours, "+HHMM") read too */
+    static const char pgts[] = "2025-06-02 01:00:00.25+01\tpg\n2025-06-02 00:00:00-0130\tpg\n";
+    assert_int_equal(stream("COPY logs (ts, svc) FROM STDIN", pgts, cut, 1, &e), 2);
+    st_rows("SELECT ts FROM logs WHERE svc = 'pg' ORDER BY ts",
+            "ts\n2025-06-02T00:00:00.250000000Z\n2025-06-02T01:30:00.000000000Z\n");
+    st_rows("SELECT count(*) FROM logs WHERE ts = '2025-06-02 00:00:00.25+00'", "count\n1\n");
     /* errors: a bad query, a missing table; not through qr_sql_exec */
     assert_null(copy_out("COPY (SELECT nope FROM logs) TO STDOUT", &rows, &e));
     assert_string_equal(e.code, "42703");
