@@ -8,7 +8,8 @@
  * as psql does. The first error stops the run with status 1, as `psql -v
  * ON_ERROR_STOP=1` (--continue-on-error runs the rest, and an interactive
  * terminal session always goes on). COPY ... FROM STDIN reads the process's
- * stdin when the statements come from -c or -f. */
+ * stdin when the statements come from -c or -f; COPY ... TO STDOUT writes
+ * its lines to stdout. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,7 +36,7 @@ static const char *usage_text =
     "status 1 unless --continue-on-error (an interactive terminal goes on).\n"
     "--repeat N runs each statement N times in one session (tables kept open) and\n"
     "prints the hot latency to stderr. COPY t FROM STDIN reads stdin when the SQL\n"
-    "comes from -c or -f.\n";
+    "comes from -c or -f; COPY ... TO STDOUT writes to stdout.\n";
 
 typedef struct run {
     qr_sql_session s;
@@ -73,6 +74,32 @@ static int copy_in(run *r, const char *sql, size_t n, qr_result *res, qr_err *e)
     return 0;
 }
 
+/* COPY ... TO STDOUT: its lines to stdout, about 1 MiB at a time (no tag,
+ * as psql prints none). */
+static int copy_out(run *r, const char *sql, size_t n, qr_err *e)
+{
+    qr_qctx ctx;
+    qr_sql_ctx_init(&r->s, &ctx, NULL);
+    qr_sql_copy_out co;
+    if (qr_sql_copy_out_begin(&r->s, sql, n, &ctx, &co, e) != 0)
+        return -1;
+    qr_buf b;
+    qr_buf_init(&b);
+    int rc = 0;
+    for (int more = 1; more && rc == 0;) {
+        more = qr_sql_copy_out_line(&co, &b);
+        if (b.oom)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+        else if (b.len >= (1u << 20) || (!more && b.len)) {
+            rc = qr_write_all(STDOUT_FILENO, b.p, b.len, "stdout", e);
+            qr_buf_clear(&b);
+        }
+    }
+    qr_buf_free(&b);
+    qr_sql_copy_out_free(&co);
+    return rc;
+}
+
 /* Run one statement (reps times) and print its result; 0, or -1 after
  * printing the error. */
 static int run_one(run *r, const char *sql, size_t n)
@@ -84,7 +111,12 @@ static int run_one(run *r, const char *sql, size_t n)
     qr_buf out;
     qr_buf_init(&out);
     int copy = r->stdin_free && qr_sql_is_copy_from_stdin(sql, n);
-    for (uint64_t k = 0; k < r->reps && rc == 0; k++) {
+    uint64_t reps = r->reps;
+    if (rc == 0 && qr_sql_is_copy_to_stdout(sql, n)) {
+        rc = copy_out(r, sql, n, &e);
+        reps = 0; /* once; no latency line */
+    }
+    for (uint64_t k = 0; k < reps && rc == 0; k++) {
         qr_qctx ctx;
         qr_sql_ctx_init(&r->s, &ctx, NULL);
         qr_result res;
@@ -105,8 +137,8 @@ static int run_one(run *r, const char *sql, size_t n)
         qr_result_free(&res);
         copy = 0; /* stdin is read once */
     }
-    if (rc == 0 && r->reps > 1)
-        cli_print_latency(lat, r->reps, r->s.set.threads);
+    if (rc == 0 && reps > 1)
+        cli_print_latency(lat, reps, r->s.set.threads);
     qr_buf_free(&out);
     free(lat);
     if (rc != 0) {

@@ -1,9 +1,14 @@
 /* auth.c - authentication of a session: trust (AuthenticationOk at once)
- * or SCRAM-SHA-256 against the users file (scram.c does the math): the
+ * or SCRAM-SHA-256 against the users file and the data directory's users
+ * (CREATE USER: sql.h, read at each connection; scram.c does the math): the
  * AuthenticationSASL offer, SASLInitialResponse -> SASLContinue,
  * SASLResponse -> SASLFinal + AuthenticationOk, or FATAL 28P01 and the
  * connection closed. An unknown user goes through the same steps with a
- * mock verifier, so the answer does not tell which users exist. Also the
+ * mock verifier, so the answer does not tell which users exist (so does a
+ * user without a password, and every user while the data directory's
+ * USERS file is unreadable); a NOLOGIN user gets 28000 after its proof.
+ * The session is restricted (no CREATE / ALTER / DROP USER but its own
+ * password) unless its user is from the users file or a SUPERUSER. Also the
  * users file: loading it, and making a line of it. */
 #include <errno.h>
 #include <stdio.h>
@@ -52,11 +57,38 @@ static int read_sasl(pgw_conn *c)
     return 0;
 }
 
+/* The user's verifier and rights: the users file first (its users are
+ * superusers), then the data directory's users (CREATE USER), read now so
+ * that a user made on another connection is known. *v NULL: no such user
+ * (or no password). */
+static void find_user(pgw_conn *c, char *v, size_t cap, int *login, int *superuser)
+{
+    const char *fv = find_verifier(c->srv->cfg.users, c->user);
+    *login = 1;
+    *superuser = 1;
+    v[0] = 0;
+    if (fv) {
+        snprintf(v, cap, "%s", fv);
+        return;
+    }
+    qr_sql_user u;
+    qr_err e;
+    if (qr_sql_user_find(c->srv->db, c->user, &u, &e) == 1) { /* a bad USERS file: nobody */
+        snprintf(v, cap, "%s", u.verifier);
+        *login = u.login;
+        *superuser = u.superuser;
+    }
+}
+
 static int scram_exchange(pgw_conn *c)
 {
     pgw_scram st;
     memset(&st, 0, sizeof st);
-    const char *v = find_verifier(c->srv->cfg.users, c->user);
+    char vbuf[256];
+    int login, superuser;
+    find_user(c, vbuf, sizeof vbuf, &login, &superuser);
+    const char *v = vbuf[0] ? vbuf : NULL;
+    c->sess.restricted = !superuser;
     qr_err e;
     if (!v || pgw_scram_parse(v, &st.sec, &e) != 0)
         pgw_scram_mock(c->user, &st.sec);
@@ -101,6 +133,10 @@ static int scram_exchange(pgw_conn *c)
             put_auth(&c->io->out, AUTH_SASL_FINAL, msg.p, msg.len);
     }
     qr_buf_free(&msg);
+    if (rc == 0 && !login) {
+        pgw_send_fatal(c, "28000", "role \"%s\" is not permitted to log in", c->user);
+        return -1;
+    }
     if (rc == -1) {
         if (!strcmp(e.code, PGW_E_AUTH))
             pgw_send_fatal(c, PGW_E_AUTH, "password authentication failed for user \"%s\"",
@@ -113,6 +149,8 @@ static int scram_exchange(pgw_conn *c)
 
 int pgw_authenticate(pgw_conn *c)
 {
+    snprintf(c->sess.user, sizeof c->sess.user, "%s", c->user);
+    c->sess.restricted = 0; /* trust: loopback only, anyone may */
     if (c->srv->cfg.auth == PGW_AUTH_SCRAM && scram_exchange(c) != 0)
         return -1;
     put_auth(&c->io->out, AUTH_OK, NULL, 0);

@@ -68,7 +68,7 @@ static int start_session(pgw_conn *c)
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         pgw_put_param_status(b, fixed[i][0], fixed[i][1]);
     pgw_put_param_status(b, "application_name", c->appname);
-    pgw_put_param_status(b, "is_superuser", "on");
+    pgw_put_param_status(b, "is_superuser", c->sess.restricted ? "off" : "on");
     pgw_put_param_status(b, "session_authorization", c->user);
     put_key(b, c->pid, c->secret);
     pgw_put_ready(b, 'I');
@@ -108,7 +108,7 @@ static void message_loop(pgw_conn *c)
         switch (t) {
         case 'Q':
             pgw_simple_query(c, c->body.p, c->body.len);
-            if (pgw_flush(c->io) != 0)
+            if (pgw_flush(c->io) != 0 || c->gone)
                 return;
             break;
         case 'P':
@@ -124,7 +124,7 @@ static void message_loop(pgw_conn *c)
             }
             if ((t == 'S' || c->io->out.len >= PGW_FLUSH_AT) && pgw_flush(c->io) != 0)
                 return;
-            if (c->io->closed)
+            if (c->io->closed || c->gone)
                 return;
             break;
         case 'd':

@@ -1,7 +1,7 @@
 /* conn.h - the server's internal contract: the server object (listen.c),
  * the backend key table (cancel.c) and one connection's state, shared by
  * the files that handle its phases: startup.c, auth.c, simple.c,
- * extended.c, rows.c, and conn.c (the message loop). A connection is used
+ * extended.c, rows.c, copy.c, and conn.c (the message loop). A connection is used
  * by its own thread only; the server's shared parts are the key table
  * (under its mutex) and atomics. */
 #ifndef QR_SERVER_CONN_H
@@ -70,6 +70,7 @@ typedef struct pgw_portal {
     pgw_text text; /* the statement with its parameters substituted */
     int16_t *fmts; /* result column formats as Bind gave them */
     uint16_t nfmts;
+    int copy;   /* PGW_COPY_IN / PGW_COPY_OUT: Execute runs the copy */
     int ran;    /* the statement ran: r holds its result */
     int failed; /* ... and failed (e) */
     qr_err e;
@@ -92,6 +93,7 @@ typedef struct pgw_conn {
     pgw_named *portals; /* of pgw_portal */
     uint32_t nstmts, nportals;
     int skip_to_sync; /* an error in extended mode: discard until Sync */
+    int gone;         /* a COPY found the connection over: the loop ends */
 } pgw_conn;
 
 #define PGW_MAX_STMTS   1000
@@ -114,6 +116,18 @@ void pgw_extended_free(pgw_conn *c);
 void pgw_put_rowdesc(qr_buf *b, const qr_result *r, const int16_t *fmts, uint16_t nfmts);
 int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, const int16_t *fmts,
                   uint16_t nfmts);
+/* copy.c: COPY FROM STDIN / TO STDOUT of a statement (its text sql[0..n);
+ * map and arg map an error's position back to the client's text).
+ * pgw_copy_kind: PGW_COPY_IN, PGW_COPY_OUT or 0 (another statement).
+ * The copies return PGW_COPY_OK (CommandComplete queued), PGW_COPY_FAILED
+ * (ErrorResponse queued: the caller skips the rest of the Query text, or
+ * discards until Sync) or PGW_COPY_GONE (the connection ends; a FATAL may
+ * be queued). */
+enum { PGW_COPY_IN = 1, PGW_COPY_OUT = 2 };
+enum { PGW_COPY_OK = 0, PGW_COPY_FAILED = 1, PGW_COPY_GONE = 2 };
+int pgw_copy_kind(const char *sql, size_t n);
+int pgw_copy_in(pgw_conn *c, const char *sql, size_t n, long (*map)(void *, long), void *arg);
+int pgw_copy_out(pgw_conn *c, const char *sql, size_t n, long (*map)(void *, long), void *arg);
 /* The command tag of a finished statement: r->tag, or "SELECT n". */
 void pgw_tag(const qr_result *r, uint64_t rows, char *out, size_t cap);
 /* conn.c: a statement is about to run: its query context (the session's

@@ -12,7 +12,8 @@
  * runs a SELECT, EXPLAIN or SHOW to learn its
  * columns, each parameter replaced by a neutral value of its declared type
  * (0, FALSE, ''); other statements, and one that fails so, describe as
- * NoData. */
+ * NoData. A portal of COPY FROM STDIN / TO STDOUT runs its sub-protocol
+ * at Execute (copy.c) and describes as NoData. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,7 @@ static int on_bind(pgw_conn *c, pgw_rd *r, qr_err *e)
     }
     if (!*pname)
         drop_portal(c, "");
+    p->copy = pgw_copy_kind(p->text.s, p->text.n);
     p->hd.next = c->portals;
     c->portals = &p->hd;
     c->nportals++;
@@ -299,6 +301,8 @@ static pgw_portal *ready_portal(pgw_conn *c, const char *name)
         fail(c, &ue, NULL, NULL);
         return NULL;
     }
+    if (p->copy) /* Execute runs it; Describe says NoData */
+        return p;
     if (portal_run(c, p) != 0) {
         fail(c, &p->e, pgw_subst_pos, &p->text);
         return NULL;
@@ -386,6 +390,18 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     pgw_portal *p = ready_portal(c, name);
     if (!p)
         return 0;
+    if (p->copy) {
+        int rc = p->copy == PGW_COPY_IN
+                     ? pgw_copy_in(c, p->text.s, p->text.n, pgw_subst_pos, &p->text)
+                     : pgw_copy_out(c, p->text.s, p->text.n, pgw_subst_pos, &p->text);
+        if (rc == PGW_COPY_FAILED) {
+            pgw_flush(c->io);
+            c->skip_to_sync = 1;
+        } else if (rc == PGW_COPY_GONE) {
+            c->gone = 1;
+        }
+        return 0;
+    }
     uint64_t to = p->r.nrows;
     if (max > 0 && p->row + (uint64_t)max < to)
         to = p->row + (uint64_t)max;

@@ -51,12 +51,10 @@ static int is_loopback(const char *host)
 
 int pgw_config_check(const pgw_config *c, qr_err *e)
 {
-    if (c->auth == PGW_AUTH_SCRAM && (!c->users || !c->users->n))
-        return qr_errf(e, QR_E_ARGS, "--auth scram needs a users file (--users FILE)");
     if (c->port >= 0 && !is_loopback(c->host) && c->auth != PGW_AUTH_SCRAM)
         return qr_errf(e, QR_E_ARGS,
                        "refusing to listen on %s without authentication: a non-loopback address "
-                       "needs --auth scram --users FILE",
+                       "needs --auth scram (with --users FILE or users made by CREATE USER)",
                        c->host);
     if (!c->tls_cert != !c->tls_key)
         return qr_errf(e, QR_E_ARGS, "TLS needs both a certificate and its key");
@@ -124,6 +122,17 @@ pgw_server *pgw_server_new(const pgw_config *cfg, qr_sql_db *db, qr_err *e)
 {
     if (pgw_config_check(cfg, e) != 0)
         return NULL;
+    if (cfg->auth == PGW_AUTH_SCRAM && (!cfg->users || !cfg->users->n)) {
+        long n = qr_sql_user_count(db, e);
+        if (n < 0)
+            return NULL;
+        if (n == 0) {
+            qr_errf(e, QR_E_ARGS,
+                    "--auth scram needs a users file (--users FILE) or users made by CREATE "
+                    "USER in the data directory");
+            return NULL;
+        }
+    }
     pgw_server *s = calloc(1, sizeof *s);
     if (!s) {
         qr_errf(e, QR_E_NOMEM, "out of memory");

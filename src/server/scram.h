@@ -16,23 +16,32 @@
 
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/scram.h"
 
-#define PGW_SCRAM_ITERS 4096
+#define PGW_SCRAM_ITERS QR_SCRAM_ITERS
 #define PGW_E_AUTH      "28P01" /* invalid password */
 
-typedef struct pgw_scram_secret {
-    int iters;
-    uint8_t salt[64];
-    size_t saltlen;
-    uint8_t stored_key[32], server_key[32];
-} pgw_scram_secret;
+/* The verifiers and base64 are util/scram.h's (the SQL layer makes them
+ * too); these names are the server's for them. */
+typedef qr_scram_secret pgw_scram_secret;
+static inline int pgw_scram_verifier(const char *password, const uint8_t *salt, size_t saltlen,
+                                     int iters, char *out, size_t cap, qr_err *e)
+{
+    return qr_scram_verifier(password, salt, saltlen, iters, out, cap, e);
+}
+static inline int pgw_scram_parse(const char *s, pgw_scram_secret *sec, qr_err *e)
+{
+    return qr_scram_parse(s, sec, e);
+}
+static inline void pgw_b64_encode(const uint8_t *p, size_t n, char *out)
+{
+    qr_b64_encode(p, n, out);
+}
+static inline long pgw_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap)
+{
+    return qr_b64_decode(s, n, out, cap);
+}
 
-/* The verifier of password with salt and iters, as text into out (cap >= 160).
- * 0, or -1 with e set. */
-int pgw_scram_verifier(const char *password, const uint8_t *salt, size_t saltlen, int iters,
-                       char *out, size_t cap, qr_err *e);
-/* Parse a verifier's text. 0, or -1 with e naming what is wrong (22023). */
-int pgw_scram_parse(const char *s, pgw_scram_secret *sec, qr_err *e);
 /* A verifier for a user that does not exist: fixed per name, so that an
  * attempt reads the same as for a real user and fails at the proof. */
 void pgw_scram_mock(const char *user, pgw_scram_secret *sec);
@@ -53,8 +62,4 @@ int pgw_scram_first(pgw_scram *st, const char *msg, size_t n, const char *snonce
  * a malformed message). */
 int pgw_scram_final(pgw_scram *st, const char *msg, size_t n, qr_buf *out, qr_err *e);
 
-/* base64 (RFC 4648, padded) of n bytes into out (NUL-terminated; cap >=
- * 4 * ceil(n / 3) + 1), and back: the decoded length, or -1. */
-void pgw_b64_encode(const uint8_t *p, size_t n, char *out);
-long pgw_b64_decode(const char *s, size_t n, uint8_t *out, size_t cap);
 #endif

@@ -41,7 +41,8 @@ typedef struct pgw_config {
     const char *host;       /* numeric IPv4/IPv6 address or "localhost" (default 127.0.0.1) */
     int port;               /* default 5432; 0: any free port; -1: no listener (pgw_serve_io) */
     int auth;               /* PGW_AUTH_* */
-    const pgw_users *users; /* SCRAM: who may connect */
+    const pgw_users *users; /* SCRAM: who may connect (superusers), besides the data
+                             * directory's users (CREATE USER) */
     int max_conn;           /* sessions at once (default 100); more get 53300 */
     int grace_ms;           /* shutdown: how long running statements may finish (5000) */
     int startup_timeout_ms; /* startup packet and authentication (10000) */
@@ -53,8 +54,9 @@ typedef struct pgw_config {
 
 void pgw_config_default(pgw_config *c);
 /* Refuses what must not run: a listen address beyond loopback without
- * SCRAM, SCRAM without users, a certificate without its key. 0, or -1 with
- * e set (22023). */
+ * SCRAM, a certificate without its key. 0, or -1 with e set (22023).
+ * pgw_server_new also refuses SCRAM without users: neither a users file
+ * nor users in the data directory (CREATE USER). */
 int pgw_config_check(const pgw_config *c, qr_err *e);
 
 typedef struct pgw_server pgw_server;

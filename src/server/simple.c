@@ -3,7 +3,9 @@
  * RowDescription, DataRows (text format) and CommandComplete; the first
  * failure sends ErrorResponse (positions counted in the whole text) and
  * skips the rest, as PostgreSQL does; an empty text sends
- * EmptyQueryResponse. ReadyForQuery follows. */
+ * EmptyQueryResponse. ReadyForQuery follows. A COPY FROM STDIN or TO
+ * STDOUT runs its sub-protocol there (copy.c): the statements after it
+ * run once it is done. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,14 @@ static long shift_pos(void *arg, long pos) { return pos + (long)*(const uint32_t
 /* Run one statement; 0, or -1 after an ErrorResponse was queued. */
 static int run_one(pgw_conn *c, const char *sql, uint32_t off, uint32_t len)
 {
+    int copy = pgw_copy_kind(sql + off, len);
+    if (copy) {
+        int rc = copy == PGW_COPY_IN ? pgw_copy_in(c, sql + off, len, shift_pos, &off)
+                                     : pgw_copy_out(c, sql + off, len, shift_pos, &off);
+        if (rc == PGW_COPY_GONE)
+            c->gone = 1;
+        return rc == PGW_COPY_OK ? 0 : -1;
+    }
     qr_qctx ctx;
     qr_result r;
     qr_err e;
@@ -59,5 +69,6 @@ void pgw_simple_query(pgw_conn *c, const uint8_t *body, size_t n)
                 break;
     }
     free(spans);
-    pgw_put_ready(&c->io->out, 'I');
+    if (!c->gone)
+        pgw_put_ready(&c->io->out, 'I');
 }

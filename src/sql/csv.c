@@ -210,6 +210,9 @@ int qr_rec_feed(qr_recparser *rp, const char *p, size_t n, qr_rec_fn fn, void *a
             rp->state = ST_UNQUOTED;
         }
     }
+    if (rp->rec.len > QR_REC_MAX)
+        return qr_errf(e, QR_E_TOO_LONG, "line %llu: a record longer than %u bytes",
+                       (unsigned long long)rp->rec_line, QR_REC_MAX);
     return rp->rec.oom ? qr_errf(e, QR_E_NOMEM, "out of memory reading a record") : 0;
 }
 

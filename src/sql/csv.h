@@ -15,7 +15,8 @@
  * psql sends last). Line numbers count physical lines from 1, so a record
  * whose quoted field holds line breaks is named by its first line.
  *
- * Memory: the current record only (its bytes and field bounds). */
+ * Memory: the current record only (its bytes and field bounds), at most
+ * QR_REC_MAX bytes (54000 past it, checked after each chunk). */
 #ifndef QR_SQL_CSV_H
 #define QR_SQL_CSV_H
 #include <stddef.h>
@@ -23,6 +24,8 @@
 
 #include "util/buf.h"
 #include "util/err.h"
+
+#define QR_REC_MAX (64u << 20) /* the longest record (its unescaped bytes) */
 
 typedef struct qr_recparser {
     int csv; /* 1 CSV, 0 text format */

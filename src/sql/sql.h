@@ -9,9 +9,11 @@
  * ORDER BY, LIMIT/OFFSET, and EXPLAIN SELECT; SET / SHOW / RESET and
  * BEGIN / COMMIT / ROLLBACK (stmt_set.c); CREATE TABLE, DROP TABLE,
  * CREATE INDEX, TRUNCATE, SHOW TABLES (stmt_ddl.c); INSERT ... VALUES and
- * INSERT ... SELECT (stmt_insert.c); COPY FROM / TO a file, and COPY FROM
- * STDIN through qr_sql_copy_begin (stmt_copy.c); SELECTs over pg_catalog and
- * information_schema (pgcat.h: the catalog answers). docs/SQL.md lists them.
+ * INSERT ... SELECT (stmt_insert.c); COPY FROM / TO a file, COPY FROM
+ * STDIN through qr_sql_copy_begin and COPY TO STDOUT through
+ * qr_sql_copy_out_begin (stmt_copy.c); CREATE / ALTER / DROP USER
+ * (stmt_user.c); SELECTs over pg_catalog and information_schema (pgcat.h:
+ * the catalog answers). docs/SQL.md lists them.
  * Everything else fails with 0A000 naming what is not supported.
  *
  * Each statement runs under the query context of the result it fills: its
@@ -74,13 +76,16 @@ typedef struct qr_sql_session {
     /* what RESET returns the numeric settings to (qr_sql_session_boot) */
     int boot_threads;
     uint64_t boot_memory_limit, boot_timeout_ms;
-    int in_tx;       /* between BEGIN and COMMIT / ROLLBACK */
-    int has_saved;   /* a SET LOCAL in this transaction: saved.gucs holds
-                      * each name's value before it (NULL: not set), which
-                      * COMMIT / ROLLBACK put back */
+    char user[64];  /* who runs the statements (a server sets it; "" in quarry sql):
+                     * CURRENT_USER of ALTER / DROP USER, and who the catalog
+                     * answers say is connected ("" = "quarry") */
+    int restricted; /* not a superuser: CREATE / ALTER / DROP USER are 42501 (a
+                     * server sets it; 0 by default: quarry sql owns its directory) */
+    int in_tx;      /* between BEGIN and COMMIT / ROLLBACK */
+    int has_saved;  /* a SET LOCAL in this transaction: saved.gucs holds
+                     * each name's value before it (NULL: not set), which
+                     * COMMIT / ROLLBACK put back */
     qr_sql_settings saved;
-    char user[64]; /* who the catalog answers say is connected (current_user,
-                    * every object's owner); "" = "quarry" */
     int32_t backend_pid; /* pg_backend_pid(): the server's key for the session */
 } qr_sql_session;
 
@@ -171,9 +176,69 @@ uint32_t qr_sql_copy_columns(const qr_sql_copy_in *ci);
 int qr_sql_copy_feed(qr_sql_copy_in *ci, const void *p, size_t n, qr_err *e);
 int qr_sql_copy_end(qr_sql_copy_in *ci, uint64_t *rows, qr_err *e);
 void qr_sql_copy_abort(qr_sql_copy_in *ci);
-/* COPY ... TO STDOUT is not a statement of qr_sql_exec (0A000): the server
- * runs the SELECT (or SELECT * FROM t) with qr_sql_exec and renders the
- * qr_result with exec/render.h (QR_FMT_CSV, QR_FMT_NDJSON). */
+
+/* ---- COPY ... TO STDOUT (stmt_copy.c) ----
+ * COPY {t [(cols)] | (SELECT ...)} TO STDOUT [WITH] (FORMAT text|csv|json
+ * [, HEADER] [, DELIMITER 'c']): qr_sql_copy_out_begin runs the query (its
+ * rows held under ctx's memory limit, as a SELECT's result) and
+ * qr_sql_copy_out_line renders it one line at a time, so a server sends
+ * the data in batches and memory holds the rows once. Lines are as
+ * PostgreSQL writes them: text format with \N for NULL and backslash
+ * escapes (\\, the delimiter, \b \f \n \r \t \v), csv quoting a field
+ * that holds the delimiter, a quote, CR or LF, an empty text ("") and a
+ * lone \. (NULL is an unquoted empty field), an optional header line of
+ * the column names; json one object per row. Values are Quarry's text of
+ * each (timestamps RFC 3339 with nanoseconds, as COPY TO a file writes
+ * them), so what COPY TO writes COPY FROM reads back to the same rows.
+ * Through qr_sql_exec it is 0A000. */
+enum { QR_SQL_COPY_TEXT = 0, QR_SQL_COPY_CSV = 1, QR_SQL_COPY_JSON = 2 };
+typedef struct qr_sql_copy_out {
+    qr_result r;     /* the rows */
+    int fmt;         /* QR_SQL_COPY_* */
+    char delim;      /* text and csv */
+    int header_left; /* the header line is still to come */
+    uint64_t next;   /* the next row to render */
+    qr_buf t;        /* scratch: one value's text */
+} qr_sql_copy_out;
+/* 1 when sql (n bytes) is one COPY ... TO STDOUT statement. */
+int qr_sql_is_copy_to_stdout(const char *sql, size_t n);
+/* 0 and co filled (free it with qr_sql_copy_out_free), or -1 with e set
+ * (syntax, 42P01, 42703, 0A000, 53200, the query's errors) and nothing to
+ * free. */
+int qr_sql_copy_out_begin(qr_sql_session *s, const char *sql, size_t n, qr_qctx *ctx,
+                          qr_sql_copy_out *co, qr_err *e);
+/* The number of columns of each line (for CopyOutResponse). */
+uint32_t qr_sql_copy_out_columns(const qr_sql_copy_out *co);
+/* Append the next line (with its '\n') to b: 1, or 0 when none is left
+ * (b unchanged). Out of memory shows as b->oom. */
+int qr_sql_copy_out_line(qr_sql_copy_out *co, qr_buf *b);
+void qr_sql_copy_out_free(qr_sql_copy_out *co);
+
+/* ---- users (stmt_user.c; docs/SERVER.md "Users") ----
+ * CREATE USER / ROLE name [WITH] [PASSWORD 'pw' | PASSWORD NULL]
+ * [SUPERUSER | NOSUPERUSER] [LOGIN | NOLOGIN], ALTER USER / ROLE name
+ * [WITH] options, DROP USER / ROLE [IF EXISTS] name [, ...] (tags CREATE
+ * ROLE, ALTER ROLE, DROP ROLE) keep users in the data directory's USERS
+ * file (mode 0600, replaced atomically), each with PostgreSQL's
+ * SCRAM-SHA-256 verifier of its password (hashed at once; a
+ * 'SCRAM-SHA-256$...' string is taken as the verifier). CREATE USER
+ * implies LOGIN, CREATE ROLE NOLOGIN. A restricted session may only
+ * change its own password (ALTER USER CURRENT_USER PASSWORD '...').
+ * Errors: 42501 (restricted), 42710 (exists), 42704 (no such role), 42602
+ * (a name over 63 bytes or with a tab or line break), 0A000 (other
+ * options). A server reads the users at each connection, so one created
+ * is known to the next connection. */
+typedef struct qr_sql_user {
+    char name[64];
+    int login, superuser;
+    char verifier[256]; /* "" = no password */
+} qr_sql_user;
+/* User name of the data directory: 1 and *u, 0 when there is none, -1 with
+ * e set (USERS unreadable or malformed, naming its line). */
+int qr_sql_user_find(const qr_sql_db *db, const char *name, qr_sql_user *u, qr_err *e);
+/* How many users the data directory has (0 without a USERS file), or -1
+ * with e set. */
+long qr_sql_user_count(const qr_sql_db *db, qr_err *e);
 
 /* Parse and bind only (no table is opened): for tests and the fuzzer.
  * 0, or -1 with e set. */

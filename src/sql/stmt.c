@@ -56,16 +56,22 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
         return qr_sql_stmt_insert(s, p, st->insert_stmt, out, e);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return qr_sql_stmt_copy(s, p, st->copy_stmt, out, e);
+    case PG_QUERY__NODE__NODE_CREATE_ROLE_STMT:
+    case PG_QUERY__NODE__NODE_ALTER_ROLE_STMT:
+    case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
+        return qr_sql_stmt_role(s, p, st, out, e);
     default: {
         const char *what = st->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT   ? "UPDATE"
                            : st->node_case == PG_QUERY__NODE__NODE_DELETE_STMT ? "DELETE"
                            : st->node_case == PG_QUERY__NODE__NODE_ALTER_TABLE_STMT
                                ? "ALTER TABLE"
                                : "this statement";
-        return qr_errf(e, QR_E_FEATURE,
-                       "%s is not supported yet (SELECT, EXPLAIN, SET, SHOW, CREATE TABLE, "
-                       "CREATE INDEX, DROP TABLE, TRUNCATE, INSERT and COPY are)",
-                       what);
+        return qr_errf(
+            e, QR_E_FEATURE,
+            "%s is not supported yet (SELECT, EXPLAIN, SET, SHOW, CREATE TABLE, "
+            "CREATE INDEX, DROP TABLE, TRUNCATE, INSERT, COPY and CREATE/ALTER/DROP USER "
+            "are)",
+            what);
     }
     }
 }

@@ -5,7 +5,8 @@
  *   stmt_set.c     SET, SHOW, RESET, BEGIN / COMMIT / ROLLBACK, SHOW TABLES
  *   stmt_ddl.c     CREATE TABLE, DROP TABLE, CREATE INDEX, TRUNCATE
  *   stmt_insert.c  INSERT ... VALUES, INSERT ... SELECT
- *   stmt_copy.c    COPY FROM / TO a file, COPY FROM STDIN (qr_sql_copy_*)
+ *   stmt_copy.c    COPY FROM / TO a file, COPY FROM STDIN, TO STDOUT (qr_sql_copy_*)
+ *   stmt_user.c    CREATE / ALTER / DROP USER (ROLE): the USERS file
  *   rows.c         rows into a table: NDJSON lines -> segments -> one commit
  *   csv.c          CSV (RFC 4180) and PostgreSQL text-format records
  *
@@ -49,6 +50,10 @@ int qr_sql_stmt_insert(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__I
 
 /* stmt_copy.c */
 int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *c,
+                     qr_result *out, qr_err *e);
+
+/* stmt_user.c: CreateRoleStmt, AlterRoleStmt, DropRoleStmt */
+int qr_sql_stmt_role(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
                      qr_result *out, qr_err *e);
 
 /* Helpers shared by the modules (stmt.c). */

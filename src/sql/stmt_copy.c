@@ -11,8 +11,10 @@
  * line and the column ("data.csv:7: column \"n\": invalid input syntax for
  * an integer: \"x\"").
  *
- * TO a file: the query's result (held under the statement's memory limit)
- * rendered by exec/render.h (csv, ndjson) or as text format here. */
+ * TO a file or STDOUT (qr_sql_copy_out_begin / line, sql.h): the query's
+ * result (held under the statement's memory limit) rendered a line at a
+ * time as PostgreSQL writes text and csv (escapes, quoting, NULLs), json
+ * lines by exec/render.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -481,141 +483,260 @@ static int copy_from_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
     return rc;
 }
 
-/* ---- COPY TO a file ---- */
+/* ---- COPY TO: the query and its lines (a file, or STDOUT through sql.h) ---- */
 
-/* Text format: fields by the delimiter, \N for NULL, escapes. */
-static void render_text(const qr_result *r, char delim, int header, qr_buf *out)
+/* One field of text format as PostgreSQL writes it (CopyAttributeOutText):
+ * backslash, the delimiter and \b \f \n \r \t \v are escaped; other bytes
+ * go as they are. */
+static void text_field(qr_buf *out, const uint8_t *p, size_t n, char delim)
 {
-    qr_buf t;
-    qr_buf_init(&t);
-    for (uint64_t i = 0; i < r->nrows + (header ? 1 : 0); i++) {
-        const qr_cell *row = header && i == 0 ? NULL : qr_result_row(r, i - (header ? 1 : 0));
-        for (uint32_t c = 0; c < r->ncols; c++) {
-            if (c)
-                qr_buf_put_u8(out, (uint8_t)delim);
-            qr_buf_clear(&t);
-            if (!row)
-                qr_buf_put(&t, r->cols[c].name, strlen(r->cols[c].name));
-            else if (row[c].null) {
-                qr_buf_put(out, "\\N", 2);
-                continue;
-            } else
-                qr_cell_text(r, c, &row[c], &t);
-            for (size_t k = 0; k < t.len; k++) {
-                uint8_t ch = t.p[k];
-                if (ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t' || ch == (uint8_t)delim) {
-                    char x[6];
-                    snprintf(x, sizeof x, "%s",
-                             ch == '\\'   ? "\\\\"
-                             : ch == '\n' ? "\\n"
-                             : ch == '\r' ? "\\r"
-                             : ch == '\t' ? "\\t"
-                                          : "");
-                    if (!x[0])
-                        snprintf(x, sizeof x, "\\%03o", ch);
-                    qr_buf_put(out, x, strlen(x));
-                } else {
-                    qr_buf_put_u8(out, ch);
-                }
-            }
+    for (size_t k = 0; k < n; k++) {
+        uint8_t ch = p[k];
+        char esc = ch == '\b'   ? 'b'
+                   : ch == '\f' ? 'f'
+                   : ch == '\n' ? 'n'
+                   : ch == '\r' ? 'r'
+                   : ch == '\t' ? 't'
+                   : ch == '\v' ? 'v'
+                                : 0;
+        if (esc) {
+            qr_buf_put_u8(out, '\\');
+            qr_buf_put_u8(out, (uint8_t)esc);
+        } else {
+            if (ch == '\\' || ch == (uint8_t)delim)
+                qr_buf_put_u8(out, '\\');
+            qr_buf_put_u8(out, ch);
         }
-        qr_buf_put_u8(out, '\n');
     }
-    qr_buf_free(&t);
 }
 
-static int copy_to_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
-                        qr_result *out, uint64_t *rows, qr_err *e)
+/* One field of CSV as PostgreSQL writes it (CopyAttributeOutCSV): quoted
+ * when it holds the delimiter, a quote, CR or LF, when it is empty (an
+ * unquoted empty field is NULL), or when it is "\." alone in its line (the
+ * end-of-data marker); a quote inside is doubled. */
+static void csv_field(qr_buf *out, const uint8_t *p, size_t n, char delim, int single)
 {
+    int quote = n == 0 || (single && n == 2 && p[0] == '\\' && p[1] == '.');
+    for (size_t k = 0; k < n && !quote; k++)
+        quote = p[k] == (uint8_t)delim || p[k] == '"' || p[k] == '\n' || p[k] == '\r';
+    if (!quote) {
+        qr_buf_put(out, p, n);
+        return;
+    }
+    qr_buf_put_u8(out, '"');
+    for (size_t k = 0; k < n; k++) {
+        if (p[k] == '"')
+            qr_buf_put_u8(out, '"');
+        qr_buf_put_u8(out, p[k]);
+    }
+    qr_buf_put_u8(out, '"');
+}
+
+static void put_field(const qr_sql_copy_out *co, qr_buf *out, const uint8_t *p, size_t n)
+{
+    if (co->fmt == QR_SQL_COPY_CSV)
+        csv_field(out, p, n, co->delim, co->r.ncols == 1);
+    else
+        text_field(out, p, n, co->delim);
+}
+
+int qr_sql_copy_out_line(qr_sql_copy_out *co, qr_buf *b)
+{
+    const qr_result *r = &co->r;
+    if (co->header_left) { /* the column names (not for json) */
+        co->header_left = 0;
+        for (uint32_t c = 0; c < r->ncols; c++) {
+            if (c)
+                qr_buf_put_u8(b, (uint8_t)co->delim);
+            put_field(co, b, (const uint8_t *)r->cols[c].name, strlen(r->cols[c].name));
+        }
+        qr_buf_put_u8(b, '\n');
+        return 1;
+    }
+    if (co->next >= r->nrows)
+        return 0;
+    const qr_cell *row = qr_result_row(r, co->next++);
+    if (co->fmt == QR_SQL_COPY_JSON) { /* the renderer's NDJSON of this one row */
+        qr_result view = *r;
+        view.cells = (qr_cell *)row;
+        view.nrows = 1;
+        qr_result_render(&view, QR_FMT_NDJSON, b);
+        return 1;
+    }
+    qr_buf *t = &co->t;
+    for (uint32_t c = 0; c < r->ncols; c++) {
+        if (c)
+            qr_buf_put_u8(b, (uint8_t)co->delim);
+        if (row[c].null) {
+            if (co->fmt == QR_SQL_COPY_TEXT)
+                qr_buf_put(b, "\\N", 2); /* csv: nothing */
+            continue;
+        }
+        if (r->cols[c].kind == QR_RK_INT && r->cols[c].type == QT_BOOL) {
+            qr_buf_put_u8(b, row[c].i ? 't' : 'f'); /* PostgreSQL's spelling */
+            continue;
+        }
+        qr_buf_clear(t);
+        qr_cell_text(r, c, &row[c], t);
+        put_field(co, b, t->p, t->len);
+    }
+    qr_buf_put_u8(b, '\n');
+    return 1;
+}
+
+void qr_sql_copy_out_free(qr_sql_copy_out *co)
+{
+    qr_result_free(&co->r);
+    qr_buf_free(&co->t);
+}
+
+/* The rows of COPY cs's query into r: its SELECT, or SELECT cols FROM t in
+ * the catalog's spelling (the caller holds the catalog lock shared). */
+static int copy_query(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
+                      qr_result *r, qr_err *e)
+{
+    if (cs->query)
+        return qr_sql_select_node(s, p, cs->query, r, e);
+    if (qr_sql_relname(p, cs->relation, e) != 0)
+        return -1;
+    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(s->db), cs->relation->relname);
+    if (!d) {
+        qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", cs->relation->relname);
+        return qr_sqlp_at(p, cs->relation->location, e);
+    }
+    qr_buf q;
+    qr_buf_init(&q);
+    qr_buf_put(&q, "SELECT ", 7);
+    for (size_t i = 0; i < cs->n_attlist; i++) {
+        const char *nm = qr_sql_strval(cs->attlist[i]);
+        int c = nm ? qr_tabdef_col(d, nm, strlen(nm)) : -1;
+        if (c < 0) {
+            qr_buf_free(&q);
+            qr_errf(e, QR_E_UNDEFINED_COLUMN, "column \"%s\" of relation \"%s\" does not exist",
+                    nm ? nm : "?", d->name);
+            return qr_sqlp_at(p, cs->relation->location, e);
+        }
+        if (i)
+            qr_buf_put(&q, ", ", 2);
+        qj_write_string(&q, d->cols[c].name, strlen(d->cols[c].name)); /* a quoted name */
+    }
+    if (!cs->n_attlist)
+        qr_buf_put_u8(&q, '*');
+    qr_buf_put(&q, " FROM ", 6);
+    qj_write_string(&q, d->name, strlen(d->name));
+    qr_sqlparse p2;
+    int rc = q.oom ? qr_errf(e, QR_E_NOMEM, "out of memory")
+                   : qr_sqlp_parse(&p2, (const char *)q.p, q.len, e);
+    if (rc == 0)
+        rc = qr_sql_select_node(s, &p2, p2.tree->stmts[0]->stmt, r, e);
+    if (!q.oom)
+        qr_sqlp_free(&p2);
+    qr_buf_free(&q);
+    return rc;
+}
+
+/* Options and rows of a COPY TO into co (under out_ctx); 0, or -1 with e
+ * set and nothing to free. */
+static int copy_out_setup(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
+                          qr_qctx *ctx, qr_sql_copy_out *co, qr_err *e)
+{
+    memset(co, 0, sizeof *co);
     copy_opts o;
     if (copy_options(p, cs, &o, e) != 0)
         return -1;
     if (o.has_null)
         return qr_errf(e, QR_E_FEATURE,
-                       "COPY TO with NULL is not supported (NULL is an empty "
+                       "COPY TO with NULL is not supported (NULL is \\N in text, an empty "
                        "field in csv)");
-    qr_result r;
-    qr_result_init(&r, out->ctx);
-    int rc;
-    if (cs->query) {
-        rc = qr_sql_select_node(s, p, cs->query, &r, e);
-    } else {
-        /* COPY t [(cols)] TO: SELECT cols FROM t, in the catalog's spelling */
-        if (qr_sql_relname(p, cs->relation, e) != 0)
-            return -1;
-        const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(s->db), cs->relation->relname);
-        if (!d) {
-            qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist",
-                    cs->relation->relname);
-            return qr_sqlp_at(p, cs->relation->location, e);
-        }
-        qr_buf q;
-        qr_buf_init(&q);
-        qr_buf_put(&q, "SELECT ", 7);
-        for (size_t i = 0; i < cs->n_attlist; i++) {
-            const char *nm = qr_sql_strval(cs->attlist[i]);
-            int c = nm ? qr_tabdef_col(d, nm, strlen(nm)) : -1;
-            if (c < 0) {
-                qr_buf_free(&q);
-                qr_errf(e, QR_E_UNDEFINED_COLUMN, "column \"%s\" of relation \"%s\" does not exist",
-                        nm ? nm : "?", d->name);
-                return qr_sqlp_at(p, cs->relation->location, e);
-            }
-            if (i)
-                qr_buf_put(&q, ", ", 2);
-            qj_write_string(&q, d->cols[c].name, strlen(d->cols[c].name)); /* a quoted name */
-        }
-        if (!cs->n_attlist)
-            qr_buf_put_u8(&q, '*');
-        qr_buf_put(&q, " FROM ", 6);
-        qj_write_string(&q, d->name, strlen(d->name));
-        qr_sqlparse p2;
-        rc = q.oom ? qr_errf(e, QR_E_NOMEM, "out of memory")
-                   : qr_sqlp_parse(&p2, (const char *)q.p, q.len, e);
-        if (rc == 0)
-            rc = qr_sql_select_node(s, &p2, p2.tree->stmts[0]->stmt, &r, e);
-        if (!q.oom)
-            qr_sqlp_free(&p2);
-        qr_buf_free(&q);
-    }
-    qr_buf b;
-    qr_buf_init(&b);
-    if (rc == 0) {
-        if (o.fmt == CP_TEXT) {
-            render_text(&r, o.delim, o.header, &b);
-        } else if (o.fmt == CP_JSON) {
-            qr_result_render(&r, QR_FMT_NDJSON, &b);
-        } else {
-            qr_result_render(&r, QR_FMT_CSV, &b);
-            if (!o.header) { /* the renderer writes a header line */
-                unsigned char *nl = memchr(b.p, '\n', b.len);
-                size_t cut = nl ? (size_t)(nl - b.p) + 1 : b.len;
-                memmove(b.p, b.p + cut, b.len - cut);
-                b.len -= cut;
-            }
-            if (o.delim != ',')
-                rc = qr_errf(e, QR_E_FEATURE, "COPY TO with FORMAT csv writes ',' only");
-        }
-        if (rc == 0 && b.oom)
-            rc = qr_errf(e, QR_E_NOMEM, "out of memory rendering %llu rows",
-                         (unsigned long long)r.nrows);
-    }
-    if (rc == 0) {
-        int fd = open(cs->filename, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-            rc = qr_errf(e, QR_E_IO, "could not open file \"%s\" for writing: %s", cs->filename,
-                         strerror(errno));
-        else {
-            rc = qr_write_all(fd, b.p, b.len, cs->filename, e);
-            if (close(fd) != 0 && rc == 0)
-                rc = qr_errf(e, QR_E_IO, "close %s: %s", cs->filename, strerror(errno));
-        }
-        *rows = r.nrows;
-    }
-    qr_buf_free(&b);
-    qr_result_free(&r);
+    co->fmt = o.fmt == CP_CSV ? QR_SQL_COPY_CSV : o.fmt == CP_JSON ? QR_SQL_COPY_JSON : 0;
+    co->delim = o.delim;
+    co->header_left = o.header && o.fmt != CP_JSON;
+    qr_result_init(&co->r, ctx);
+    qr_buf_init(&co->t);
+    qr_sqldb_lock(s->db, 0);
+    int rc = copy_query(s, p, cs, &co->r, e);
+    qr_sqldb_unlock(s->db);
+    if (rc != 0)
+        qr_sql_copy_out_free(co);
     return rc;
 }
+
+static int copy_to_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
+                        qr_result *out, uint64_t *rows, qr_err *e)
+{
+    qr_sql_copy_out co;
+    if (copy_out_setup(s, p, cs, out->ctx, &co, e) != 0)
+        return -1;
+    int fd = open(cs->filename, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0)
+        rc = qr_errf(e, QR_E_IO, "could not open file \"%s\" for writing: %s", cs->filename,
+                     strerror(errno));
+    qr_buf b;
+    qr_buf_init(&b);
+    while (rc == 0) { /* written in pieces of about 1 MiB */
+        int more = qr_sql_copy_out_line(&co, &b);
+        if (b.oom)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory rendering a row");
+        else if (b.len >= (1u << 20) || (!more && b.len)) {
+            rc = qr_write_all(fd, b.p, b.len, cs->filename, e);
+            qr_buf_clear(&b);
+        }
+        if (!more)
+            break;
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0)
+        rc = qr_errf(e, QR_E_IO, "close %s: %s", cs->filename, strerror(errno));
+    *rows = co.r.nrows;
+    qr_buf_free(&b);
+    qr_sql_copy_out_free(&co);
+    return rc;
+}
+
+/* ---- COPY TO STDOUT (sql.h) ---- */
+
+/* Parse sql as one COPY statement: its node, or NULL (p freed) when it is
+ * not one. */
+static const PgQuery__CopyStmt *one_copy(qr_sqlparse *p, const char *sql, size_t n, qr_err *e)
+{
+    if (qr_sqlp_parse(p, sql, n, e) != 0) {
+        qr_sqlp_free(p);
+        return NULL;
+    }
+    if (p->tree->n_stmts == 1 &&
+        p->tree->stmts[0]->stmt->node_case == PG_QUERY__NODE__NODE_COPY_STMT)
+        return p->tree->stmts[0]->stmt->copy_stmt;
+    qr_sqlp_free(p);
+    return NULL;
+}
+
+int qr_sql_copy_out_begin(qr_sql_session *s, const char *sql, size_t n, qr_qctx *ctx,
+                          qr_sql_copy_out *co, qr_err *e)
+{
+    memset(co, 0, sizeof *co);
+    qr_sqlparse p;
+    qr_err pe;
+    qr_err_clear(&pe);
+    const PgQuery__CopyStmt *cs = one_copy(&p, sql, n, &pe);
+    if (!cs) {
+        if (pe.code[0] && strcmp(pe.code, "00000")) { /* the parse error, with its position */
+            *e = pe;
+            return -1;
+        }
+        return qr_errf(e, QR_E_FEATURE, "qr_sql_copy_out_begin takes one COPY ... TO STDOUT");
+    }
+    int rc = 0;
+    if (cs->is_from || has_file(cs) || cs->is_program)
+        rc = qr_errf(e, QR_E_FEATURE,
+                     "qr_sql_copy_out_begin takes COPY ... TO STDOUT (run other COPY "
+                     "statements with qr_sql_exec)");
+    if (rc == 0)
+        rc = copy_out_setup(s, &p, cs, ctx, co, e);
+    qr_sqlp_free(&p);
+    return rc;
+}
+
+uint32_t qr_sql_copy_out_columns(const qr_sql_copy_out *co) { return co->r.ncols; }
 
 int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
                      qr_result *out, qr_err *e)
@@ -628,8 +749,9 @@ int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Cop
         return qr_errf(e, QR_E_FEATURE,
                        cs->is_from ? "COPY FROM STDIN needs a client that sends the data (the "
                                      "PostgreSQL protocol; qr_sql_copy_begin): use COPY FROM 'file'"
-                                   : "COPY TO STDOUT is the client's: run the SELECT and render "
-                                     "its rows, or use COPY TO 'file'");
+                                   : "COPY TO STDOUT needs a client that takes the rows (the "
+                                     "PostgreSQL protocol; qr_sql_copy_out_begin): use COPY TO "
+                                     "'file'");
     uint64_t rows = 0;
     int rc;
     if (cs->is_from) { /* takes the catalog lock for its look-up only */
@@ -644,14 +766,42 @@ int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Cop
     return rc;
 }
 
-int qr_sql_is_copy_from_stdin(const char *sql, size_t n)
+/* Does the text start with the word COPY (after blanks and comments)? A
+ * cheap test before a parse, for every statement a server runs. */
+static int starts_with_copy(const char *sql, size_t n)
 {
-    qr_sqlparse p;
-    int rc = qr_sqlp_parse(&p, sql, n, NULL) == 0 && p.tree->n_stmts == 1 &&
-             p.tree->stmts[0]->stmt->node_case == PG_QUERY__NODE__NODE_COPY_STMT &&
-             p.tree->stmts[0]->stmt->copy_stmt->is_from &&
-             !has_file(p.tree->stmts[0]->stmt->copy_stmt) &&
-             !p.tree->stmts[0]->stmt->copy_stmt->is_program;
-    qr_sqlp_free(&p);
-    return rc;
+    size_t i = 0;
+    while (i < n) {
+        if (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '\f')
+            i++;
+        else if (i + 1 < n && sql[i] == '-' && sql[i + 1] == '-')
+            while (i < n && sql[i] != '\n')
+                i++;
+        else if (i + 1 < n && sql[i] == '/' && sql[i + 1] == '*') {
+            const char *end = memmem(sql + i + 2, n - i - 2, "*/", 2);
+            i = end ? (size_t)(end - sql) + 2 : n;
+        } else
+            break;
+    }
+    return n - i >= 4 && !strncasecmp(sql + i, "copy", 4) &&
+           (n - i == 4 || !(sql[i + 4] == '_' || (sql[i + 4] >= '0' && sql[i + 4] <= '9') ||
+                            ((sql[i + 4] | 0x20) >= 'a' && (sql[i + 4] | 0x20) <= 'z')));
 }
+
+/* 1 FROM STDIN, 2 TO STDOUT, 0 anything else. */
+static int stdio_copy(const char *sql, size_t n)
+{
+    if (!starts_with_copy(sql, n))
+        return 0;
+    qr_sqlparse p;
+    const PgQuery__CopyStmt *cs = one_copy(&p, sql, n, NULL);
+    if (!cs)
+        return 0;
+    int k = has_file(cs) || cs->is_program ? 0 : cs->is_from ? 1 : 2;
+    qr_sqlp_free(&p);
+    return k;
+}
+
+int qr_sql_is_copy_from_stdin(const char *sql, size_t n) { return stdio_copy(sql, n) == 1; }
+
+int qr_sql_is_copy_to_stdout(const char *sql, size_t n) { return stdio_copy(sql, n) == 2; }

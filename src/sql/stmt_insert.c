@@ -183,18 +183,11 @@ const char *qr_sql_text_value(const char *s, size_t n, int type, qr_buf *out, co
     }
     case QT_TIMESTAMP: {
         int64_t ns;
-        const char *w;
-        char day[32]; /* 'YYYY-MM-DD' is its midnight, as in PostgreSQL */
-        size_t dn = n;
-        const char *zt = z;
-        if (n == 10 && z[4] == '-' && z[7] == '-') {
-            snprintf(day, sizeof day, "%.10sT00:00:00Z", z);
-            zt = day;
-            dn = strlen(day);
-        }
         if (put_integer(z, QT_INT64, out) == 0) /* an integer: in the column's unit */
             break;
-        if (qr_time_parse(zt, dn, &ns, &w) != 0) {
+        /* RFC 3339, 'YYYY-MM-DD[ HH:MM:SS[.f]]' (UTC; a date is its midnight),
+         * PostgreSQL's "+00" offsets: as a WHERE literal reads */
+        if (strlen(z) != n || qr_sql_parse_time(z, &ns) != 0) {
             *why = "invalid input syntax for type timestamp (RFC 3339, UTC)";
             code = QR_E_DATETIME;
         } else {

@@ -39,8 +39,11 @@ static const known knowns[] = {
     {"extra_float_digits", "1", 0, "kept for clients; floats print exactly"},
     {"integer_datetimes", "on", 1, "timestamps are integers"},
     {"IntervalStyle", "postgres", 0, "kept for clients"},
-    {"is_superuser", "off", 1, "kept for clients"},
+    {"is_superuser", "on", 1,
+     "the session may CREATE USER (not under --auth scram as a user "
+     "without SUPERUSER)"},
     {"max_identifier_length", "63", 1, "the longest table name"},
+    {"password_encryption", "scram-sha-256", 1, "how CREATE USER keeps passwords"},
     {"search_path", "\"$user\", public", 0, "kept for clients; tables live in public"},
     {"server_encoding", "UTF8", 1, "text is UTF-8"},
     {"server_version", "15.0", 1, "the PostgreSQL version Quarry speaks"},
@@ -355,6 +358,10 @@ int qr_sql_show(const qr_sql_session *s, const char *name, char *buf, size_t n, 
         return 0;
     case NUM_TIMEOUT:
         show_timeout(s->set.statement_timeout_ms, buf, n);
+        return 0;
+    }
+    if (!strcasecmp(name, "is_superuser")) { /* the session's: may it CREATE USER? */
+        snprintf(buf, n, "%s", s->restricted ? "off" : "on");
         return 0;
     }
     const qr_sql_guc *g = guc_find(&s->set, name);

@@ -382,6 +382,17 @@ int qr_sql_parse_time(const char *s, int64_t *ns)
     int zone = tz && (strchr(tz, 'Z') || strchr(tz, '+') || strchr(tz, '-'));
     if (!zone && n < sizeof t - 1)
         t[n++] = 'Z', t[n] = 0;
+    /* PostgreSQL's own text form ends in an offset of hours ("+00": what it
+     * prints, and what this server sends) or "+HHMM": as "+HH:MM" */
+    size_t k = n;
+    while (k > 19 && t[k - 1] >= '0' && t[k - 1] <= '9')
+        k--;
+    if (k > 19 && (t[k - 1] == '+' || t[k - 1] == '-') && (n - k == 2 || n - k == 4)) {
+        char mm[3] = {n - k == 4 ? t[k + 2] : '0', n - k == 4 ? t[k + 3] : '0', 0};
+        t[k + 2] = ':';
+        memcpy(t + k + 3, mm, 3);
+        n = k + 5;
+    }
     const char *why;
     return qr_time_parse(t, n, ns, &why);
 }

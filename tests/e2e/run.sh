@@ -145,6 +145,9 @@ SS --continue-on-error -c "SELECT bdy FROM t; INSERT INTO t (ts) VALUES ('2025-0
 check "sql: --continue-on-error runs the rest, still status 1" test $rc -eq 1 -a "$(SS --format csv -c 'SELECT count(*) FROM t' | tail -1)" -eq 5
 printf 'ts,svc,msg,n\n2025-01-02 00:00:00,csv,"from, stdin",7\n2025-01-02 00:00:01,csv,second,8\n' | SS -c "COPY t FROM STDIN (FORMAT csv, HEADER)" > "$T/ss5" 2>&1
 check "sql: COPY FROM STDIN reads stdin" grep -qx 'COPY 2' "$T/ss5"
+SS -c "COPY (SELECT svc, msg, n FROM t WHERE svc = 'csv' ORDER BY n) TO STDOUT (FORMAT csv, HEADER)" > "$T/ss5b" 2>&1
+printf 'svc,msg,n\ncsv,"from, stdin",7\ncsv,second,8\n' > "$T/ss5b.want"
+check "sql: COPY TO STDOUT writes the lines to stdout" cmp -s "$T/ss5b.want" "$T/ss5b"
 SS -c "COPY t TO '$T/t.ndjson' (FORMAT json); CREATE TABLE t2 (ts timestamp NOT NULL, svc text, msg text, n bigint) WITH (sort_column = ts); COPY t2 FROM '$T/t.ndjson' (FORMAT json)" > /dev/null 2>&1
 check "sql: COPY TO then COPY FROM gives the same rows (quarry cat)" cmp <("$Q" cat --data "$T/s" --table t) <("$Q" cat --data "$T/s" --table t2)
 # the OpenTelemetry table made in SQL equals the preset; COPY FROM json = ingest

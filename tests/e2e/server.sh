@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end tests of `quarry serve` ($QUARRY) with real clients: psql
 # (exact output, compared with `quarry sql`), psycopg2 with parameters,
-# SCRAM users made by `quarry passwd`, the refusal of a non-loopback listen
+# COPY in and out through psql, psycopg2, pgjdbc (the rows round-trip
+# byte for byte), cancels (psycopg2, JDBC), SCRAM users made by `quarry
+# passwd` and by CREATE USER over psql, the refusal of a non-loopback listen
 # without authentication, TLS with a self-signed certificate, SIGTERM. Servers listen on 127.0.0.1 only, on a
 # port the kernel picks (--port-file), and are killed at exit even on
 # failure. QUARRY_SMALL=1: fewer rows (sanitizer build); the sanitizer's
@@ -13,13 +15,13 @@ ROWS=20000
 [ "${QUARRY_SMALL:-0}" = 1 ] && ROWS=5000
 T=$(mktemp -d "${TMPDIR:-/tmp}/quarry-e2e-server-XXXXXX")
 pids=()
+PY=/usr/bin/python3
 cleanup() {
     for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
     rm -rf "$T"
 }
 trap cleanup EXIT
 pass=0; fail=0; tag=$(basename "$(dirname "$Q")")
-PY=/usr/bin/python3
 ok()   { pass=$((pass + 1)); echo "ok   e2e-server[$tag] $1"; }
 bad()  { fail=$((fail + 1)); echo "FAIL e2e-server[$tag] $1"; [ -n "${2:-}" ] && sed 's/^/     /' "$2" | head -20; }
 check() { # name, then a command that must succeed
@@ -55,10 +57,12 @@ stop() {
 
 "$Q" gen --rows $ROWS --seed 11 | "$Q" ingest --data "$T/d" --table logs --quiet --segment-rows $((ROWS / 4)) -
 SQL() { "$Q" sql --data "$T/d" --format csv "$1"; }
+# a statement of some seconds (64 arms, each a GROUP BY over every row): for cancels
+LONG=$($PY -c "print(' UNION ALL '.join('(SELECT Body, SpanId, TraceId, count(*) + %d FROM logs GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1)' % i for i in range(64)))")
 
 serve main
 check "serve prints where it listens" grep -q "listening on 127.0.0.1:$main_port (auth trust" "$T/main.log"
-P() { timeout 30 psql -X -q -h 127.0.0.1 -p "$main_port" -U quarry -d quarry "$@"; }
+P() { timeout 30 psql -X -h 127.0.0.1 -p "$main_port" -U quarry -d quarry "$@"; }
 
 # --- psql: exact output ---------------------------------------------------------
 P -A -t -c 'SELECT count(*) FROM logs' > "$T/c1"
@@ -136,6 +140,30 @@ check "date_trunc time series adds up to the same count" \
 check "date_trunc and \$__timeGroupAlias give as many buckets" \
     test "$(wc -l < "$T/dtr")" = "$(wc -l < "$T/tga")"
 
+# --- psql: COPY in and out (\copy, and COPY ... FROM STDIN / TO STDOUT) -----------
+COLS="Timestamp, ServiceName, Body, SeverityNumber, LogAttributes"
+DEF="(ts timestamp, svc text, body text, sev integer, attrs map)"
+P -c "\\copy (SELECT $COLS FROM logs ORDER BY 1, 2, 3, 4) TO '$T/copy1.txt'" > "$T/cp0" 2>&1
+check "psql: \\copy (SELECT ...) TO a file: COPY n" grep -qx "COPY $ROWS" "$T/cp0"
+P -c "CREATE TABLE cp $DEF" > /dev/null
+P -c "\\copy cp FROM '$T/copy1.txt'" > "$T/cp1" 2>&1
+check "psql: \\copy t FROM a file" grep -qx "COPY $ROWS" "$T/cp1"
+P -c "COPY (SELECT * FROM cp ORDER BY 1, 2, 3, 4) TO STDOUT" > "$T/copy2.txt"
+same "psql: COPY TO STDOUT gives back what \\copy FROM took (text format, byte for byte)" "$T/copy1.txt" "$T/copy2.txt"
+P -c "COPY (SELECT * FROM cp ORDER BY 1, 2, 3, 4) TO STDOUT (FORMAT csv, HEADER)" > "$T/copy1.csv"
+P -c "CREATE TABLE cp2 $DEF" > /dev/null
+P -c "COPY cp2 FROM STDIN (FORMAT csv, HEADER); SELECT count(*) FROM cp2" -A -t < "$T/copy1.csv" > "$T/cp2" 2>&1
+printf 'COPY %s\n%s\n' $ROWS $ROWS > "$T/cp2.want"
+check "psql: COPY FROM STDIN (csv) from a file, then the statement after it" cmp -s "$T/cp2" "$T/cp2.want"
+P -c "COPY (SELECT * FROM cp2 ORDER BY 1, 2, 3, 4) TO STDOUT (FORMAT csv, HEADER)" > "$T/copy2.csv"
+same "psql: csv out = csv in" "$T/copy1.csv" "$T/copy2.csv"
+printf '2025-01-01 00:00:00\tsvc\tbody\t7\t{}\n2025-01-01 00:00:01\tsvc\tbody\tseven\t{}\n' > "$T/bad.txt"
+P -c "\\copy cp FROM '$T/bad.txt'" > /dev/null 2> "$T/cp3"
+check "psql: bad data names its line and column" grep -q 'ERROR:  STDIN:2: column "sev": invalid input syntax' "$T/cp3"
+P -A -t -c "SELECT count(*) FROM cp" > "$T/cp4"
+echo $ROWS > "$T/cp4.want"
+same "psql: ... and adds no row" "$T/cp4.want" "$T/cp4"
+
 # --- psycopg2: parameters ---------------------------------------------------------
 if $PY -c 'import psycopg2' 2>/dev/null; then
     want13=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)
@@ -183,6 +211,34 @@ c.close()
 PYEOF
     printf '%s\n5s\n' "$want13" > "$T/pytx.want"
     same "psycopg2: transactions (BEGIN, COMMIT, ROLLBACK) as the driver sends them" "$T/pytx.want" "$T/pytx"
+    $PY - "$main_port" "$LONG" > "$T/pycopy" 2>&1 <<'PYEOF'
+import io, sys, threading, psycopg2, psycopg2.extensions
+c = psycopg2.connect(host="127.0.0.1", port=int(sys.argv[1]), user="quarry", dbname="quarry")
+c.autocommit = True
+cur = c.cursor()
+first = io.StringIO()
+cur.copy_expert("COPY (SELECT Timestamp, ServiceName, Body, SeverityNumber, LogAttributes FROM logs ORDER BY 1, 2, 3, 4) TO STDOUT", first)
+cur.execute("CREATE TABLE pycopy (ts timestamp, svc text, body text, sev integer, attrs map)")
+cur.copy_expert("COPY pycopy FROM STDIN", io.StringIO(first.getvalue()))
+print(cur.rowcount)
+second = io.StringIO()
+cur.copy_expert("COPY (SELECT * FROM pycopy ORDER BY 1, 2, 3, 4) TO STDOUT", second)
+print(first.getvalue() == second.getvalue(), len(first.getvalue()) > 0)
+try:
+    cur.copy_expert("COPY pycopy FROM STDIN", io.StringIO("2025-01-01 00:00:00\tx\ty\tnot a number\t{}\n"))
+except psycopg2.Error as e:
+    print(e.pgcode)
+threading.Timer(0.3, c.cancel).start()
+try:
+    cur.execute(sys.argv[2])
+    print("not canceled")
+except psycopg2.extensions.QueryCanceledError as e:
+    print(e.pgcode)
+cur.execute("SELECT count(*) FROM pycopy")
+print(cur.fetchone()[0])
+PYEOF
+    printf '%s\nTrue True\n22P02\n57014\n%s\n' $ROWS $ROWS > "$T/pycopy.want"
+    same "psycopg2: copy_expert out, in, out again (the same text), bad data, conn.cancel()" "$T/pycopy.want" "$T/pycopy"
 else
     bad "psycopg2 is installed (scripts/install-deps)"
 fi
@@ -219,9 +275,11 @@ JDBC_JAR=/usr/share/java/postgresql.jar
 if [ -f "$JDBC_JAR" ] && command -v java >/dev/null; then
     want13=${want13:-$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)}
     timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcCheck.java" \
-        "$main_port" > "$T/jdbc" 2>&1
-    printf '%s\ncart n\n42703\ntrue\n' "$want13" > "$T/jdbc.want"
-    same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps" "$T/jdbc.want" "$T/jdbc"
+        "$main_port" "$LONG" > "$T/jdbc" 2>&1
+    printf '%s\ncart n\n42703\ntrue\ncopy %s %s true\ncancel 57014\nafter %s\n' "$want13" $ROWS $ROWS $ROWS > "$T/jdbc.want"
+    same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps, CopyManager out/in/out, Statement.cancel()" "$T/jdbc.want" "$T/jdbc"
+    # the metadata lists every table: the COPY tests' own go first
+    P -c "DROP TABLE IF EXISTS cp, cp2, pycopy, jdbc_copy" > /dev/null
     timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcMeta.java" \
         "$main_port" > "$T/jdbcmeta" 2>&1
     same "JDBC: DatabaseMetaData getTables, getColumns, getSchemas, getIndexInfo, getTypeInfo" \
@@ -240,7 +298,24 @@ same "scram: the right password connects" "$T/a1.want" "$T/a1"
 PGPASSWORD=wrong timeout 30 psql -X -h 127.0.0.1 -p "$auth_port" -U alice -d quarry -c 'SELECT 1' > /dev/null 2>"$T/a2"; rc=$?
 check "scram: a wrong password is refused" test $rc -eq 2
 check "scram: ... with 28P01's message" grep -q 'password authentication failed for user "alice"' "$T/a2"
+AP() { timeout 30 psql -X -A -t -h 127.0.0.1 -p "$auth_port" -d quarry "$@"; }
+PGPASSWORD=s3cret AP -U alice -c "CREATE USER dave PASSWORD 'd4ve pw'" > "$T/u1" 2>&1
+check "users: CREATE USER over psql (a superuser of the users file)" grep -qx "CREATE ROLE" "$T/u1"
+PGPASSWORD='d4ve pw' AP -U dave -c 'SELECT count(*) FROM logs' -c 'SHOW is_superuser' > "$T/u2" 2>&1
+printf '%s\noff\n' $ROWS > "$T/u2.want"
+same "users: the new user logs in on the next connection (scram), not a superuser" "$T/u2.want" "$T/u2"
+PGPASSWORD=wrong AP -U dave -c 'SELECT 1' > /dev/null 2>"$T/u3"; rc=$?
+check "users: a wrong password is refused" test $rc -eq 2
+check "users: ... with 28P01's message" grep -q 'password authentication failed for user "dave"' "$T/u3"
+PGPASSWORD='d4ve pw' AP -U dave -c "CREATE USER eve PASSWORD 'x'" > /dev/null 2>"$T/u4"
+check "users: a user that is not a superuser may not create one (42501)" grep -q 'permission denied to create role' "$T/u4"
+check "users: USERS is 0600 and holds no password" sh -c "[ \$(stat -c %a '$T/d/USERS') = 600 ] && ! grep -q d4ve '$T/d/USERS'"
 check "scram: SIGTERM exits 0" stop auth
+serve auth2 --auth scram
+PGPASSWORD='d4ve pw' timeout 30 psql -X -A -t -h 127.0.0.1 -p "$auth2_port" -U dave -d quarry -c 'SELECT 1' > "$T/u5" 2>&1
+check "users: --auth scram without a users file serves the data directory's users" grep -qx 1 "$T/u5"
+check "users: SIGTERM exits 0" stop auth2
+"$Q" sql --data "$T/d" -c 'DROP USER dave' > /dev/null
 timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 > /dev/null 2>"$T/nl"; rc=$?
 check "a non-loopback listen without auth is refused (exit 1)" test $rc -eq 1
 check "... saying why" grep -q 'refusing to listen on 0.0.0.0 without authentication' "$T/nl"
@@ -283,7 +358,7 @@ fi
 # --- shutdown -----------------------------------------------------------------------
 check "SIGTERM: exit status 0" stop main
 check "SIGTERM: says it shut down" grep -q "quarry serve: shut down" "$T/main.log"
-check "no sanitizer report" sh -c "! grep -E 'Sanitizer|runtime error' '$T/main.log' '$T/auth.log' '$T/tls.log'"
+check "no sanitizer report" sh -c "! grep -E 'Sanitizer|runtime error' '$T/main.log' '$T/auth.log' '$T/auth2.log' '$T/tls.log'"
 
 echo "e2e-server[$tag]: $pass passed, $fail failed"
 mkdir -p "$(dirname "$0")/../../build/results"

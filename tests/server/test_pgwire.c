@@ -551,6 +551,188 @@ static void test_scram_over_the_wire_unknown_user_gets_a_challenge(void **st)
     conv_free(cv);
 }
 
+/* ---- COPY ---- */
+static void pt_copy_data(qr_buf *b, const char *data, size_t n)
+{
+    size_t at = pgw_msg_begin(b, 'd');
+    qr_buf_put(b, data, n);
+    pgw_msg_end(b, at);
+}
+
+static void pt_copy_fail(qr_buf *b, const char *why)
+{
+    size_t at = pgw_msg_begin(b, 'f');
+    pgw_put_str(b, why);
+    pgw_msg_end(b, at);
+}
+
+static const char *body_str(const pt_msg *m) { return (const char *)m->body; }
+
+static void test_copy_in_and_out_simple_protocol(void **st)
+{
+    conv *cv = conv_new(1);
+    pt_query(&cv->in, "CREATE TABLE IF NOT EXISTS ct (id bigint, s text)");
+    pt_query(&cv->in, "TRUNCATE ct");
+    /* data cut mid-line; the statement after the COPY runs after CopyDone */
+    pt_query(&cv->in, "COPY ct FROM STDIN; SELECT count(*) FROM ct");
+    pt_copy_data(&cv->in, "1\tone\n2\tt", 9);
+    pt_empty(&cv->in, 'H'); /* Flush and Sync are ignored during copy-in */
+    pt_empty(&cv->in, 'S');
+    pt_copy_data(&cv->in, "wo\n", 3);
+    pt_empty(&cv->in, 'c');
+    /* CopyFail: 57014 with the client's message; later copy messages dropped */
+    pt_query(&cv->in, "COPY ct FROM STDIN");
+    pt_copy_data(&cv->in, "3\tthree\n", 8);
+    pt_copy_fail(&cv->in, "client gave up");
+    pt_copy_data(&cv->in, "4\tfour\n", 7);
+    pt_empty(&cv->in, 'c');
+    /* bad data: the error at once, the rest of the text skipped, nothing visible */
+    pt_query(&cv->in, "COPY ct FROM STDIN; SELECT 1");
+    pt_copy_data(&cv->in, "5\tfive\nsix\t6\n", 14);
+    pt_copy_data(&cv->in, "7\tseven\n", 8);
+    pt_empty(&cv->in, 'c');
+    /* another message inside copy-in fails the copy */
+    pt_query(&cv->in, "COPY ct FROM STDIN");
+    pt_query(&cv->in, "SELECT 1");
+    pt_query(&cv->in, "SELECT count(*) FROM ct");
+    pt_query(&cv->in,
+             "COPY ct TO STDOUT; COPY (SELECT s FROM ct ORDER BY id) TO STDOUT (FORMAT csv, "
+             "HEADER)");
+    pt_query(&cv->in, "COPY nosuch FROM STDIN");
+    pt_query(&cv->in, "COPY ct (nope) FROM STDIN");
+    pt_empty(&cv->in, 'X');
+    conv_run(cv, PGW_AUTH_TRUST);
+    assert_string_equal(after_start(cv), "CZ"
+                                         "CZ"
+                                         "GCTDCZ"
+                                         "GEZ"
+                                         "GEZ"
+                                         "GEZ"
+                                         "TDCZ"
+                                         "HddcCHdddcCZ"
+                                         "EZ"
+                                         "EZ");
+    int k = (int)strlen(SESSION_START) + 4;
+    /* CopyInResponse: text, 2 columns of text */
+    assert_int_equal(cv->m[k].len, 7);
+    assert_memory_equal(cv->m[k].body, "\0\0\2\0\0\0\0", 7);
+    assert_string_equal(body_str(&cv->m[k + 1]), "COPY 2");
+    char t[64];
+    assert_string_equal(pt_cell0(&cv->m[k + 3], t, sizeof t), "2");
+    const pt_msg *e = &cv->m[k + 7];
+    assert_string_equal(pt_field(e, 'C'), "57014");
+    assert_string_equal(pt_field(e, 'M'), "COPY from stdin failed: client gave up");
+    e = &cv->m[k + 10];
+    assert_string_equal(pt_field(e, 'C'), "22P02");
+    if (!strstr(pt_field(e, 'M'), "STDIN:2: column \"id\""))
+        fail_msg("%s", pt_field(e, 'M'));
+    e = &cv->m[k + 13];
+    assert_string_equal(pt_field(e, 'C'), "08P01");
+    assert_string_equal(pt_field(e, 'M'), "unexpected message type 0x51 during COPY from stdin");
+    assert_string_equal(pt_cell0(&cv->m[k + 16], t, sizeof t), "2"); /* nothing of the failures */
+    const pt_msg *h = &cv->m[k + 19];
+    assert_int_equal(h->type, 'H');
+    assert_memory_equal(h->body, "\0\0\2\0\0\0\0", 7);
+    assert_int_equal(cv->m[k + 20].len, 6);
+    assert_memory_equal(cv->m[k + 20].body, "1\tone\n", 6);
+    assert_memory_equal(cv->m[k + 21].body, "2\ttwo\n", 6);
+    assert_string_equal(body_str(&cv->m[k + 23]), "COPY 2");
+    assert_memory_equal(cv->m[k + 25].body, "s\n", 2);
+    assert_memory_equal(cv->m[k + 27].body, "two\n", 4);
+    e = &cv->m[k + 31];
+    assert_string_equal(pt_field(e, 'C'), "42P01");
+    assert_string_equal(pt_field(e, 'P'), "6");
+    assert_string_equal(pt_field(&cv->m[k + 33], 'C'), "42703");
+    conv_free(cv);
+}
+
+static void test_copy_extended_protocol(void **st)
+{
+    conv *cv = conv_new(1);
+    pt_query(&cv->in, "CREATE TABLE IF NOT EXISTS ct (id bigint, s text)");
+    pt_query(&cv->in, "TRUNCATE ct");
+    /* Execute enters copy-in; the Sync sent with it is ignored, the one after CopyDone answers */
+    pt_parse(&cv->in, "", "COPY ct FROM STDIN (FORMAT csv)", 0, NULL);
+    pt_bind(&cv->in, "", "", 0, NULL, 0);
+    pt_describe(&cv->in, 'P', "");
+    pt_execute(&cv->in, "", 0);
+    pt_empty(&cv->in, 'S');
+    pt_copy_data(&cv->in, "1,\"a,b\"\n2,", 10);
+    pt_copy_data(&cv->in, "\n", 1);
+    pt_empty(&cv->in, 'c');
+    pt_empty(&cv->in, 'S');
+    /* an error: everything up to Sync is discarded */
+    pt_parse(&cv->in, "", "COPY ct FROM STDIN (FORMAT csv)", 0, NULL);
+    pt_bind(&cv->in, "", "", 0, NULL, 0);
+    pt_execute(&cv->in, "", 0);
+    pt_copy_data(&cv->in, "3\n", 2);
+    pt_copy_data(&cv->in, "4,x\n", 4);
+    pt_empty(&cv->in, 'c');
+    pt_execute(&cv->in, "", 0);
+    pt_empty(&cv->in, 'S');
+    /* copy-out at Execute, with a parameter */
+    const char *v[] = {"0"};
+    const uint32_t oids[] = {PGW_OID_INT8};
+    pt_parse(&cv->in, "", "COPY (SELECT id, s FROM ct WHERE id > $1 ORDER BY id) TO STDOUT", 1,
+             oids);
+    pt_bind(&cv->in, "", "", 1, v, 0);
+    pt_describe(&cv->in, 'P', "");
+    pt_execute(&cv->in, "", 0);
+    pt_empty(&cv->in, 'S');
+    pt_empty(&cv->in, 'X');
+    conv_run(cv, PGW_AUTH_TRUST);
+    assert_string_equal(after_start(cv), "CZ"
+                                         "CZ"
+                                         "12nGCZ"
+                                         "12GEZ"
+                                         "12nHddcCZ");
+    int k = (int)strlen(SESSION_START) + 4;
+    assert_string_equal(body_str(&cv->m[k + 4]), "COPY 2");
+    assert_string_equal(pt_field(&cv->m[k + 9], 'C'), "22P04");
+    assert_memory_equal(cv->m[k + 15].body, "1\ta,b\n", 6);
+    assert_memory_equal(cv->m[k + 16].body, "2\t\\N\n", 5);
+    conv_free(cv);
+}
+
+/* One CopyData at the 16 MiB message limit: taken whole, rows counted. */
+static void test_copy_in_one_message_at_the_limit(void **st)
+{
+    conv *cv = conv_new(1);
+    pt_query(&cv->in, "CREATE TABLE IF NOT EXISTS ct (id bigint, s text)");
+    pt_query(&cv->in, "TRUNCATE ct");
+    pt_query(&cv->in, "COPY ct FROM STDIN");
+    size_t at = pgw_msg_begin(&cv->in, 'd');
+    size_t room = PGW_MAX_MSG - 4, rows = 0;
+    char line[64];
+    for (;;) {
+        int n = snprintf(line, sizeof line, "%zu\tsome text for row %zu\n", rows, rows);
+        if (cv->in.len - at - 4 + (size_t)n + 32 > room)
+            break;
+        qr_buf_put(&cv->in, line, (size_t)n);
+        rows++;
+    }
+    int n = snprintf(line, sizeof line, "%zu\t", rows);
+    qr_buf_put(&cv->in, line, (size_t)n);
+    while (cv->in.len - at - 4 < room) /* a last row whose text fills to the exact limit */
+        qr_buf_put_u8(&cv->in, 'x');
+    cv->in.p[cv->in.len - 1] = '\n';
+    pgw_msg_end(&cv->in, at);
+    assert_int_equal(pgw_load_be32(cv->in.p + at), PGW_MAX_MSG);
+    pt_empty(&cv->in, 'c');
+    pt_query(&cv->in, "SELECT count(*) FROM ct");
+    pt_query(&cv->in, "TRUNCATE ct");
+    pt_empty(&cv->in, 'X');
+    conv_run(cv, PGW_AUTH_TRUST);
+    assert_string_equal(after_start(cv), "CZCZGCZTDCZCZ");
+    int k = (int)strlen(SESSION_START) + 5;
+    char want[32], t[64];
+    snprintf(want, sizeof want, "COPY %zu", rows + 1);
+    assert_string_equal(body_str(&cv->m[k]), want);
+    snprintf(want, sizeof want, "%zu", rows + 1);
+    assert_string_equal(pt_cell0(&cv->m[k + 3], t, sizeof t), want);
+    conv_free(cv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +750,9 @@ int main(void)
         cmocka_unit_test(test_extended_row_limits_suspend_the_portal),
         cmocka_unit_test(test_extended_errors_skip_to_sync),
         cmocka_unit_test(test_scram_over_the_wire_unknown_user_gets_a_challenge),
+        cmocka_unit_test(test_copy_in_and_out_simple_protocol),
+        cmocka_unit_test(test_copy_extended_protocol),
+        cmocka_unit_test(test_copy_in_one_message_at_the_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -338,6 +338,117 @@ static void test_streaming_copy_takes_any_chunks(void **st)
 }
 
 /* Many rows through the row writer: several segments, one commit. */
+/* All the lines of a COPY ... TO STDOUT (malloc'ed), or NULL with e set. */
+static char *copy_out(const char *sql, uint64_t *rows, qr_err *e)
+{
+    qr_qctx ctx;
+    qr_sql_ctx_init(&st_s, &ctx, NULL);
+    qr_sql_copy_out co;
+    if (qr_sql_copy_out_begin(&st_s, sql, strlen(sql), &ctx, &co, e) != 0)
+        return NULL;
+    qr_buf b;
+    qr_buf_init(&b);
+    while (qr_sql_copy_out_line(&co, &b))
+        ;
+    qr_buf_put_u8(&b, 0);
+    *rows = co.r.nrows;
+    qr_sql_copy_out_free(&co);
+    return (char *)b.p;
+}
+
+/* COPY TO STDOUT writes text and csv as PostgreSQL does (escapes, quotes,
+ * NULLs, t/f), and COPY FROM STDIN reads what it wrote back to the same rows. */
+static void test_copy_to_stdout_writes_as_postgresql_and_reads_back(void **st)
+{
+    (void)st;
+    st_ok("INSERT INTO logs (ts, svc, msg, sev, ok) VALUES "
+          "('2025-06-01 00:00:00.123456789', 'tab\there\\back\nnl\rcr\b\f\v|pipe', '', 1, true),"
+          "('2025-06-01 00:00:01', NULL, '\\.', NULL, false),"
+          "('2025-06-01 00:00:02', 'a,\"q\"', 'x', -2, NULL)",
+          "INSERT 0 3");
+    uint64_t rows;
+    qr_err e;
+    char *t =
+        copy_out("COPY (SELECT ts, svc, msg, sev, ok FROM logs ORDER BY ts) TO STDOUT", &rows, &e);
+    if (!t)
+        fail_msg("%s %s", e.code, e.msg);
+    assert_int_equal(rows, 3);
+    assert_string_equal(t,
+                        "2025-06-01T00:00:00.123456789Z\ttab\\there\\\\back\\nnl\\rcr\\b\\f\\v|pipe"
+                        "\t\t1\tt\n"
+                        "2025-06-01T00:00:01.000000000Z\t\\N\t\\\\.\t\\N\tf\n"
+                        "2025-06-01T00:00:02.000000000Z\ta,\"q\"\tx\t-2\t\\N\n");
+    free(t);
+    t = copy_out("COPY (SELECT svc, msg, ok FROM logs ORDER BY ts) TO STDOUT (DELIMITER '|', "
+                 "HEADER)",
+                 &rows, &e);
+    assert_non_null(t);
+    assert_string_equal(t, "svc|msg|ok\n"
+                           "tab\\there\\\\back\\nnl\\rcr\\b\\f\\v\\|pipe||t\n"
+                           "\\N|\\\\.|f\n"
+                           "a,\"q\"|x|\\N\n");
+    free(t);
+    t = copy_out("COPY (SELECT svc, msg, sev FROM logs ORDER BY ts) TO STDOUT (FORMAT csv, HEADER)",
+                 &rows, &e);
+    assert_non_null(t);
+    assert_string_equal(t, "svc,msg,sev\n"
+                           "\"tab\there\\back\nnl\rcr\b\f\v|pipe\",\"\",1\n"
+                           ",\\.,\n"
+                           "\"a,\"\"q\"\"\",x,-2\n");
+    free(t);
+    t = copy_out("COPY (SELECT msg FROM logs ORDER BY ts) TO STDOUT (FORMAT csv)", &rows, &e);
+    assert_non_null(t);
+    assert_string_equal(t, "\"\"\n\"\\.\"\nx\n"); /* a lone \. is quoted */
+    free(t);
+    /* what text and csv wrote reads back to the same rows */
+    static const char *const fmts[] = {"", " (FORMAT csv)", " (FORMAT csv, DELIMITER ';')",
+                                       " (FORMAT json)"};
+    static const size_t cut[] = {7};
+    for (int f = 0; f < 4; f++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "COPY logs TO STDOUT%s", fmts[f]);
+        t = copy_out(sql, &rows, &e);
+        assert_non_null(t);
+        st_ok("CREATE TABLE copy2 (ts timestamp NOT NULL, svc text, msg text, sev integer, "
+              "big bigint, d double precision, ok boolean, j json) WITH (sort_column = ts)",
+              "CREATE TABLE");
+        snprintf(sql, sizeof sql, "COPY copy2 FROM STDIN%s", fmts[f]);
+        if (stream(sql, t, cut, 1, &e) != 3)
+            fail_msg("%s: %s %s", fmts[f], e.code, e.msg);
+        free(t);
+        char *a = st_run_on(&st_s, "SELECT * FROM logs ORDER BY ts", NULL, &e);
+        char *b = st_run_on(&st_s, "SELECT * FROM copy2 ORDER BY ts", NULL, &e);
+        if (strcmp(a, b) != 0)
+            fail_msg("%s round trip:\n%s\nvs\n%s", fmts[f], a, b);
+        free(a);
+        free(b);
+        st_ok("DROP TABLE copy2", "DROP TABLE");
+    }
+    /* timestamps as PostgreSQL prints them (an offset of hours, "+HHMM") read too */
+    static const char pgts[] = "2025-06-02 01:00:00.25+01\tpg\n2025-06-02 00:00:00-0130\tpg\n";
+    assert_int_equal(stream("COPY logs (ts, svc) FROM STDIN", pgts, cut, 1, &e), 2);
+    st_rows("SELECT ts FROM logs WHERE svc = 'pg' ORDER BY ts",
+            "ts\n2025-06-02T00:00:00.250000000Z\n2025-06-02T01:30:00.000000000Z\n");
+    st_rows("SELECT count(*) FROM logs WHERE ts = '2025-06-02 00:00:00.25+00'", "count\n1\n");
+    /* errors: a bad query, a missing table; not through qr_sql_exec */
+    assert_null(copy_out("COPY (SELECT nope FROM logs) TO STDOUT", &rows, &e));
+    assert_string_equal(e.code, "42703");
+    assert_null(copy_out("COPY nosuch TO STDOUT", &rows, &e));
+    assert_string_equal(e.code, "42P01");
+    assert_null(copy_out("COPY logs FROM STDIN", &rows, &e));
+    assert_string_equal(e.code, "0A000");
+    assert_null(copy_out("COPY logs TO STDOUT (NULL 'x')", &rows, &e));
+    assert_string_equal(e.code, "0A000");
+    const char *commented = " /* c */ -- x\n copy logs TO STDOUT";
+    assert_int_equal(qr_sql_is_copy_to_stdout(commented, strlen(commented)), 1);
+    assert_int_equal(qr_sql_is_copy_to_stdout("COPY logs TO '/x'", 17), 0);
+    assert_int_equal(qr_sql_is_copy_to_stdout("copyx", 5), 0);
+    st_fails("COPY logs TO STDOUT", "0A000",
+             "COPY TO STDOUT needs a client that takes the rows (the PostgreSQL protocol; "
+             "qr_sql_copy_out_begin): use COPY TO 'file'");
+    st_ok("TRUNCATE logs", "TRUNCATE TABLE");
+}
+
 static void test_streaming_copy_many_rows_spans_segments(void **st)
 {
     (void)st;
@@ -491,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_copy_to_then_from_round_trips),
         cmocka_unit_test(test_streaming_copy_takes_any_chunks),
         cmocka_unit_test(test_streaming_copy_many_rows_spans_segments),
+        cmocka_unit_test(test_copy_to_stdout_writes_as_postgresql_and_reads_back),
         cmocka_unit_test(test_concurrent_inserts_all_land),
         cmocka_unit_test(test_open_copy_makes_writers_wait_not_others),
     };
