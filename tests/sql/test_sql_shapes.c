@@ -320,6 +320,8 @@ static void test_http_counts_and_filters(void **st)
         qr_buf_clear(&w);
         snprintf(b, sizeof b, "SELECT count(*) FROM http_logs WHERE %s", q[i][1]);
         sqlite_csv(b, &w);
+        qr_buf_put_u8(&w, 0); /* strtol reads a C string */
+        assert_false(w.oom);
         long n = strtol((const char *)w.p, NULL, 10);
         if (n <= 0 || n >= (long)HTTP_ROWS)
             fail_msg("%s: %ld rows: choose a filter that splits the table", q[i][1], n);
