@@ -1068,13 +1068,26 @@ static void test_hostile_clients_over_sockets(void **st)
             raw_read_until(fd, 'Z', types, sizeof types);
             qr_buf_free(&b);
         } else { /* FATAL then close: read to the end, bounded */
-            char buf[1024];
+            char buf[1024], first = 0;
             ssize_t total = 0, got;
             struct pollfd pf = {fd, POLLIN, 0};
-            while (poll(&pf, 1, 10000) == 1 && (got = recv(fd, buf, sizeof buf, 0)) > 0)
+            int closed = 0;
+            while (poll(&pf, 1, 10000) == 1) {
+                got = recv(fd, buf, sizeof buf, 0);
+                if (got <= 0) { /* EOF, or a reset of what the server did not read */
+                    closed = 1;
+                    break;
+                }
+                if (!total)
+                    first = buf[0];
                 total += got;
-            assert_true(total > 0); /* an ErrorResponse came before the close */
-            assert_int_equal(buf[0], 'E');
+            }
+            assert_true(closed); /* the server closed that one connection */
+            /* an ErrorResponse before the close when it arrived (the byte
+             * sequences' exact answers: test_pgwire.c, over a memory channel,
+             * where no TCP reset can drop them) */
+            if (total)
+                assert_int_equal(first, 'E');
         }
         close(fd);
         PGresult *res = must(good, PQexec(good, "SELECT count(*) FROM logs"), PGRES_TUPLES_OK);
