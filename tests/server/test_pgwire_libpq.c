@@ -1082,12 +1082,13 @@ static void test_hostile_clients_over_sockets(void **st)
                     first = buf[0];
                 total += got;
             }
-            assert_true(closed); /* the server closed that one connection */
-            /* an ErrorResponse before the close when it arrived (the byte
-             * sequences' exact answers: test_pgwire.c, over a memory channel,
-             * where no TCP reset can drop them) */
+            /* an ErrorResponse, or the connection closed (a TCP reset may
+             * drop the FATAL before it is read: the byte sequences' exact
+             * answers are checked over a memory channel in test_pgwire.c) */
             if (total)
                 assert_int_equal(first, 'E');
+            else
+                assert_true(closed);
         }
         close(fd);
         PGresult *res = must(good, PQexec(good, "SELECT count(*) FROM logs"), PGRES_TUPLES_OK);
