@@ -1319,8 +1319,8 @@ static void walk_wants(const Node *n, wants *w)
         const char *name = pc_fname(n->func_call, &ok);
         if (name && ok && pc_is_catalog_fn(name))
             w->catalog_fn = 1;
-        if (n->func_call->n_funcname == 2 && ok)
-            w->catalog_fn = 1; /* pg_catalog.anything */
+        if (n->func_call->n_funcname == 2 && ok && name && !pc_is_engine_fn(name))
+            w->catalog_fn = 1; /* pg_catalog.anything the engine has not */
         walk_nodes(n->func_call->args, n->func_call->n_args, w);
         return;
     }

@@ -47,6 +47,8 @@ int pc_is_srf(const PgQuery__FuncCall *f);
 int pc_srf_rows(pcx *x, const PgQuery__FuncCall *f, const pcscope *s, pcv **rows, uint32_t *n);
 /* 1 for a function only the catalog answers know (qr_pgcat_wants) */
 int pc_is_catalog_fn(const char *name);
+/* 1 for a function the vectorized engine evaluates (it keeps those). */
+int pc_is_engine_fn(const char *name);
 /* Run a query (outer: the enclosing scope, or NULL) into *out (arena).
  * limit1: one row is enough (EXISTS). */
 int pc_select(pcx *x, const PgQuery__SelectStmt *q, const pcscope *outer, int limit1, pcrel **out);

@@ -483,19 +483,25 @@ int pc_is_agg(const PgQuery__FuncCall *f)
     return d && d->id == F_AGG && !f->over;
 }
 
-int pc_is_catalog_fn(const char *name)
+int pc_is_engine_fn(const char *name)
 {
-    const fndef *d = fn_find(name);
-    if (!d)
-        return 0;
-    /* the engine's own (lower, length, ..., aggregates) stay there */
-    static const char *const engine[] = {"count",       "sum",    "min",    "max",
-                                         "avg",         "lower",  "upper",  "length",
-                                         "char_length", "concat", "substr", "substring"};
+    /* the vectorized engine's own (lower, length, ..., aggregates) stay
+     * there, also when spelled pg_catalog.x (libpg_query writes
+     * position(a IN b) so) */
+    static const char *const engine[] = {
+        "count",     "sum",    "min",       "max",    "avg",      "lower",
+        "upper",     "length", "char_length", "concat", "substr", "substring",
+        "strpos",    "position", "date_trunc", "extract", "date_part", "floor",
+        "ceil",      "abs",    "coalesce",  "nullif", "greatest", "least"};
     for (size_t i = 0; i < sizeof engine / sizeof *engine; i++)
         if (!strcmp(engine[i], name))
-            return 0;
-    return 1;
+            return 1;
+    return 0;
+}
+
+int pc_is_catalog_fn(const char *name)
+{
+    return fn_find(name) && !pc_is_engine_fn(name);
 }
 
 /* ---- static types ---- */

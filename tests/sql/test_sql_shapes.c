@@ -375,6 +375,16 @@ static void test_http_group_by(void **st)
          "SELECT count(DISTINCT clientip), count(DISTINCT status) FROM http_logs WHERE "
          "has_word(request, 'images')",
          1);
+    /* strpos and position(sub IN s) count characters, 1-based, 0 absent,
+     * with a FROM and without one (no FROM stays in the vectorized engine,
+     * though libpg_query spells it pg_catalog.position) */
+    same("SELECT position('c' IN 'abc'), strpos('abc', 'c'), position('' IN 'abc'), "
+         "strpos('h\xc3\xa9llo', 'l'), strpos(NULL, 'a'), position('z' IN 'abc')",
+         "SELECT instr('abc', 'c'), instr('abc', 'c'), instr('abc', ''), instr('h\xc3\xa9llo', "
+         "'l'), instr(NULL, 'a'), instr('abc', 'z')",
+         1);
+    same("SELECT position('/' IN substr(request, 2)), count(*) FROM http_logs GROUP BY 1 ORDER BY 1",
+         "SELECT instr(substr(request, 2), '/'), count(*) FROM http_logs GROUP BY 1 ORDER BY 1", 2);
     same("SELECT DISTINCT status FROM http_logs WHERE size IS NULL ORDER BY 1",
          "SELECT DISTINCT status FROM http_logs WHERE size IS NULL ORDER BY 1", 1);
 }
