@@ -188,18 +188,26 @@ int cli_stats(int argc, char **argv)
         }
         rows += s->rows;
         file_bytes += s->len;
-        footer += s->footer_bytes;
+        footer += s->footer_bytes + s->dir_bytes; /* directories */
         header += QR_SEG_HEADER_LEN;
         for (uint32_t c = 0; c < nc; c++) {
             int sc = qr_seg_col(s, d->cols[c].name);
             if (sc < 0)
                 continue;
-            const qr_colmeta *cm = &s->cols[sc];
+            const qr_colmeta *cm = qr_seg_colmeta(s, sc, &e);
+            if (!cm) {
+                rc = -1;
+                break;
+            }
             raw[c] += cm->raw_bytes;
             nulls[c] += cm->null_count;
             encs[c] |= 1u << cm->encoding;
             for (uint32_t b = 0; b < cm->nblocks; b++)
                 by_kind[c][cm->blocks[b].kind] += cm->blocks[b].length;
+        }
+        if (rc != 0) {
+            qr_seg_close(s);
+            break;
         }
         for (uint32_t k = 0; k < s->nsecs; k++)
             for (uint32_t b = 0; b < s->secs[k].nblocks; b++) {

@@ -142,7 +142,9 @@ static int run(qr_table *t, const search_env *env, const char *text, const run_o
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         qr_par_search ps;
-        if (qr_segcache_acquire_all(env->cache, t->dir, &t->man, refs, e) != 0) {
+        int open_threads = o->threads > 0 ? o->threads : qr_pool_threads(env->pool) + 1;
+        if (qr_segcache_acquire_all(env->cache, t->dir, &t->man, refs, env->pool, open_threads,
+                                    e) != 0) {
             rc = -1;
             break;
         }

@@ -84,7 +84,11 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
     }
     r->seg = s;
     r->col = col;
-    r->cm = &s->cols[col];
+    r->cm = qr_seg_colmeta(s, col, e);
+    if (!r->cm) {
+        free(r);
+        return NULL;
+    }
     r->cur = -1;
     r->point_blk = -1;
     r->page_blk = -1;

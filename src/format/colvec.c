@@ -222,10 +222,14 @@ int qr_colvec_gather(qr_colreader *r, const uint32_t *rows, uint32_t n, qr_vec *
     }
 }
 
-uint32_t qr_colvec_prune(const qr_segment *s, int col, int64_t lo, int64_t hi, uint32_t *blocks)
+int qr_colvec_prune(const qr_segment *s, int col, int64_t lo, int64_t hi, uint32_t *blocks,
+                    uint32_t *nout, qr_err *e)
 {
-    const qr_colmeta *cm = &s->cols[col];
+    const qr_colmeta *cm = qr_seg_colmeta(s, col, e);
     uint32_t k = 0;
+    *nout = 0;
+    if (!cm)
+        return -1;
     if (lo > hi)
         return 0;
     int ranged = cm->encoding == ENC_INT || cm->encoding == ENC_DICT;
@@ -235,5 +239,6 @@ uint32_t qr_colvec_prune(const qr_segment *s, int col, int64_t lo, int64_t hi, u
             continue;
         blocks[k++] = i;
     }
-    return k;
+    *nout = k;
+    return 0;
 }

@@ -79,12 +79,14 @@ static inline qr_slice qr_vec_bytes(const qr_vec *v, uint32_t i)
  * `col` of segment s: writes to blocks[] the data block numbers (0 ..
  * cm->ndata-1; the block is s->cols[col].blocks[first_data + k], its rows
  * first_row .. first_row + rows - 1) that may hold a matching non-NULL row
- * and returns how many (blocks[] needs room for cm->ndata). ENC_INT blocks
+ * and sets *nout to how many (blocks[] needs room for cm->ndata); 0, or -1
+ * with e set when the column's directory cannot be read. ENC_INT blocks
  * are kept when their [min, max] meets [lo, hi] and they are not all NULL;
  * for a dictionary-coded column lo and hi are codes (qr_colr_dict_code; a
  * text range maps to a code range because the dictionary is sorted), and
  * the block min/max are its codes, NULL rows counting as code 0; other encodings keep no min/max
  * and every block is returned. lo > hi returns 0. */
-uint32_t qr_colvec_prune(const qr_segment *s, int col, int64_t lo, int64_t hi, uint32_t *blocks);
+int qr_colvec_prune(const qr_segment *s, int col, int64_t lo, int64_t hi, uint32_t *blocks,
+                    uint32_t *nout, qr_err *e);
 
 #endif

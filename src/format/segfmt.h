@@ -2,7 +2,7 @@
  * writer and the reader. docs/FORMAT.md is the prose version; keep both in
  * step and bump QR_SEG_VERSION on any incompatible change.
  *
- *   [header 16 B][block]...[block][footer (zstd)][trailer 40 B]
+ *   [header 16 B][block]...[block][column dirs (zstd)]...[footer (zstd)][trailer 40 B]
  *
  * header : "QRYSEG\r\n" | u32 version | u32 flags(0)
  * block  : bytes located only through the footer's directory; each carries
@@ -14,7 +14,9 @@
  *          blocks (kind, offset, length, rows, checksum, min, max; format
  *          9: chunk shift and chunk checksums), then the
  *          sections (indexes) that higher layers store, each naming its
- *          column and index kind, with the same block directory.
+ *          column and index kind, with the same block directory. Format
+ *          10: a column of many blocks has its directory out of line
+ *          (QR_COLF_DIR_OUT below), read when the column is first read.
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
  *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
  * All integers little-endian.
@@ -26,7 +28,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION       9u /* what this build writes */
+#define QR_SEG_VERSION       10u /* what this build writes */
 #define QR_SEG_VERSION_MIN   8u /* the oldest it reads (8: no chunk checksums) */
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
@@ -44,6 +46,16 @@
 #define QR_SEG_MAX_FOOTER (256u << 20) /* sanity bound on the footer */
 
 #define QR_SEG_NO_SORT 0xFFFFu /* footer sort column: rows in insertion order */
+/* Out-of-line column directories (format 10): a column of more than
+ * QR_SEG_INLINE_BLOCKS blocks (string pages, id pages) writes its block
+ * entries as their own zstd frame in the data area, just before the
+ * footer, and the footer keeps a reference (flag QR_COLF_DIR_OUT in the
+ * column's flags byte, then after the block count: u64 offset, u32
+ * length, u32 raw length = blocks x 44, u32 checksum of the frame). An
+ * open then reads only the small columns' and the indexes' directories;
+ * a paged column's is read when the column is first read. */
+#define QR_SEG_INLINE_BLOCKS 16u
+#define QR_COLF_DIR_OUT 0x01u
 /* Section flags (footer byte after the index kind). */
 #define QR_SECF_LOWERCASE 1u /* full text: terms case-folded */
 #define QR_SECF_POSITIONS 2u /* full text: positions stored */

@@ -12,6 +12,7 @@
 #ifndef QR_SEGMENT_H
 #define QR_SEGMENT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "format/batch.h"
@@ -98,6 +99,14 @@ typedef struct qr_colmeta {
     qr_blockref *blocks;
     int32_t dict_blk, zdict_blk, keys_blk; /* index in blocks, or -1 */
     uint32_t first_data, ndata;            /* data blocks are contiguous */
+    /* Format 10: a column of many blocks keeps their directory out of the
+     * footer (a zstd frame at dir_off), read on first use: until `loaded`
+     * (atomic) is set, blocks, the *_blk fields, first_data and ndata are
+     * not valid -- reach them through qr_seg_colmeta (colreaders do). */
+    int lazy, loaded;
+    uint64_t dir_off;
+    uint32_t dir_len, dir_raw, dir_sum;
+    uint32_t chunk_base; /* the first of its blocks' checksum slots */
 } qr_colmeta;
 
 typedef struct qr_section {
@@ -115,7 +124,8 @@ typedef struct qr_segment {
     uint64_t rows;
     int64_t min_ts, max_ts; /* over the sort column's non-NULL values */
     int32_t sort_col;       /* column position, or -1 */
-    uint64_t footer_bytes;
+    uint64_t footer_bytes;  /* footer and trailer */
+    uint64_t dir_bytes;     /* out-of-line column directories (format 10) */
     uint32_t ncols;
     qr_colmeta *cols;
     char *names;            /* column names, NUL-terminated, one buffer */
@@ -128,6 +138,9 @@ typedef struct qr_segment {
     uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
                            * threads sharing the segment set them) */
     size_t nchunks;
+    uint64_t data_end;    /* where the footer starts */
+    pthread_mutex_t dir_mu; /* taken to read an out-of-line column directory */
+    int dir_mu_init;
 } qr_segment;
 
 /* Open and validate a segment (trailer, version, footer checksum, directory
@@ -136,6 +149,16 @@ typedef struct qr_segment {
  * (qr_seg_check). */
 qr_segment *qr_seg_open(const char *path, qr_err *e);
 void qr_seg_close(qr_segment *s);
+/* Column col with its block directory, read now if it is out of line
+ * (format 10; once per open, thread-safe): NULL with e set (QR_E_CORRUPT
+ * naming the segment and column, QR_E_NOMEM). Name, type, encoding and
+ * NULL count are valid in s->cols without it. */
+const qr_colmeta *qr_seg_colmeta_slow(const qr_segment *s, int col, qr_err *e);
+static inline const qr_colmeta *qr_seg_colmeta(const qr_segment *s, int col, qr_err *e)
+{
+    const qr_colmeta *cm = &s->cols[col];
+    return __atomic_load_n(&cm->loaded, __ATOMIC_ACQUIRE) ? cm : qr_seg_colmeta_slow(s, col, e);
+}
 /* A definition of the segment's own columns (names, types, sort column; no
  * indexes): for reading a segment without its table. Free with
  * qr_tabdef_free; NULL with e set when out of memory. */

@@ -7,8 +7,9 @@
  * checked before use, and a failure names the file and the structure.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -78,7 +79,7 @@ static const char *entry_owner(char *buf, size_t n, const char *col, uint32_t se
  * go to s->chunk_sums. The entry is block bi of column `col` (or, when
  * col is NULL, of index section `sec`), for messages. */
 static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, const char *col,
-                         uint32_t sec, uint32_t bi, qr_err *e)
+                         uint32_t sec, uint32_t bi, uint32_t slot, qr_err *e)
 {
     char what[300];
     b->kind = qr_rd_u8(r);
@@ -110,6 +111,14 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
                            "block %u",
                            s->path, entry_owner(what, sizeof what, col, sec), bi);
     }
+    if (slot != UINT32_MAX) { /* an out-of-line column directory: its slots were reserved */
+        if (b->chunk_shift)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s block %u is chunked",
+                           s->path, entry_owner(what, sizeof what, col, sec), bi);
+        b->chunk0 = slot;
+        s->chunk_sums[slot] = b->checksum;
+        return 0;
+    }
     if (reserve_chunks(s, cap, b->nchunks, e) != 0)
         return -1;
     b->chunk0 = (uint32_t)s->nchunks;
@@ -121,9 +130,85 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
     return 0;
 }
 
+/* The block entries of column cm (nblocks of them) from r into blocks[],
+ * checked: inside the data area, auxiliary blocks first, data blocks
+ * contiguous and covering every row. slot0: UINT32_MAX for a footer
+ * directory (chunk slots taken as they come), else the first of the
+ * column's reserved slots (an out-of-line directory: unchunked entries).
+ * Sets cm's dict/zdict/keys blocks, first_data and ndata. */
+static int read_coldir(qr_segment *s, qr_rd *r, qr_colmeta *cm, qr_blockref *blocks,
+                       size_t *chunk_cap, uint32_t slot0, qr_err *e)
+{
+    cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
+    uint32_t next_row = 0, ndata = 0;
+    int in_data = 0, after_data = 0;
+    for (uint32_t i = 0; i < cm->nblocks; i++) {
+        qr_blockref *b = &blocks[i];
+        if (read_blockref(s, r, b, chunk_cap, cm->name, 0, i,
+                          slot0 == UINT32_MAX ? UINT32_MAX : slot0 + i, e) != 0)
+            return -1;
+        if (b->offset < QR_SEG_HEADER_LEN || b->offset > s->data_end ||
+            b->length > s->data_end - b->offset)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: column %s block %u lies outside the data area "
+                           "(offset %llu, %u bytes)",
+                           s->path, cm->name, i, (unsigned long long)b->offset, b->length);
+        int32_t *slot = NULL;
+        switch (b->kind) {
+        case BLK_DATA:
+            if (after_data || b->first_row != next_row || b->rows == 0 ||
+                b->rows > QR_BLOCK_ROWS || b->rows > s->rows - next_row)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: column %s block %u covers rows %u+%u, "
+                               "expected to start at %u",
+                               s->path, cm->name, i, b->first_row, b->rows, next_row);
+            if (!in_data)
+                cm->first_data = i;
+            in_data = 1;
+            next_row += b->rows;
+            ndata++;
+            break;
+        case BLK_DICT:
+            slot = &cm->dict_blk;
+            break;
+        case BLK_ZDICT:
+            slot = &cm->zdict_blk;
+            break;
+        case BLK_KEYS:
+            slot = &cm->keys_blk;
+            break;
+        default:
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s block %u has kind %u",
+                           s->path, cm->name, i, b->kind);
+        }
+        if (slot) {
+            if (*slot >= 0 || in_data)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: column %s: misplaced auxiliary block %u",
+                               s->path, cm->name, i);
+            *slot = (int32_t)i;
+        }
+        if (in_data && b->kind != BLK_DATA)
+            after_data = 1;
+    }
+    if (next_row != s->rows)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: column %s blocks cover %u rows, segment has %llu",
+                       s->path, cm->name, next_row, (unsigned long long)s->rows);
+    cm->ndata = ndata;
+    if (cm->encoding == ENC_DICT && cm->dict_blk < 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no dictionary block",
+                       s->path, cm->name);
+    if (cm->type == QT_MAP && cm->keys_blk < 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no key dictionary",
+                       s->path, cm->name);
+    return 0;
+}
+
 static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_t data_end,
                         qr_err *e)
 {
+    s->data_end = data_end;
     qr_rd r;
     qr_rd_init(&r, f, n);
     s->rows = qr_rd_u64(&r);
@@ -169,12 +254,16 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         cm->type = qr_rd_u8(&r);
         cm->encoding = qr_rd_u8(&r);
         cm->hex_bytes = qr_rd_u8(&r);
-        (void)qr_rd_u8(&r);
+        uint8_t cflags = qr_rd_u8(&r); /* format 10: QR_COLF_*; before: reserved, 0 */
         cm->null_count = qr_rd_u64(&r);
         cm->raw_bytes = qr_rd_u64(&r);
         cm->nblocks = qr_rd_u32(&r);
         if (r.bad)
             return corrupt(e, s->path, "footer truncated in column header");
+        if (s->version < 10 ? cflags != 0 : (cflags & ~QR_COLF_DIR_OUT) != 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s has flags %02x",
+                           s->path, cm->name, cflags);
+        cm->lazy = (cflags & QR_COLF_DIR_OUT) != 0;
         if (!valid_encoding(cm->type, cm->encoding, cm->hex_bytes))
             return qr_errf(e, QR_E_CORRUPT,
                            "segment %s: corrupt: column %s: type %u with encoding %u", s->path,
@@ -182,73 +271,37 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         if (cm->null_count > s->rows)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: %llu NULLs",
                            s->path, cm->name, (unsigned long long)cm->null_count);
+        if (cm->lazy) { /* format 10: blocks in their own directory, read on first use */
+            cm->dir_off = qr_rd_u64(&r);
+            cm->dir_len = qr_rd_u32(&r);
+            cm->dir_raw = qr_rd_u32(&r);
+            cm->dir_sum = qr_rd_u32(&r);
+            if (r.bad)
+                return corrupt(e, s->path, "footer truncated in a column directory reference");
+            if (cm->nblocks == 0 || cm->nblocks > s->rows + 3 || cm->dir_off < QR_SEG_HEADER_LEN || cm->dir_off > data_end ||
+                cm->dir_len > data_end - cm->dir_off ||
+                cm->dir_raw != (uint64_t)cm->nblocks * QR_SEG_DIRENT_LEN)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: column %s: block directory of %u blocks "
+                               "at offset %llu (%u bytes, %u raw) is out of range",
+                               s->path, cm->name, cm->nblocks, (unsigned long long)cm->dir_off,
+                               cm->dir_len, cm->dir_raw);
+            if (reserve_chunks(s, &chunk_cap, cm->nblocks, e) != 0)
+                return -1;
+            cm->chunk_base = (uint32_t)s->nchunks;
+            s->nchunks += cm->nblocks;
+            s->dir_bytes += cm->dir_len;
+            cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
+            continue;
+        }
         if (cm->nblocks > max_entries - used)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s claims %u blocks", s->path,
                            cm->name, cm->nblocks);
         cm->blocks = s->all_blocks + used;
         used += cm->nblocks;
-        cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
-        uint32_t next_row = 0, ndata = 0;
-        int in_data = 0, after_data = 0;
-        for (uint32_t i = 0; i < cm->nblocks; i++) {
-            qr_blockref *b = &cm->blocks[i];
-            if (read_blockref(s, &r, b, &chunk_cap, cm->name, 0, i, e) != 0)
-                return -1;
-            if (b->offset < QR_SEG_HEADER_LEN || b->offset > data_end ||
-                b->length > data_end - b->offset)
-                return qr_errf(e, QR_E_CORRUPT,
-                               "segment %s: column %s block %u lies outside the data area "
-                               "(offset %llu, %u bytes)",
-                               s->path, cm->name, i, (unsigned long long)b->offset, b->length);
-            int32_t *slot = NULL;
-            switch (b->kind) {
-            case BLK_DATA:
-                if (after_data || b->first_row != next_row || b->rows == 0 ||
-                    b->rows > QR_BLOCK_ROWS || b->rows > s->rows - next_row)
-                    return qr_errf(e, QR_E_CORRUPT,
-                                   "segment %s: column %s block %u covers rows %u+%u, "
-                                   "expected to start at %u",
-                                   s->path, cm->name, i, b->first_row, b->rows, next_row);
-                if (!in_data)
-                    cm->first_data = i;
-                in_data = 1;
-                next_row += b->rows;
-                ndata++;
-                break;
-            case BLK_DICT:
-                slot = &cm->dict_blk;
-                break;
-            case BLK_ZDICT:
-                slot = &cm->zdict_blk;
-                break;
-            case BLK_KEYS:
-                slot = &cm->keys_blk;
-                break;
-            default:
-                return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s block %u has kind %u",
-                               s->path, cm->name, i, b->kind);
-            }
-            if (slot) {
-                if (*slot >= 0 || in_data)
-                    return qr_errf(e, QR_E_CORRUPT,
-                                   "segment %s: column %s: misplaced auxiliary block %u",
-                                   s->path, cm->name, i);
-                *slot = (int32_t)i;
-            }
-            if (in_data && b->kind != BLK_DATA)
-                after_data = 1;
-        }
-        if (next_row != s->rows)
-            return qr_errf(e, QR_E_CORRUPT,
-                           "segment %s: column %s blocks cover %u rows, segment has %llu",
-                           s->path, cm->name, next_row, (unsigned long long)s->rows);
-        cm->ndata = ndata;
-        if (cm->encoding == ENC_DICT && cm->dict_blk < 0)
-            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no dictionary block",
-                           s->path, cm->name);
-        if (cm->type == QT_MAP && cm->keys_blk < 0)
-            return qr_errf(e, QR_E_CORRUPT, "segment %s: column %s has no key dictionary",
-                           s->path, cm->name);
+        if (read_coldir(s, &r, cm, cm->blocks, &chunk_cap, UINT32_MAX, e) != 0)
+            return -1;
+        cm->loaded = 1;
     }
     if (s->sort_col >= 0 && s->cols[s->sort_col].type != QT_TIMESTAMP)
         return corrupt(e, s->path, "the sort column is not a timestamp column");
@@ -280,7 +333,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         used += sec->nblocks;
         for (uint32_t k = 0; k < sec->nblocks; k++) {
             qr_blockref *b = &sec->blocks[k];
-            if (read_blockref(s, &r, b, &chunk_cap, NULL, sec->id, k, e) != 0)
+            if (read_blockref(s, &r, b, &chunk_cap, NULL, sec->id, k, UINT32_MAX, e) != 0)
                 return -1;
             if (b->kind < QR_BLK_SECTION_MIN || b->offset < QR_SEG_HEADER_LEN ||
                 b->offset > data_end || b->length > data_end - b->offset)
@@ -299,6 +352,63 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     return 0;
 }
 
+/* Read column col's out-of-line directory (format 10): checksum,
+ * decompress, check its entries as the footer's are checked. Under the
+ * segment's directory lock; the entries are published with a release
+ * store of cm->loaded, so readers that see it set see them whole. */
+static int load_coldir(qr_segment *s, qr_colmeta *cm, qr_err *e)
+{
+    const unsigned char *z = s->map + cm->dir_off;
+    if (!QR_SKIP_CHECKSUMS && qr_checksum32(z, cm->dir_len) != cm->dir_sum)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: column %s: block directory checksum mismatch "
+                       "(offset %llu, %u bytes)",
+                       s->path, cm->name, (unsigned long long)cm->dir_off, cm->dir_len);
+    unsigned char *raw = malloc(cm->dir_raw);
+    qr_blockref *blocks = calloc(cm->nblocks, sizeof *blocks);
+    if (!raw || !blocks) {
+        free(raw);
+        free(blocks);
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
+    }
+    size_t got = ZSTD_decompress(raw, cm->dir_raw, z, cm->dir_len);
+    int rc = 0;
+    if (ZSTD_isError(got) || got != cm->dir_raw) {
+        rc = qr_errf(e, QR_E_CORRUPT,
+                     "segment %s: corrupt: column %s: block directory (offset %llu) does not "
+                     "decompress to its %u bytes",
+                     s->path, cm->name, (unsigned long long)cm->dir_off, cm->dir_raw);
+    } else {
+        qr_rd r;
+        qr_rd_init(&r, raw, cm->dir_raw);
+        rc = read_coldir(s, &r, cm, blocks, NULL, cm->chunk_base, e);
+        if (rc == 0 && qr_rd_left(&r) != 0)
+            rc = qr_errf(e, QR_E_CORRUPT,
+                         "segment %s: corrupt: column %s: trailing bytes in its block directory",
+                         s->path, cm->name);
+    }
+    free(raw);
+    if (rc != 0) {
+        free(blocks);
+        return -1;
+    }
+    cm->blocks = blocks;
+    __atomic_store_n(&cm->loaded, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+const qr_colmeta *qr_seg_colmeta_slow(const qr_segment *cs, int col, qr_err *e)
+{
+    /* the segment is shared read-only; the directory lock guards the one
+     * part that is filled in later */
+    qr_segment *s = (qr_segment *)cs;
+    qr_colmeta *cm = &s->cols[col];
+    pthread_mutex_lock(&s->dir_mu);
+    int rc = __atomic_load_n(&cm->loaded, __ATOMIC_ACQUIRE) ? 0 : load_coldir(s, cm, e);
+    pthread_mutex_unlock(&s->dir_mu);
+    return rc == 0 ? cm : NULL;
+}
+
 qr_segment *qr_seg_open(const char *path, qr_err *e)
 {
     qr_segment *s = calloc(1, sizeof *s);
@@ -307,6 +417,8 @@ qr_segment *qr_seg_open(const char *path, qr_err *e)
         return NULL;
     }
     s->path = strdup(path);
+    pthread_mutex_init(&s->dir_mu, NULL);
+    s->dir_mu_init = 1;
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
         qr_errf(e, QR_E_IO, "segment %s: open: %s", path, strerror(errno));
@@ -407,6 +519,11 @@ void qr_seg_close(qr_segment *s)
     if (s->map)
         munmap((void *)s->map, s->len);
     free(s->all_blocks);
+    for (uint32_t c = 0; s->cols && c < s->ncols; c++)
+        if (s->cols[c].lazy)
+            free(s->cols[c].blocks);
+    if (s->dir_mu_init)
+        pthread_mutex_destroy(&s->dir_mu);
     free(s->cols);
     free(s->names);
     free(s->chunk_sums);
@@ -422,7 +539,7 @@ static void block_name(const qr_segment *s, const qr_blockref *b, const char *na
 {
     for (uint32_t c = 0; c < s->ncols; c++) {
         const qr_colmeta *cm = &s->cols[c];
-        if (b >= cm->blocks && b < cm->blocks + cm->nblocks) {
+        if (cm->blocks && b >= cm->blocks && b < cm->blocks + cm->nblocks) {
             snprintf(out, n, "column %s block %u", cm->name, (unsigned)(b - cm->blocks));
             return;
         }
@@ -515,7 +632,9 @@ int qr_seg_checked(const qr_segment *s, const qr_blockref *b, uint64_t off, uint
 int qr_seg_block(const qr_segment *s, int col, uint32_t bi, const unsigned char **p, size_t *len,
                  qr_err *e)
 {
-    const qr_colmeta *cm = &s->cols[col];
+    const qr_colmeta *cm = qr_seg_colmeta(s, col, e);
+    if (!cm)
+        return -1;
     if (bi >= cm->nblocks)
         return qr_errf(e, QR_E_INTERNAL, "segment %s: column %s has no block %u", s->path,
                        cm->name, bi);

@@ -42,6 +42,10 @@ typedef struct colout {
     qr_blockref *blocks;
     uint32_t nblocks, cap;
     qr_buf chunk_sums; /* u32 checksums of the chunked blocks' chunks (chunk0 on) */
+    /* a column of many blocks: its directory written out of line */
+    int dir_out;
+    uint64_t dir_off;
+    uint32_t dir_len, dir_raw, dir_sum;
 } colout;
 
 typedef struct segw {
@@ -538,9 +542,8 @@ uint32_t *qr_seg_time_order(const qr_batch *b)
     return perm;
 }
 
-static void put_dir(qr_buf *f, const colout *co)
+static void put_entries(qr_buf *f, const colout *co)
 {
-    qr_buf_put_u32(f, co->nblocks);
     for (uint32_t i = 0; i < co->nblocks; i++) {
         const qr_blockref *b = &co->blocks[i];
         qr_buf_put_u8(f, b->kind);
@@ -558,6 +561,54 @@ static void put_dir(qr_buf *f, const colout *co)
     }
 }
 
+static void put_dir(qr_buf *f, const colout *co)
+{
+    qr_buf_put_u32(f, co->nblocks);
+    if (co->dir_out) {
+        qr_buf_put_u64(f, co->dir_off);
+        qr_buf_put_u32(f, co->dir_len);
+        qr_buf_put_u32(f, co->dir_raw);
+        qr_buf_put_u32(f, co->dir_sum);
+        return;
+    }
+    put_entries(f, co);
+}
+
+/* The directories of the columns of many blocks, each its own zstd frame
+ * in the data area (segfmt.h QR_SEG_INLINE_BLOCKS): an open then reads
+ * only the footer's small directories. Column blocks are never chunked, so
+ * the entries carry no chunk checksums. */
+static int put_col_dirs(segw *w)
+{
+    for (uint32_t c = 0; c < w->def->ncols; c++) {
+        colout *co = &w->cols[c];
+        if (co->nblocks <= QR_SEG_INLINE_BLOCKS)
+            continue;
+        qr_buf_clear(&w->tmp2);
+        put_entries(&w->tmp2, co);
+        if (w->tmp2.oom || w->tmp2.len != (size_t)co->nblocks * QR_SEG_DIRENT_LEN)
+            return qr_errf(w->e, w->tmp2.oom ? QR_E_NOMEM : QR_E_INTERNAL,
+                           "segment %s: column %s: cannot write its block directory", w->path,
+                           w->def->cols[c].name);
+        qr_buf_clear(&w->tmp);
+        size_t bound = ZSTD_compressBound(w->tmp2.len);
+        unsigned char *z = qr_buf_reserve(&w->tmp, bound);
+        size_t zl = z ? ZSTD_compressCCtx(w->cctx, z, bound, w->tmp2.p, w->tmp2.len, 3) : 0;
+        if (!z || ZSTD_isError(zl))
+            return qr_errf(w->e, QR_E_NOMEM, "segment %s: cannot compress a block directory",
+                           w->path);
+        co->dir_out = 1;
+        co->dir_off = w->off + w->out.len;
+        co->dir_len = (uint32_t)zl;
+        co->dir_raw = (uint32_t)w->tmp2.len;
+        co->dir_sum = qr_checksum32(z, zl);
+        qr_buf_put(&w->out, z, zl);
+        if (w->out.len >= (1u << 20) && flush_out(w) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
 {
     qr_buf_put_u64(f, s->rows);
@@ -573,7 +624,7 @@ static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
         qr_buf_put_u8(f, cd->type);
         qr_buf_put_u8(f, co->encoding);
         qr_buf_put_u8(f, co->hex_bytes);
-        qr_buf_put_u8(f, 0);
+        qr_buf_put_u8(f, co->dir_out ? QR_COLF_DIR_OUT : 0);
         qr_buf_put_u64(f, co->null_count);
         qr_buf_put_u64(f, co->raw_bytes);
         put_dir(f, co);
@@ -680,6 +731,8 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
             s.max_ts = br->max;
         any = 1;
     }
+    if (put_col_dirs(&w) != 0)
+        goto done;
     qr_buf_clear(&w.tmp2);
     put_footer(&w.tmp2, &w, &s);
     qr_buf_clear(&w.tmp);

@@ -366,8 +366,36 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
     return rc == 0 ? x : NULL;
 }
 
+/* The misses of one acquire_all, opened by the slots of a pool job. */
+typedef struct open_job {
+    qr_segcache *c;
+    const char *dir;
+    const qr_manifest *m;
+    qr_segref **refs;
+    atomic_uint next;
+    atomic_int failed;
+    qr_err err[QR_POOL_MAX_THREADS + 1]; /* per slot */
+    int slot_failed[QR_POOL_MAX_THREADS + 1];
+} open_job;
+
+static void open_slot(void *arg, int slot)
+{
+    open_job *j = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->m->nsegs || atomic_load(&j->failed))
+            return;
+        if (!j->refs[i] &&
+            !(j->refs[i] = qr_segcache_acquire(j->c, j->dir, j->m->segs[i].id, &j->err[slot]))) {
+            j->slot_failed[slot] = 1;
+            atomic_store(&j->failed, 1);
+            return;
+        }
+    }
+}
+
 int qr_segcache_acquire_all(qr_segcache *c, const char *dir, const qr_manifest *m, qr_segref **refs,
-                            qr_err *e)
+                            qr_pool *pool, int threads, qr_err *e)
 {
     size_t dl = strlen(dir);
     uint64_t dh = dir_hash(dir, dl);
@@ -382,10 +410,38 @@ int qr_segcache_acquire_all(qr_segcache *c, const char *dir, const qr_manifest *
             refs[i] = x;
         }
     }
+    uint32_t misses = 0;
+    for (uint32_t i = 0; i < m->nsegs; i++)
+        misses += !refs[i];
     pthread_mutex_unlock(&c->mu);
-    for (uint32_t i = 0; i < m->nsegs; i++) {
-        if (!refs[i] && !(refs[i] = qr_segcache_acquire(c, dir, m->segs[i].id, e)))
+    if (misses) {
+        int k = threads < 1 ? 1 : threads > QR_POOL_MAX_THREADS ? QR_POOL_MAX_THREADS : threads;
+        if ((uint32_t)k > misses)
+            k = (int)misses;
+        open_job *j = malloc(sizeof *j);
+        if (!j) {
+            qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
             goto fail;
+        }
+        j->c = c;
+        j->dir = dir;
+        j->m = m;
+        j->refs = refs;
+        atomic_init(&j->next, 0);
+        atomic_init(&j->failed, 0);
+        memset(j->slot_failed, 0, sizeof j->slot_failed);
+        qr_pool_run(k > 1 ? pool : NULL, k, open_slot, j);
+        int bad = -1;
+        for (int s = 0; s < k && bad < 0; s++)
+            if (j->slot_failed[s])
+                bad = s;
+        if (bad >= 0)
+            *e = j->err[bad];
+        free(j);
+        if (bad >= 0)
+            goto fail;
+    }
+    for (uint32_t i = 0; i < m->nsegs; i++) {
         if (refs[i]->seg->rows != m->segs[i].rows) {
             qr_errf(e, QR_E_CORRUPT, "segment %s has %llu rows, the manifest says %llu",
                     refs[i]->seg->path, (unsigned long long)refs[i]->seg->rows,

@@ -38,6 +38,7 @@
 #include "index/invindex.h"
 #include "index/table.h"
 #include "util/err.h"
+#include "util/pool.h"
 
 #define QR_SEGCACHE_DEFAULT_SEGMENTS 1024u
 #define QR_SEGCACHE_DEFAULT_READERS  256u
@@ -80,10 +81,12 @@ void qr_segcache_free(qr_segcache *c);
 qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_err *e);
 /* Handles on every segment of manifest m (refs[i] for m->segs[i]), taking
  * the cache's lock once for all the hits; a segment whose row count is not
- * the manifest's is corrupt (QR_E_CORRUPT). 0, or -1 with e set and
+ * the manifest's is corrupt (QR_E_CORRUPT). The misses are opened on up to
+ * `threads` slots of pool (NULL or threads <= 1: on the caller), so a
+ * table of hundreds of segments opens in parallel. 0, or -1 with e set and
  * nothing held. */
 int qr_segcache_acquire_all(qr_segcache *c, const char *dir, const qr_manifest *m, qr_segref **refs,
-                            qr_err *e);
+                            qr_pool *pool, int threads, qr_err *e);
 /* Give a handle back (NULL is a no-op). */
 void qr_segcache_release(qr_segref *r);
 /* Release refs[0..n) (NULL entries skipped). */

@@ -23,7 +23,9 @@ static qr_it *scan_range(qr_segsearch *ss, const qr_query *q, int c, int64_t lo,
     qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
     qr_plan_way(mt_run(ss)->plan, q, "column scan");
     qr_segment *s = ss->seg;
-    const qr_colmeta *cm = &s->cols[c];
+    const qr_colmeta *cm = qr_seg_colmeta(s, c, e);
+    if (!cm)
+        return NULL;
     uint32_t rows = (uint32_t)s->rows;
     uint64_t *bits = bm_new(a, rows);
     if (!bits)
@@ -77,7 +79,9 @@ qr_it *mt_scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
         return (void)qr_errf(e, QR_E_DATATYPE, "segment %s: column %s is %s, not text", s->path,
                              q->colname, qr_type_name(s->cols[c].type)),
                NULL;
-    const qr_colmeta *cm = &s->cols[c];
+    const qr_colmeta *cm = qr_seg_colmeta(s, c, e);
+    if (!cm)
+        return NULL;
     uint32_t rows = (uint32_t)s->rows;
     uint64_t *bits = bm_new(a, rows);
     if (!bits)

@@ -405,7 +405,8 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
         refs[r] = qr_qmalloc(out->ctx, sizeof **refs * (ns[r] ? ns[r] : 1));
         rc = refs[r] ? 0 : qr_qctx_nomem(out->ctx, e);
         if (rc == 0)
-            rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r], e);
+            rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r], db->pool,
+                                         threads, e);
         held[r] = rc == 0;
     }
     if (rc == 0)

@@ -108,15 +108,14 @@ static void check_row(qr_colreader **rd, uint32_t r, const qr_buf *text, qr_buf 
     assert_int_equal(row->len, n);
     assert_memory_equal(row->p, want, n);
 }
-static void test_large_batch_encodings_and_random_access(void **st)
+/* `rows` rows of varied ids, services and bodies (NDJSON, NUL-terminated,
+ * in text): many string pages and id pages. */
+static void big_text(qr_buf *text, int rows)
 {
-    (void)st;
-    enum { N = 150000 };
-    qr_buf text;
-    qr_buf_init(&text);
+    qr_buf_init(text);
     static const char *svc[] = {"cart", "frontend", "payment", "email", "ad"};
     uint64_t x = 12345;
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < rows; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         char line[1024];
         int n = snprintf(
@@ -132,9 +131,17 @@ static void test_large_batch_encodings_and_random_access(void **st)
             (unsigned long long)(x / 7), (unsigned long long)x, (int)(x >> 60) & 1,
             svc[x % 5], (unsigned long long)(x >> 20), (unsigned long long)(x >> 30),
             svc[x % 5], (unsigned long long)(x % 100000), (int)(x % 500), (int)(x % 100));
-        qr_buf_put(&text, line, (size_t)n);
+        qr_buf_put(text, line, (size_t)n);
     }
-    qr_buf_put_u8(&text, 0);
+    qr_buf_put_u8(text, 0);
+}
+
+static void test_large_batch_encodings_and_random_access(void **st)
+{
+    (void)st;
+    enum { N = 150000 };
+    qr_buf text;
+    big_text(&text, N);
     char *dir = tu_tmpdir();
     char *path = write_text_segment(dir, (const char *)text.p, "big.qseg");
     qr_err e;
@@ -142,6 +149,13 @@ static void test_large_batch_encodings_and_random_access(void **st)
     if (!s)
         fail_msg("%s", e.msg);
     assert_non_null(s);
+    /* Body has many pages: its block directory is out of line (format 10)
+     * and read on first use */
+    assert_true(s->cols[COL_BODY].lazy);
+    assert_false(s->cols[COL_BODY].loaded);
+    assert_non_null(qr_seg_colmeta(s, COL_BODY, &e));
+    assert_true(s->cols[COL_BODY].loaded);
+    assert_false(s->cols[COL_TIMESTAMP].lazy);
     assert_int_equal(s->cols[COL_SERVICE_NAME].encoding, ENC_DICT);
     assert_int_equal(s->cols[COL_RESOURCE_ATTRIBUTES].encoding, ENC_DICT);
     assert_int_equal(s->cols[COL_BODY].encoding, ENC_PAGED);
@@ -252,6 +266,53 @@ static void test_every_flipped_byte_is_detected(void **st)
     tu_rmdir(dir);
 }
 
+/* An out-of-line column directory (format 10): every flipped byte of it
+ * is found (its checksum), not at open but when its column is first read,
+ * naming the segment and the column; the other columns still read. */
+static void test_flipped_column_directory_is_detected(void **st)
+{
+    (void)st;
+    qr_buf text;
+    big_text(&text, 3000);
+    char *dir = tu_tmpdir();
+    char *path = write_text_segment(dir, (const char *)text.p, "d.qseg");
+    qr_buf_free(&text);
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    const qr_colmeta *body = &s->cols[COL_BODY];
+    assert_true(body->lazy);
+    assert_true(body->nblocks > QR_SEG_INLINE_BLOCKS);
+    uint64_t off = body->dir_off;
+    uint32_t len = body->dir_len;
+    qr_seg_close(s);
+    size_t n;
+    unsigned char *orig = slurp(path, &n);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    for (uint32_t i = 0; i < len; i++) {
+        orig[off + i] ^= (unsigned char)(1u << (i % 8));
+        spit(bad, orig, n);
+        orig[off + i] ^= (unsigned char)(1u << (i % 8));
+        s = qr_seg_open(bad, &e);
+        if (!s)
+            fail_msg("byte %u of the Body directory: the open failed: %s", i, e.msg);
+        qr_colreader *ok = qr_colr_open(s, COL_SERVICE_NAME, &e);
+        assert_non_null(ok);
+        qr_colr_close(ok);
+        qr_err_clear(&e);
+        assert_null(qr_colr_open(s, COL_BODY, &e));
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        if (!strstr(e.msg, "bad.qseg") || !strstr(e.msg, "column Body: block directory"))
+            fail_msg("byte %u: %s", i, e.msg);
+        assert_int_equal(qr_seg_verify(s, &e), -1); /* quarry verify finds it too */
+        qr_seg_close(s);
+    }
+    free(orig);
+    free(path);
+    tu_rmdir(dir);
+}
+
 static void test_every_truncation_is_detected(void **st)
 {
     (void)st;
@@ -281,17 +342,17 @@ static void test_wrong_version_is_named(void **st)
     char *path = write_text_segment(dir, rows_text, "v.qseg");
     size_t n;
     unsigned char *b = slurp(path, &n);
-    b[8] = 10; /* header version 10 */
+    b[8] = 11; /* header version 11 */
     spit(path, b, n);
     qr_err e;
     assert_null(qr_seg_open(path, &e));
     assert_string_equal(e.code, QR_E_VERSION);
-    assert_non_null(strstr(e.msg, "format version 10"));
-    b[8] = 8; /* a format 8 header on a format 9 file: the trailer disagrees */
+    assert_non_null(strstr(e.msg, "format version 11"));
+    b[8] = 9; /* a format 9 header on a format 10 file: the trailer disagrees */
     spit(path, b, n);
     assert_null(qr_seg_open(path, &e));
     assert_string_equal(e.code, QR_E_VERSION);
-    assert_non_null(strstr(e.msg, "trailer format version 9, header version 8"));
+    assert_non_null(strstr(e.msg, "trailer format version 10, header version 9"));
     free(b);
     free(path);
     tu_rmdir(dir);
@@ -323,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_large_batch_encodings_and_random_access),
         cmocka_unit_test(test_every_flipped_byte_is_detected),
         cmocka_unit_test(test_every_truncation_is_detected),
+        cmocka_unit_test(test_flipped_column_directory_is_detected),
         cmocka_unit_test(test_wrong_version_is_named),
         cmocka_unit_test(test_missing_file_and_garbage),
     };

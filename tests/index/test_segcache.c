@@ -382,7 +382,7 @@ static void test_acquire_all_checks_the_manifest_rows(void **st)
     qr_seg_entry buf[3];
     qr_manifest m = manifest_of(ids, 3, buf);
     qr_segref *refs[3], *one[3];
-    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, &e), 0);
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, NULL, 1, &e), 0);
     for (int i = 0; i < 3; i++)
         assert_ptr_equal(one[i] = qr_segcache_acquire(c, dir, ids[i], &e), refs[i]);
     qr_segcache_release_all(refs, 3);
@@ -390,27 +390,61 @@ static void test_acquire_all_checks_the_manifest_rows(void **st)
     for (int i = 0; i < 3; i++)
         qr_segcache_release(one[i]);
     assert_int_equal(stats(c).held, 0);
-    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, &e), 0); /* all hits */
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, NULL, 1, &e), 0); /* all hits */
     assert_int_equal(stats(c).misses, 3);
     qr_segcache_release_all(refs, 3);
     assert_null(refs[0]);
     buf[2].rows = 49;
-    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, &e), -1);
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, NULL, 1, &e), -1);
     assert_string_equal(e.code, QR_E_CORRUPT);
     assert_non_null(strstr(e.msg, "the manifest says 49"));
     assert_int_equal(stats(c).held, 0);
     buf[2].rows = 50;
     buf[1].id = 42; /* a listed file that is missing */
-    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, &e), -1);
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, NULL, 1, &e), -1);
     assert_string_equal(e.code, QR_E_IO);
     assert_int_equal(stats(c).held, 0);
     qr_segcache_free(c);
+}
+
+/* The misses opened on a pool's threads: the same handles, each segment
+ * opened once, and a missing file among them fails the whole call with
+ * nothing held. */
+static void test_acquire_all_opens_misses_in_parallel(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_pool *pool = qr_pool_new(2, &e);
+    assert_non_null(pool);
+    qr_segcache *c = qr_segcache_new(NULL, &e);
+    uint64_t ids[] = {4, 0, 2, 1, 3};
+    qr_seg_entry buf[5];
+    qr_manifest m = manifest_of(ids, 5, buf);
+    qr_segref *refs[5];
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, pool, 3, &e), 0);
+    assert_int_equal(stats(c).misses, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_non_null(refs[i]);
+        assert_int_equal(qr_segref_segment(refs[i])->rows, buf[i].rows);
+        qr_segref *again = qr_segcache_acquire(c, dir, ids[i], &e);
+        assert_ptr_equal(again, refs[i]);
+        qr_segcache_release(again);
+    }
+    qr_segcache_release_all(refs, 5);
+    qr_segcache_invalidate(c, dir, NULL); /* every entry: the next call opens again */
+    buf[3].id = 42; /* missing */
+    assert_int_equal(qr_segcache_acquire_all(c, dir, &m, refs, pool, 4, &e), -1);
+    assert_string_equal(e.code, QR_E_IO);
+    assert_int_equal(stats(c).held, 0);
+    qr_segcache_free(c);
+    qr_pool_free(pool);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hits_misses_and_a_failed_open),
+        cmocka_unit_test(test_acquire_all_opens_misses_in_parallel),
         cmocka_unit_test(test_fields_are_opened_once_for_every_holder),
         cmocka_unit_test(test_count_bound_evicts_only_unheld_entries_lru_first),
         cmocka_unit_test(test_byte_bound),

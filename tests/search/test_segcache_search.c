@@ -57,7 +57,7 @@ static int answer_cached(qr_segcache *c, qr_pool *pool, int threads, int i, int 
 {
     qr_segref *refs[NSEG];
     const qr_manifest *m = &view[v];
-    if (qr_segcache_acquire_all(c, tdir, m, refs, e) != 0)
+    if (qr_segcache_acquire_all(c, tdir, m, refs, NULL, 1, e) != 0)
         return -1;
     qr_par_search ps;
     int rc =
@@ -154,7 +154,7 @@ static void test_fresh_searches_reuse_what_the_cache_opened(void **st)
         qr_query *tree = qr_query_parse_for(tu_otel(), qs[i], strlen(qs[i]), &a, &e);
         assert_non_null(tree);
         qr_segref *refs[NSEG];
-        assert_int_equal(qr_segcache_acquire_all(c, tdir, &man, refs, &e), 0);
+        assert_int_equal(qr_segcache_acquire_all(c, tdir, &man, refs, NULL, 1, &e), 0);
         qr_par_search ps;
         assert_int_equal(qr_par_init_refs_tree(&ps, NULL, tu_otel(), refs, NSEG, tree, 2, &e), 0);
         if (answer_with(&ps, &got, &e) != 0 || !same_answer(&got, &want[i][0]))
