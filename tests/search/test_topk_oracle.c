@@ -880,6 +880,8 @@ static void test_boolean(void **st)
                                "refused OR expected OR cache OR order OR failed",
                                "e8092fe38864 OR failed OR payment",
                                "miss OR order OR failed OR email OR conversion",
+                               /* rare words, frequent together: term at a time */
+                               "connection OR request OR conversion OR post",
                                "atleast(2, error, failed, charge, cache)",
                                "atleast(3, error, failed, charge, cache, order)",
                                "atleast(1, payment, failed)",
