@@ -10,6 +10,7 @@ int cli_gen(int argc, char **argv);
 int cli_ingest(int argc, char **argv);
 int cli_cat(int argc, char **argv);
 int cli_stats(int argc, char **argv);
+int cli_optimize(int argc, char **argv);
 int cli_verify(int argc, char **argv);
 int cli_describe(int argc, char **argv);
 int cli_search(int argc, char **argv);

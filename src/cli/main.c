@@ -17,6 +17,7 @@ static void usage(FILE *f)
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
           "  verify  --data DIR --table T                check every block of every segment\n"
+          "  optimize --data DIR --table T              merge its segments into large ones\n"
           "  search  --data DIR --table T [--count] 'QUERY'   full-text and keyword search\n"
           "  sql     --data DIR [--format table|csv|ndjson] 'SELECT ...'   SQL (docs/SQL.md)\n"
           "  serve   --data DIR [--listen HOST:PORT] [--auth trust|scram]  PostgreSQL protocol\n"
@@ -50,6 +51,8 @@ int main(int argc, char **argv)
         return cli_search(argc - 1, argv + 1);
     if (!strcmp(cmd, "sql"))
         return cli_sql(argc - 1, argv + 1);
+    if (!strcmp(cmd, "optimize"))
+        return cli_optimize(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return cli_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "passwd"))

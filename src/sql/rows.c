@@ -23,6 +23,7 @@ static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, q
     }
     qr_arena_init(&w->lines, 64 << 10, 0);
     qr_arena_set_ctx(&w->lines, ctx);
+    w->line_bytes = LINES_FLUSH_BYTES;
     return 0;
 }
 
@@ -44,15 +45,23 @@ int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg
     return 0;
 }
 
-int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e)
+int qr_rows_begin_sized(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, uint32_t seg_rows,
+                        size_t line_bytes, qr_qctx *ctx, qr_err *e)
 {
     memset(w, 0, sizeof *w);
     w->t = t;
-    if (rows_init(w, def, 0, ctx, e) != 0) {
+    if (rows_init(w, def, seg_rows, ctx, e) != 0) {
         w->t = NULL;
         return -1;
     }
+    if (line_bytes)
+        w->line_bytes = line_bytes;
     return 0;
+}
+
+int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e)
+{
+    return qr_rows_begin_sized(w, t, def, 0, 0, ctx, e);
 }
 
 static void end(qr_rowwriter *w)
@@ -101,7 +110,7 @@ int qr_rows_flush(qr_rowwriter *w, qr_err *e) { return flush(w, e); }
 
 int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e)
 {
-    if ((w->b.nrows == w->b.cap || w->lines.used > LINES_FLUSH_BYTES) && flush(w, e) != 0)
+    if ((w->b.nrows == w->b.cap || w->lines.used > w->line_bytes) && flush(w, e) != 0)
         return -1;
     char *copy = qr_arena_memdup(&w->lines, line, n ? n : 1);
     if (!copy)

@@ -31,6 +31,7 @@ typedef struct qr_rowwriter {
     uint32_t nsegs, capsegs;
     uint64_t rows; /* rows added */
     int own;       /* the writer opened t (and took its slot): end closes it */
+    size_t line_bytes; /* a batch is written once its lines pass this */
 } qr_rowwriter;
 
 /* Begin writing rows into table `name` (as the catalog spells it), with
@@ -42,6 +43,11 @@ int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg
  * writer slot) and closes after the writer ends, with rows of definition
  * def (which must outlive w; CREATE INDEX gives the new one). */
 int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e);
+/* The same with batches of up to seg_rows rows and line_bytes bytes of
+ * lines (0: the defaults, QR_ROWS_SEGMENT_ROWS and 64 MiB): a merge writes
+ * large segments. */
+int qr_rows_begin_sized(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, uint32_t seg_rows,
+                        size_t line_bytes, qr_qctx *ctx, qr_err *e);
 /* Append one row: line[0..n) is one JSON object whose keys are column names
  * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
  * without its "byte N: " prefix; 53200, I/O when a segment write failed):

@@ -52,6 +52,8 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
         return qr_sql_stmt_index(s, p, st->index_stmt, out, e);
     case PG_QUERY__NODE__NODE_TRUNCATE_STMT:
         return qr_sql_stmt_truncate(s, p, st->truncate_stmt, out, e);
+    case PG_QUERY__NODE__NODE_VACUUM_STMT:
+        return qr_sql_stmt_vacuum(s, p, st->vacuum_stmt, out, e);
     case PG_QUERY__NODE__NODE_INSERT_STMT:
         return qr_sql_stmt_insert(s, p, st->insert_stmt, out, e);
     case PG_QUERY__NODE__NODE_COPY_STMT:

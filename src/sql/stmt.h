@@ -44,6 +44,10 @@ int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery_
                          qr_result *out, qr_err *e);
 int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e);
 
+/* stmt_vacuum.c: VACUUM merges segments */
+int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__VacuumStmt *v,
+                       qr_result *out, qr_err *e);
+
 /* stmt_insert.c */
 int qr_sql_stmt_insert(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__InsertStmt *x,
                        qr_result *out, qr_err *e);

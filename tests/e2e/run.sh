@@ -94,6 +94,21 @@ check "top: --by without --top is a usage error" test $rc -eq 2
 S --top 100001 failed > /dev/null 2>"$T/topbig"; rc=$?
 check "top: k above the limit is refused" test $rc -eq 2
 
+# --- optimize: merging segments -------------------------------------------------
+cp -r "$T/d" "$T/o"
+"$Q" optimize --data "$T/o" --table logs --segment-rows $((SEGROWS * 2)) > "$T/opt" 2>&1; rc=$?
+check "optimize exits 0" test $rc -eq 0
+check "optimize reports before and after" grep -qE "^table logs: $((ROWS + 1000)) rows; 6 segments, [0-9]+ bytes .* -> $(( (ROWS + 1000 + SEGROWS * 2 - 1) / (SEGROWS * 2) )) segments" "$T/opt"
+check "optimize: every row is still there" cmp <("$Q" cat --data "$T/d" --table logs | sort) <("$Q" cat --data "$T/o" --table logs | sort)
+check "optimize: verify reads every block" "$Q" verify --data "$T/o" --table logs
+for q in failed 'failed AND order' '"failed to place order"' 'cahce~1' 'service:payment'; do
+    check "optimize: count of $q unchanged" test "$(cnt "$q")" -eq "$("$Q" search --data "$T/o" --table logs --count "$q")"
+done
+scores() { "$Q" search --data "$1" --table logs --top 50 --explain "$2" 2>&1 >/dev/null | sed -n 's/^#[0-9]* score \([0-9.]*\).*/\1/p'; }
+check "optimize: the top 50 scores are the same" cmp <(scores "$T/d" 'failed OR cache') <(scores "$T/o" 'failed OR cache')
+"$Q" optimize --data "$T/o" --table nosuch > /dev/null 2>"$T/opt.err"; rc=$?
+check "optimize: an unknown table exits 1" test $rc -eq 1
+
 # --- sql ------------------------------------------------------------------------
 SQL() { "$Q" sql --data "$T/d" "$@"; }
 sqlc() { SQL --format csv "SELECT count(*) FROM logs WHERE $1" | tail -1; }
