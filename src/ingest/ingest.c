@@ -543,7 +543,9 @@ int qr_ingest(qr_table *t, int fd, const char *name, const qr_ingest_opts *o, qr
         add[nadd].file_bytes = u->seg.file_bytes;
         nadd++;
     }
-    if (rc == 0 && nadd)
+    if (rc == 0 && o->publish)
+        rc = o->publish(o->publish_ctx, t, add, nadd, e);
+    else if (rc == 0 && nadd)
         rc = qr_table_commit(t, add, nadd, e);
     if (rc != 0) {
         /* nothing of this run may survive */

@@ -40,6 +40,12 @@ typedef struct qr_ingest_opts {
                              * the ingest stops with QR_E_NOMEM. 0 = none (the
                              * batch is bounded by its unit's input anyway) */
     qr_seg_opts seg;
+    /* How the segments written are published: NULL appends them
+     * (qr_table_commit); else publish(publish_ctx, ...) decides (VACUUM
+     * replaces the table's segments with them, or refuses: -1 with e set,
+     * and the ingest removes them as after any failure). */
+    int (*publish)(void *ctx, qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e);
+    void *publish_ctx;
 } qr_ingest_opts;
 
 typedef struct qr_ingest_stats {

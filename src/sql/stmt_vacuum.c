@@ -9,9 +9,9 @@
  * the dictionaries shrink.
  *
  * How: every row is read back in table order (segment by segment, row by
- * row, exactly as `quarry cat` prints it) and written again through the row
- * writer (rows.h) in batches of segment_rows rows (default 1,048,576; the
- * option `segment_rows N`, 1024 .. 16,777,216), each sorted by the sort
+ * row, exactly as `quarry cat` prints it) and ingested again (the ingest
+ * pipeline, below) in segments of segment_rows rows (default 1,048,576;
+ * the option `segment_rows N`, 1024 .. 16,777,216), each sorted by the sort
  * column as every segment is, with every index built; the new segments
  * replace the old ones in one manifest commit. Index-wide statistics (row
  * count, lengths, document frequencies) are sums over the rows, so BM25
@@ -23,22 +23,27 @@
  * the whole statement (ingest into this table waits, 55P03 for another
  * process), the catalog lock only for the swap, so queries keep reading
  * the old segments until the commit; a failure leaves the table as it was
- * and removes what was written. Memory: one batch of segment_rows rows and
- * their lines (at most 1 GiB of line bytes: a batch is written early past
- * that), not charged to the statement's memory_limit (a merge of large
- * segments needs more than a query's default). Other options of
+ * and removes what was written. Memory: the ingest's, about threads + 1
+ * units of segment_rows rows (at most 1 GiB of row text each: a unit is
+ * cut early past that) and a batch per worker, not charged to the
+ * statement's memory_limit (a merge of large segments needs more than a
+ * query's default). Other options of
  * PostgreSQL's VACUUM (FULL, FREEZE, VERBOSE, ANALYZE) are accepted and
  * change nothing: there is no dead row to reclaim. */
+#include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "index/catalog.h"
 #include "index/table.h"
+#include "ingest/ingest.h"
 #include "sql/db.h"
-#include "sql/rows.h"
 #include "sql/stmt.h"
 
 #define VACUUM_SEGMENT_ROWS (1u << 20)
@@ -46,13 +51,50 @@
 #define VACUUM_MAX_ROWS     (1u << 24)
 #define VACUUM_LINE_BYTES   ((size_t)1 << 30)
 
-/* Every row of t's segments, in table order, into w (begun on t). */
-static int merge_rows(qr_table *t, qr_rowwriter *w, qr_qctx *ctx, qr_err *e)
+/* The merge is an ingest: a producer thread prints every row of the
+ * table's segments, in table order, as canonical NDJSON (what `quarry cat`
+ * prints, which reads back as the same row) into one end of a socket pair;
+ * the ingest pipeline (ingest/ingest.h) reads the other end, cut into units
+ * of segment_rows rows that its workers parse and write as segments on
+ * both cores; its publish step replaces the table's segments with them. A
+ * socket pair rather than a pipe: when the ingest stops early the producer
+ * gets EPIPE from send(MSG_NOSIGNAL), not SIGPIPE. The end of the input
+ * looks the same whether the producer finished or failed, so the publish
+ * step first joins the producer and refuses on its error. */
+typedef struct merge {
+    qr_sql_db *db;
+    qr_table *t;
+    qr_qctx *ctx;
+    int fd; /* the producer's end */
+    pthread_t tid;
+    int started, joined, rc;
+    qr_err err;
+} merge;
+
+static int send_all(int fd, const unsigned char *p, size_t n, qr_err *e)
 {
+    while (n) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return qr_errf(e, QR_E_IO, "merging: the writer stopped reading (%s)",
+                           k < 0 ? strerror(errno) : "closed");
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static void *produce(void *arg)
+{
+    merge *m = arg;
+    qr_table *t = m->t;
     const qr_tabdef *d = t->def;
+    qr_err *e = &m->err;
     qr_colreader **rd = calloc(d->ncols ? d->ncols : 1, sizeof *rd);
-    qr_buf line;
-    qr_buf_init(&line);
+    qr_buf out;
+    qr_buf_init(&out);
     int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
     for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
         char path[PATH_MAX];
@@ -60,17 +102,19 @@ static int merge_rows(qr_table *t, qr_rowwriter *w, qr_qctx *ctx, qr_err *e)
         qr_segment *sg = qr_seg_open(path, e);
         if (!sg || qr_row_readers_open(sg, d, rd, e) != 0) {
             qr_seg_close(sg);
+            sg = NULL;
             rc = -1;
         }
         for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
-            qr_buf_clear(&line);
-            rc = qr_row_json(d, rd, r, &line, e);
-            if (rc == 0 && line.oom)
+            rc = qr_row_json(d, rd, r, &out, e);
+            if (rc == 0 && out.oom)
                 rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            if (rc == 0) /* the line without its '\n' */
-                rc = qr_rows_add(w, (const char *)line.p, line.len - 1, e);
-            if (rc == 0 && ctx && (r & 65535) == 65535)
-                rc = qr_qctx_check(ctx, e); /* cancel and statement_timeout */
+            if (rc == 0 && out.len >= (1u << 20)) {
+                rc = send_all(m->fd, out.p, out.len, e);
+                qr_buf_clear(&out);
+            }
+            if (rc == 0 && m->ctx && (r & 65535) == 65535)
+                rc = qr_qctx_check(m->ctx, e); /* cancel and statement_timeout */
         }
         if (sg) {
             qr_row_readers_close(d, rd);
@@ -79,15 +123,50 @@ static int merge_rows(qr_table *t, qr_rowwriter *w, qr_qctx *ctx, qr_err *e)
         if (rc != 0)
             qr_err_prefix(e, "merging segment %s: ", path);
     }
-    qr_buf_free(&line);
+    if (rc == 0 && out.len)
+        rc = send_all(m->fd, out.p, out.len, e);
+    qr_buf_free(&out);
     free(rd);
+    close(m->fd); /* the ingest sees the end */
+    m->fd = -1;
+    m->rc = rc;
+    return NULL;
+}
+
+static int join_producer(merge *m, qr_err *e)
+{
+    if (m->started && !m->joined) {
+        pthread_join(m->tid, NULL);
+        m->joined = 1;
+    }
+    if (m->rc != 0) {
+        *e = m->err;
+        return -1;
+    }
+    return 0;
+}
+
+/* The ingest's publish step: every row came through, so the new segments
+ * take the old ones' place, under the catalog lock (statements of this
+ * process see the old table or the new one, never a manifest whose files
+ * are being removed). */
+static int publish(void *arg, qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e)
+{
+    merge *m = arg;
+    if (join_producer(m, e) != 0)
+        return -1;
+    qr_sqldb_lock(m->db, 1);
+    int rc = qr_table_replace(t, segs, n, e);
+    int rl = qr_sqldb_reload(m->db, rc == 0 ? e : NULL);
+    rc = rc == 0 ? rl : rc;
+    qr_sqldb_forget_table(m->db, t->name);
+    qr_sqldb_unlock(m->db);
     return rc;
 }
 
-/* Merge table `name` (the catalog's spelling); *before / *after get its
- * segment counts. */
+/* Merge table `name` (the catalog's spelling) into segments of seg_rows. */
 static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
-                        uint32_t *before, uint32_t *after, qr_err *e)
+                        qr_err *e)
 {
     if (qr_sqldb_writer_begin(db, name, e) != 0)
         return -1;
@@ -96,25 +175,37 @@ static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_q
         qr_sqldb_writer_end(db, name);
         return -1;
     }
-    *before = *after = t->man.nsegs;
-    int rc = 0;
+    int rc = 0, sv[2];
     if (t->man.nsegs > 1) {
-        qr_rowwriter w;
-        rc = qr_rows_begin_sized(&w, t, t->def, seg_rows, VACUUM_LINE_BYTES, NULL, e);
-        if (rc == 0)
-            rc = merge_rows(t, &w, ctx, e);
-        uint64_t rows = 0;
-        qr_sqldb_lock(db, 1);
-        if (rc == 0)
-            rc = qr_rows_replace(&w, &rows, e);
-        else if (w.t)
-            qr_rows_abort(&w);
-        if (rc == 0)
-            *after = t->man.nsegs;
-        int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
-        rc = rc == 0 ? rl : rc;
-        qr_sqldb_forget_table(db, name);
-        qr_sqldb_unlock(db);
+        merge m = {.db = db, .t = t, .ctx = ctx, .fd = -1};
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            rc = qr_errf(e, QR_E_IO, "merging: socketpair: %s", strerror(errno));
+        } else {
+            m.fd = sv[1];
+            if (pthread_create(&m.tid, NULL, produce, &m) != 0) {
+                close(sv[1]);
+                rc = qr_errf(e, QR_E_INTERNAL, "merging: cannot start a thread");
+            } else {
+                m.started = 1;
+                qr_ingest_opts o;
+                qr_ingest_opts_default(&o);
+                o.segment_rows = seg_rows;
+                o.segment_bytes = VACUUM_LINE_BYTES;
+                o.max_line = VACUUM_LINE_BYTES;
+                o.threads = qr_sql_db_threads(db);
+                o.strict = 1; /* a line that does not read back is a fault of ours */
+                o.publish = publish;
+                o.publish_ctx = &m;
+                qr_ingest_stats st;
+                rc = qr_ingest(t, sv[0], t->name, &o, &st, e);
+            }
+            close(sv[0]); /* a producer still sending gets EPIPE */
+            qr_err pe;
+            if (join_producer(&m, &pe) != 0 && rc == 0) {
+                *e = pe; /* (publish refused already; this is for clarity) */
+                rc = -1;
+            }
+        }
     }
     qr_table_close(t);
     qr_sqldb_writer_end(db, name);
@@ -198,10 +289,8 @@ int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__V
     for (size_t i = 0; rc == 0 && !v->n_rels && i < cat->ntables; i++)
         snprintf(names[n++], sizeof *names, "%s", cat->tables[i]->name);
     qr_sqldb_unlock(db);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        uint32_t before, after;
-        rc = vacuum_table(db, names[i], seg_rows, out->ctx, &before, &after, e);
-    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = vacuum_table(db, names[i], seg_rows, out->ctx, e);
     free(names);
     if (rc == 0)
         snprintf(out->tag, sizeof out->tag, "VACUUM");

@@ -7,6 +7,8 @@
  * position; a table of one segment, and an empty one, are left alone. */
 #include "sqltest.h"
 
+#include <dirent.h>
+
 #include "index/table.h"
 
 #define NSEG 12
@@ -146,11 +148,61 @@ static void test_vacuum_errors_name_the_position(void **st)
              "character 9");
 }
 
+/* A corrupt block met while merging: VACUUM fails naming it, and the table
+ * is as it was (its segments listed and on disk, nothing else left). */
+static void test_vacuum_of_a_corrupt_segment_changes_nothing(void **st)
+{
+    (void)st;
+    st_ok("CREATE TABLE c (ts TIMESTAMP, msg text) WITH (sort_column = ts)", "CREATE TABLE");
+    for (int i = 0; i < 3; i++) {
+        char sql[4096];
+        int n = snprintf(sql, sizeof sql, "INSERT INTO c VALUES ");
+        for (int r = 0; r < 100; r++)
+            n += snprintf(sql + n, sizeof sql - (size_t)n, "%s('2025-09-23 00:00:%02d', 'row %d')",
+                          r ? ", " : "", r % 60, i * 100 + r);
+        st_ok(sql, "INSERT 0 100");
+    }
+    uint32_t max_rows;
+    assert_int_equal(segments_of("c", &max_rows), 3);
+    qr_err e;
+    qr_table *t = qr_table_open(st_dir, "c", QR_TABLE_READ, &e);
+    assert_non_null(t);
+    char path[4200];
+    qr_table_seg_path(t, t->man.segs[1].id, path, sizeof path);
+    qr_table_close(t);
+    qr_segment *sg = qr_seg_open(path, &e);
+    assert_non_null(sg);
+    const qr_colmeta *cm = qr_seg_colmeta(sg, qr_seg_col(sg, "msg"), &e);
+    assert_non_null(cm);
+    uint64_t off = cm->blocks[cm->first_data].offset + cm->blocks[cm->first_data].length / 2;
+    qr_seg_close(sg);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, (long)off, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, (long)off, SEEK_SET);
+    fputc(ch ^ 0x40, f);
+    fclose(f);
+    st_fails("VACUUM c", "XX001", NULL);
+    assert_int_equal(segments_of("c", &max_rows), 3);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/c", st_dir);
+    int files = 0;
+    DIR *dh = opendir(dir);
+    assert_non_null(dh);
+    for (struct dirent *de; (de = readdir(dh));)
+        files += de->d_name[0] != '.';
+    closedir(dh);
+    assert_int_equal(files, 3 + 2); /* the segments, MANIFEST, LOCK */
+    st_ok("DROP TABLE c", "DROP TABLE");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vacuum_merges_and_answers_stay),
         cmocka_unit_test(test_vacuum_errors_name_the_position),
+        cmocka_unit_test(test_vacuum_of_a_corrupt_segment_changes_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
