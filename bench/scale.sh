@@ -6,8 +6,10 @@
 # with what --explain says (postings blocks and segments skipped) and the
 # first query after opening the table.
 #
-# Usage: bash bench/scale.sh [ROWS...]   (default: 10000000 100000000)
-#   tables: bench/out/scale-ROWS (kept; delete to rebuild); report:
+# Usage: bash bench/scale.sh [SIZE...]   (default: 10000000 100000000)
+#   SIZE is ROWS, or ROWS:merged for the same rows after `quarry optimize`
+#   (segments of MERGE_ROWS rows, default 1048576: VACUUM in SQL).
+#   tables: bench/out/scale-ROWS[-merged] (kept; delete to rebuild); report:
 #   bench/out/scale.md. REPS (default 20), THREADS (default: all CPUs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,9 +22,13 @@ SIZES=("$@")
 mkdir -p "$OUT"
 REPORT=$OUT/scale.md
 
+# the table directory of a size: scale-ROWS or scale-ROWS-merged
+dir_of() { local r=${1%%:*} v=; [[ $1 == *:* ]] && v=-${1#*:}; echo "$OUT/scale-$r$v"; }
+
 declare -A INFO
-for rows in "${SIZES[@]}"; do
-    d=$OUT/scale-$rows
+for size in "${SIZES[@]}"; do
+    rows=${size%%:*}
+    d=$(dir_of "$size")
     if ! $Q stats --data "$d" --table logs >/dev/null 2>&1; then
         rm -rf "$d"
         echo "ingesting $rows rows into $d (streamed from quarry gen)" >&2
@@ -30,16 +36,25 @@ for rows in "${SIZES[@]}"; do
         $Q gen --rows "$rows" --seed 42 | $Q ingest --data "$d" --table logs --quiet -
         t1=$(date +%s.%N)
         echo "$t1 - $t0" | bc > "$d/.ingest-seconds"
+        if [[ $size == *:merged ]]; then
+            echo "merging $d (quarry optimize)" >&2
+            $Q optimize --data "$d" --table logs --segment-rows "${MERGE_ROWS:-1048576}" >&2
+            t2=$(date +%s.%N)
+            echo "$t2 - $t1" | bc > "$d/.optimize-seconds"
+        fi
     fi
     segs=$($Q stats --data "$d" --table logs | sed -n 's/.* in \([0-9]*\) segments.*/\1/p')
     bytes=$(du -sb "$d/logs" | cut -f1)
-    INFO[$rows]="$(cat "$d/.ingest-seconds" 2>/dev/null || echo '?') s ingest, $bytes bytes, $segs segments"
+    opt=""
+    [ -f "$d/.optimize-seconds" ] && opt=" + $(cat "$d/.optimize-seconds") s optimize"
+    INFO[$size]="$(cat "$d/.ingest-seconds" 2>/dev/null || echo '?') s ingest$opt, $bytes bytes, $segs segments"
 done
 
 # one run: prints "median|first|count|explain" for a mode and query
-run() { # rows, query, mode args...
-    local rows=$1 q=$2; shift 2
-    local d=$OUT/scale-$rows err n med first ex
+run() { # size, query, mode args...
+    local size=$1 q=$2; shift 2
+    local d err n med first ex
+    d=$(dir_of "$size")
     err=$($Q search --data "$d" --table logs --threads "$THREADS" --repeat "$REPS" "$@" "$q" 2>&1 >/dev/null)
     med=$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$err")
     first=$(sed -n 's/.*(first \([0-9.]*\) ms).*/\1/p' <<<"$err")

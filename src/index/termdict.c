@@ -142,24 +142,42 @@ int qr_tdictw_finish(qr_tdictw *w)
 static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_t k8,
                             const char *key, size_t n);
 
-/* Record i against what it must be, given record i - 1 (checked before):
- * inside TERMDICT and TERMINDEX, after the block before it, and its first
- * term above that block's (seeks, binary searches over them, would not
- * survive otherwise). 0, or -1. */
-static int check_record(const qr_tdict *d, size_t index_len, uint32_t i)
+/* Record i's offsets and lengths, given record i - 1's (checked before):
+ * inside TERMDICT and TERMINDEX and after the block before it, so nothing
+ * a seek or a scan reads through it lies outside the two blocks. Reads the
+ * records only. 0, or -1. */
+static int check_bounds(const qr_tdict *d, size_t index_len, uint32_t i)
 {
     const qr_tblk *b = &d->blk[i];
     if (b->off >= d->dict_len || b->tlen == 0 || b->tlen > d->dict_len - b->off ||
         b->first > index_len || b->first_len > index_len - b->first)
         return -1; /* (first_len, a byte, cannot pass QR_MAX_TERM) */
+    if (i && (b->off <= b[-1].off || b[-1].tlen > b->off - b[-1].off))
+        return -1;
+    return 0;
+}
+
+/* Record i's first term: its key8 and code point length as recorded, and
+ * above block i - 1's first term (the order binary searches rely on).
+ * Reads the first terms: done when an iterator enters block i (format 9),
+ * not at open, so that opening the 525 segments of a 100M-row table does
+ * not read 100 MB of first terms (the TERMINDEX checksum already covers
+ * them; this catches a writer's mistake). 0, or -1. */
+static int check_order(const qr_tdict *d, uint32_t i)
+{
+    const qr_tblk *b = &d->blk[i];
     const char *t = (const char *)d->index + b->first;
     if (b->key8 != key8(t, b->first_len) || b->cpl != qr_term_cpl(t, b->first_len))
         return -1;
-    if (i && (b->off <= b[-1].off || b[-1].tlen > b->off - b[-1].off ||
-              cmp_first(d, i, b[-1].cpl, b[-1].key8, (const char *)d->index + b[-1].first,
-                        b[-1].first_len) <= 0))
+    if (i && cmp_first(d, i, b[-1].cpl, b[-1].key8, (const char *)d->index + b[-1].first,
+                       b[-1].first_len) <= 0)
         return -1;
     return 0;
+}
+
+static int check_record(const qr_tdict *d, size_t index_len, uint32_t i)
+{
+    return check_bounds(d, index_len, i) != 0 || check_order(d, i) != 0 ? -1 : 0;
 }
 
 /* Format 8's varint entries, parsed into records of our own (d->own). */
@@ -220,7 +238,7 @@ static int open_v9(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
     size_t next_first = base; /* the first terms follow each other */
     for (uint32_t i = 0; i < nb; i++) {
         if (d->blk[i].zero != 0 || d->blk[i].first != next_first ||
-            check_record(d, index_len, i) != 0)
+            check_bounds(d, index_len, i) != 0)
             return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u", what, i);
         next_first += d->blk[i].first_len;
     }
@@ -237,6 +255,7 @@ int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, siz
     d->dict = dict;
     d->index = index;
     d->dict_len = dict_len;
+    d->index_len = index_len;
     d->has_freqs = has_freqs;
     d->has_pos = has_pos;
     /* format 8: u32 blocks, u64 terms, entries of at least 19 bytes;
@@ -291,6 +310,14 @@ static int iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk, qr_err *
     size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     it->d = d;
     it->blk = blk;
+    if (check_order(d, blk) != 0) {
+        qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u (its first term)",
+                d->seg ? d->seg->path : "term dictionary", blk);
+        qr_rd_init(&it->r, d->dict, 0);
+        it->in_blk = 0;
+        it->corrupt = 1;
+        return -1;
+    }
     if (d->seg && qr_seg_check(d->seg, d->ref, b->off, end - b->off, "TERMDICT", e) != 0) {
         qr_rd_init(&it->r, d->dict, 0);
         it->in_blk = 0;

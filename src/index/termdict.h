@@ -127,7 +127,7 @@ typedef struct qr_tblk {
 
 typedef struct qr_tdict {
     const unsigned char *dict, *index;
-    size_t dict_len;
+    size_t dict_len, index_len;
     uint32_t nblocks;
     uint64_t nterms;
     const qr_tblk *blk;       /* per block, what a seek needs: in the TERMINDEX
@@ -146,7 +146,11 @@ typedef struct qr_tdict {
 /* Open the dictionary of TERMINDEX block `index` (verified by the caller,
  * kept mapped: records and first terms are read in place) in segment
  * format `version` (QR_SEG_VERSION; 8: varint entries, parsed into
- * memory), checking every record. The TERMDICT bytes are not read here. */
+ * memory), checking every record's offsets and lengths (format 9: the
+ * records alone are read; each block's first term against its record and
+ * the block before is checked when an iterator first enters the block,
+ * so an open does not touch the first terms). The TERMDICT bytes are not
+ * read here. */
 int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, size_t index_len,
                   const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                   const char *what, qr_err *e);
