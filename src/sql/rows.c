@@ -164,6 +164,48 @@ int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e)
     return rc;
 }
 
+int qr_rows_each(qr_table *t, const qr_tabdef *d,
+                 int (*row)(void *arg, const char *line, size_t n, qr_err *e),
+                 int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e)
+{
+    qr_colreader **rd = calloc(d->ncols ? d->ncols : 1, sizeof *rd);
+    qr_buf line;
+    qr_buf_init(&line);
+    int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
+        char path[PATH_MAX];
+        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
+        qr_segment *sg = qr_seg_open(path, e);
+        if (!sg || qr_row_readers_open(sg, d, rd, e) != 0) {
+            qr_seg_close(sg);
+            rc = -1;
+            break;
+        }
+        int read_rc = 0;
+        for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
+            qr_buf_clear(&line);
+            read_rc = rc = qr_row_json(d, rd, r, &line, e);
+            if (rc == 0 && line.oom)
+                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            if (rc == 0)
+                rc = row(arg, (const char *)line.p, line.len, e);
+            if (rc == 0 && ctx && (r & 65535) == 65535)
+                rc = qr_qctx_check(ctx, e);
+        }
+        qr_row_readers_close(d, rd);
+        qr_seg_close(sg);
+        if (read_rc != 0)
+            qr_err_prefix(e, "segment %s: ", path);
+        if (rc == 0 && seg_end)
+            rc = seg_end(arg, e);
+        if (rc == 0 && ctx)
+            rc = qr_qctx_check(ctx, e);
+    }
+    qr_buf_free(&line);
+    free(rd);
+    return rc;
+}
+
 void qr_rows_abort(qr_rowwriter *w)
 {
     if (!w->t)

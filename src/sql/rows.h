@@ -63,6 +63,16 @@ int qr_rows_flush(qr_rowwriter *w, qr_err *e);
 /* Write the last batch and publish exactly the segments written, in place
  * of the table's (index/table.h qr_table_replace). Ends w, as commit. */
 int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
+/* Every row of t's segments in table order as a canonical NDJSON line
+ * (what `quarry cat` prints, which reads back as the same row) with
+ * definition d: row(arg, line, n, e) for each (n counts the '\n'), then
+ * seg_end(arg, e) after each segment (may be NULL). ctx (may be NULL) is
+ * checked every 64K rows and after each segment (cancel, timeout). 0, or
+ * -1 with e set (prefixed "segment PATH: " for a read; a callback's error
+ * as it set it). */
+int qr_rows_each(qr_table *t, const qr_tabdef *d,
+                 int (*row)(void *arg, const char *line, size_t n, qr_err *e),
+                 int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
 /* Drop everything: the segments written are removed. Ends w. */
 void qr_rows_abort(qr_rowwriter *w);
 /* Text (a string constant of INSERT, a CSV or text-format field of COPY)

@@ -503,46 +503,24 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
 /* Rewrite every segment of t (open for writing) with definition d, rows in
  * the same order, into w (begun here; not committed): the segments then
  * carry d's new index. Queries keep reading the old segments meanwhile. */
+static int add_line(void *w, const char *line, size_t n, qr_err *e)
+{
+    return qr_rows_add(w, line, n - 1, e); /* the line without its '\n' */
+}
+
+/* rows of two segments are never sorted together */
+static int end_segment(void *w, qr_err *e) { return qr_rows_flush(w, e); }
+
 static int rebuild_segments(qr_table *t, const qr_tabdef *d, qr_rowwriter *w, qr_qctx *ctx,
                             qr_err *e)
 {
     if (qr_rows_begin_on(w, t, d, ctx, e) != 0)
         return -1;
-    const qr_tabdef *old = t->def;
-    qr_colreader **rd = calloc(old->ncols ? old->ncols : 1, sizeof *rd);
-    qr_buf line;
-    qr_buf_init(&line);
-    int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        qr_segment *sg = qr_seg_open(path, e);
-        if (!sg || (rc = qr_row_readers_open(sg, old, rd, e)) != 0) {
-            qr_seg_close(sg);
-            rc = -1;
-            break;
-        }
-        for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
-            qr_buf_clear(&line);
-            rc = qr_row_json(old, rd, r, &line, e);
-            if (rc == 0 && line.oom)
-                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            if (rc == 0) /* the line without its '\n' */
-                rc = qr_rows_add(w, (const char *)line.p, line.len - 1, e);
-        }
-        qr_row_readers_close(old, rd);
-        qr_seg_close(sg);
-        if (rc == 0) /* rows of two segments are never sorted together */
-            rc = qr_rows_flush(w, e);
-        if (rc == 0 && ctx)
-            rc = qr_qctx_check(ctx, e);
-        if (rc != 0)
-            qr_err_prefix(e, "rewriting segment %s: ", path);
-    }
-    qr_buf_free(&line);
-    free(rd);
-    if (rc != 0)
+    int rc = qr_rows_each(t, t->def, add_line, end_segment, w, ctx, e);
+    if (rc != 0) {
+        qr_err_prefix(e, "rewriting the rows: ");
         qr_rows_abort(w);
+    }
     return rc;
 }
 

@@ -44,6 +44,7 @@
 #include "index/table.h"
 #include "ingest/ingest.h"
 #include "sql/db.h"
+#include "sql/rows.h"
 #include "sql/stmt.h"
 
 #define VACUUM_SEGMENT_ROWS (1u << 20)
@@ -68,6 +69,7 @@ typedef struct merge {
     int fd; /* the producer's end */
     pthread_t tid;
     int started, joined, rc;
+    qr_buf out; /* lines not yet sent */
     qr_err err;
 } merge;
 
@@ -86,47 +88,30 @@ static int send_all(int fd, const unsigned char *p, size_t n, qr_err *e)
     return 0;
 }
 
+/* Lines are sent a MiB at a time. */
+static int take_line(void *arg, const char *line, size_t n, qr_err *e)
+{
+    merge *m = arg;
+    qr_buf_put(&m->out, line, n);
+    if (m->out.oom)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (m->out.len < (1u << 20))
+        return 0;
+    int rc = send_all(m->fd, m->out.p, m->out.len, e);
+    qr_buf_clear(&m->out);
+    return rc;
+}
+
 static void *produce(void *arg)
 {
     merge *m = arg;
-    qr_table *t = m->t;
-    const qr_tabdef *d = t->def;
-    qr_err *e = &m->err;
-    qr_colreader **rd = calloc(d->ncols ? d->ncols : 1, sizeof *rd);
-    qr_buf out;
-    qr_buf_init(&out);
-    int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        qr_segment *sg = qr_seg_open(path, e);
-        if (!sg || qr_row_readers_open(sg, d, rd, e) != 0) {
-            qr_seg_close(sg);
-            sg = NULL;
-            rc = -1;
-        }
-        for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
-            rc = qr_row_json(d, rd, r, &out, e);
-            if (rc == 0 && out.oom)
-                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            if (rc == 0 && out.len >= (1u << 20)) {
-                rc = send_all(m->fd, out.p, out.len, e);
-                qr_buf_clear(&out);
-            }
-            if (rc == 0 && m->ctx && (r & 65535) == 65535)
-                rc = qr_qctx_check(m->ctx, e); /* cancel and statement_timeout */
-        }
-        if (sg) {
-            qr_row_readers_close(d, rd);
-            qr_seg_close(sg);
-        }
-        if (rc != 0)
-            qr_err_prefix(e, "merging segment %s: ", path);
-    }
-    if (rc == 0 && out.len)
-        rc = send_all(m->fd, out.p, out.len, e);
-    qr_buf_free(&out);
-    free(rd);
+    qr_buf_init(&m->out);
+    int rc = qr_rows_each(m->t, m->t->def, take_line, NULL, m, m->ctx, &m->err);
+    if (rc == 0 && m->out.len)
+        rc = send_all(m->fd, m->out.p, m->out.len, &m->err);
+    if (rc != 0)
+        qr_err_prefix(&m->err, "merging: ");
+    qr_buf_free(&m->out);
     close(m->fd); /* the ingest sees the end */
     m->fd = -1;
     m->rc = rc;
