@@ -106,7 +106,7 @@ typedef struct qr_colmeta {
     int lazy, loaded;
     uint64_t dir_off;
     uint32_t dir_len, dir_raw, dir_sum;
-    uint32_t chunk_base; /* the first of its blocks' checksum slots */
+    uint32_t chunk_base; /* the first of its blocks' verified bits (chunk_ok) */
 } qr_colmeta;
 
 typedef struct qr_section {
@@ -134,7 +134,7 @@ typedef struct qr_segment {
     qr_blockref *all_blocks;
     size_t nall;
     uint32_t version;     /* format version (QR_SEG_VERSION_MIN..QR_SEG_VERSION) */
-    uint32_t *chunk_sums; /* per chunk of every block (blockref.chunk0 + i) */
+    uint32_t *chunk_sums; /* per chunk of every block the footer lists (blockref.chunk0 + i) */
     uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
                            * threads sharing the segment set them) */
     size_t nchunks;

@@ -115,8 +115,7 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
         if (b->chunk_shift)
             return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s block %u is chunked",
                            s->path, entry_owner(what, sizeof what, col, sec), bi);
-        b->chunk0 = slot;
-        s->chunk_sums[slot] = b->checksum;
+        b->chunk0 = slot; /* its checksum is b->checksum: no chunk table entry */
         return 0;
     }
     if (reserve_chunks(s, cap, b->nchunks, e) != 0)
@@ -236,6 +235,10 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     s->ncols = ncols;
     size_t used = 0, names_used = 0, chunk_cap = 0;
+    /* every chunk checksum is 4 bytes of the footer: one allocation whose
+     * untouched tail costs nothing (no doubling, no copies) */
+    if (reserve_chunks(s, &chunk_cap, n / 4 + 1, e) != 0)
+        return -1;
     for (uint32_t c = 0; c < ncols; c++) {
         qr_colmeta *cm = &s->cols[c];
         uint64_t nl = qr_rd_varint(&r);
@@ -286,11 +289,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
                                "at offset %llu (%u bytes, %u raw) is out of range",
                                s->path, cm->name, cm->nblocks, (unsigned long long)cm->dir_off,
                                cm->dir_len, cm->dir_raw);
-            if (reserve_chunks(s, &chunk_cap, cm->nblocks, e) != 0)
-                return -1;
-            cm->chunk_base = (uint32_t)s->nchunks;
-            s->nchunks += cm->nblocks;
-            s->dir_bytes += cm->dir_len;
+            s->dir_bytes += cm->dir_len; /* its chunk bits: after the footer's */
             cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
             continue;
         }
@@ -346,6 +345,14 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     s->nall = used;
     if (qr_rd_left(&r) != 0)
         return corrupt(e, s->path, "trailing bytes after the block directory");
+    /* the out-of-line columns' blocks get verified bits after every block
+     * of the footer, and no chunk table entries (an unchunked block's
+     * checksum is its entry's): an open writes nothing for them */
+    for (uint32_t c = 0; c < ncols; c++)
+        if (s->cols[c].lazy) {
+            s->cols[c].chunk_base = (uint32_t)s->nchunks;
+            s->nchunks += s->cols[c].nblocks;
+        }
     s->chunk_ok = calloc(s->nchunks / 64 + 1, sizeof *s->chunk_ok);
     if (!s->chunk_ok)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
@@ -569,7 +576,7 @@ static int check_chunks(const qr_segment *s, const qr_blockref *b, uint32_t c0, 
         uint64_t len = b->chunk_shift ? (uint64_t)1 << b->chunk_shift : b->length;
         if (len > b->length - start)
             len = b->length - start;
-        uint32_t want = s->chunk_sums[idx];
+        uint32_t want = b->chunk_shift ? s->chunk_sums[idx] : b->checksum;
         uint32_t sum = QR_SKIP_CHECKSUMS ? want : qr_checksum32(s->map + b->offset + start, len);
         if (sum != want) {
             char who[400];
