@@ -114,6 +114,8 @@ e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
+	@QUARRY=$(REL_BIN) bash tests/e2e/http.sh
+	@QUARRY=$(ASAN_BIN) bash tests/e2e/http.sh
 
 fuzz: $(GEN_C)
 	@bash fuzz/run.sh 20

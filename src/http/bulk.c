@@ -174,6 +174,8 @@ typedef struct bulk_ep {
     uint64_t nres, capres;
     qr_buf names; /* index names, ids, error texts */
     struct timespec t0;
+    long took; /* ms, fixed at the first rendering (-1 before), so a stored answer and the
+                * one sent are the same bytes */
 } bulk_ep;
 
 static uint32_t name_put(bulk_ep *b, const char *s)
@@ -300,9 +302,12 @@ static const char *err_type(int status)
 /* The answer, each pending item's status taken from its table's. */
 static void render(qh_req *q, bulk_ep *b, qr_buf *o)
 {
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    long took = (t1.tv_sec - b->t0.tv_sec) * 1000 + (t1.tv_nsec - b->t0.tv_nsec) / 1000000;
+    if (b->took < 0) {
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        b->took = (t1.tv_sec - b->t0.tv_sec) * 1000 + (t1.tv_nsec - b->t0.tv_nsec) / 1000000;
+    }
+    long took = b->took;
     int errors = 0;
     for (uint64_t i = 0; i < b->nres; i++) {
         bulk_res *r = &b->res[i];
@@ -424,6 +429,7 @@ void qh_bulk_start(qh_req *q)
     qh_sink_init(&b->sink, q->db, q->idem, 1);
     qr_buf_init(&b->names);
     clock_gettime(CLOCK_MONOTONIC, &b->t0);
+    b->took = -1;
     q->ep = b;
     q->lines_mode = 1;
     q->on_line = bulk_line;
