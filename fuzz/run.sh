@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz/run.sh - builds and runs every libFuzzer target fuzz/fuzz_X.c.
-# Usage: bash fuzz/run.sh SECONDS
+# Usage: bash fuzz/run.sh SECONDS   (FUZZ_ONLY=fuzz_X: that target alone)
 #
 # The library sources (src/*/*.c but src/cli) are compiled once per set of
 # flags into fuzz/build/lib-*.a (both cores); each target links against it,
