@@ -63,8 +63,8 @@ static int parse_action(qh_bulk *b, const char *line, size_t n, qr_err *e)
     }
     int r = qj_object_next(&j, &k, &a);
     if (r != 1) {
-        bad_line(e, b->line, r == 0 ? "expected FIELD_NAME but found [END_OBJECT]"
-                                    : "not valid JSON");
+        bad_line(e, b->line,
+                 r == 0 ? "expected FIELD_NAME but found [END_OBJECT]" : "not valid JSON");
         goto out;
     }
     static const struct {
@@ -98,7 +98,8 @@ static int parse_action(qh_bulk *b, const char *line, size_t n, qr_err *e)
         } else if (k.n == 3 && !memcmp(k.p, "_id", 3)) {
             m = meta_str(&j, it->id, sizeof it->id, &a);
             if (m == 1)
-                snprintf(it->bad, sizeof it->bad, "id is too long, must be no longer than 511 bytes");
+                snprintf(it->bad, sizeof it->bad,
+                         "id is too long, must be no longer than 511 bytes");
             it->has_id = m == 0;
         } else { /* routing, pipeline, require_alias, version ...: not used */
             m = qj_skip(&j);
@@ -113,9 +114,11 @@ static int parse_action(qh_bulk *b, const char *line, size_t n, qr_err *e)
     if (it->has_id && it->id[0] == 0)
         snprintf(it->bad, sizeof it->bad, "if _id is specified it must not be empty");
     if (it->op == QH_BULK_UPDATE)
-        snprintf(it->bad, sizeof it->bad, "the update action is not supported (index and create are)");
+        snprintf(it->bad, sizeof it->bad,
+                 "the update action is not supported (index and create are)");
     if (it->op == QH_BULK_DELETE)
-        snprintf(it->bad, sizeof it->bad, "the delete action is not supported (index and create are)");
+        snprintf(it->bad, sizeof it->bad,
+                 "the delete action is not supported (index and create are)");
     rc = 0;
 out:
     qr_arena_free(&a);
@@ -162,8 +165,8 @@ int qh_bulk_finish(const qh_bulk *b, qr_err *e)
 /* ---- the endpoint ---- */
 typedef struct bulk_res {
     uint8_t op;
-    uint16_t status; /* 0: pending (its table's commit decides) */
-    uint32_t tab;    /* with status 0 */
+    uint16_t status;                     /* 0: pending (its table's commit decides) */
+    uint32_t tab;                        /* with status 0 */
     uint32_t index_off, id_off, err_off; /* into names: NUL-terminated */
 } bulk_res;
 
@@ -284,7 +287,7 @@ static int bulk_line(qh_req *q, const char *line, size_t n)
 
 static const char *op_name(int op)
 {
-    return op == QH_BULK_CREATE ? "create"
+    return op == QH_BULK_CREATE   ? "create"
            : op == QH_BULK_UPDATE ? "update"
            : op == QH_BULK_DELETE ? "delete"
                                   : "index";
@@ -292,7 +295,7 @@ static const char *op_name(int op)
 
 static const char *err_type(int status)
 {
-    return status == 409 ? "version_conflict_engine_exception"
+    return status == 409   ? "version_conflict_engine_exception"
            : status == 404 ? "index_not_found_exception"
            : status == 400 ? "mapper_parsing_exception"
            : status == 503 ? "es_rejected_execution_exception"

@@ -51,19 +51,19 @@ void qh_server_free(qh_server *s);
 /* ---- the _bulk body (bulk.c) ---- */
 enum { QH_BULK_INDEX = 1, QH_BULK_CREATE, QH_BULK_UPDATE, QH_BULK_DELETE };
 typedef struct qh_bulk_item {
-    int op;           /* QH_BULK_* */
-    char index[128];  /* "_index" ("" = the path's) */
-    char id[512];     /* "_id" */
+    int op;          /* QH_BULK_* */
+    char index[128]; /* "_index" ("" = the path's) */
+    char id[512];    /* "_id" */
     int has_id;
-    const char *doc;  /* the source line (INDEX, CREATE, UPDATE), into the caller's line */
+    const char *doc; /* the source line (INDEX, CREATE, UPDATE), into the caller's line */
     size_t ndoc;
-    uint64_t line;    /* the action line's number (from 1) */
-    char bad[200];    /* "" or why the action cannot be done (a per-item 400) */
+    uint64_t line; /* the action line's number (from 1) */
+    char bad[200]; /* "" or why the action cannot be done (a per-item 400) */
 } qh_bulk_item;
 typedef struct qh_bulk {
-    int want_doc;     /* the action line was read; its source line is next */
-    uint64_t line;    /* lines seen */
-    qh_bulk_item it;  /* the item being read */
+    int want_doc;    /* the action line was read; its source line is next */
+    uint64_t line;   /* lines seen */
+    qh_bulk_item it; /* the item being read */
 } qh_bulk;
 void qh_bulk_init(qh_bulk *b);
 /* Take the next line of the body (no '\n'; a trailing '\r' is ignored).

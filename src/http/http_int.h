@@ -36,7 +36,8 @@ void qh_otlp_rec_init(qh_otlp_rec *r);
 void qh_otlp_rec_reset(qh_otlp_rec *r);
 void qh_otlp_rec_free(qh_otlp_rec *r);
 /* The row's NDJSON object into out (cleared first). */
-void qh_otlp_row(const qh_otlp_res *res, const qh_otlp_scope *sc, const qh_otlp_rec *r, qr_buf *out);
+void qh_otlp_row(const qh_otlp_res *res, const qh_otlp_scope *sc, const qh_otlp_rec *r,
+                 qr_buf *out);
 /* An id's bytes as lowercase hex into out (2n+1 bytes); "" when all zero. */
 void qh_hex_id(const uint8_t *p, size_t n, char *out);
 /* Attribute maps: "{" ... "}" with string values (qh_map_put). */
@@ -48,8 +49,8 @@ void qh_map_end(qr_buf *b);
 void qh_fmt_double(double d, char *out, size_t cap);
 
 /* ---- idempotency (idem.c; docs/SERVER.md "Idempotency") ---- */
-#define QH_IDEM_IDS 100000u     /* per table: create _ids remembered (at least half) */
-#define QH_IDEM_KEYS 10000u     /* Idempotency-Key answers remembered */
+#define QH_IDEM_IDS       100000u     /* per table: create _ids remembered (at least half) */
+#define QH_IDEM_KEYS      10000u      /* Idempotency-Key answers remembered */
 #define QH_IDEM_KEY_BYTES (64u << 20) /* their bodies, in all */
 typedef struct qh_idem qh_idem;
 qh_idem *qh_idem_open(const char *datadir, qr_err *e);
@@ -77,8 +78,8 @@ int qh_idem_record(qh_idem *m, const char *table, uint64_t gen, const uint64_t *
                    const char *key, const qh_reply *r, qr_err *e);
 /* After the commit of that batch: ok, or failed (then it is forgotten:
  * a tombstone record, its ids out of the set, the key released). */
-void qh_idem_settle(qh_idem *m, const char *table, uint64_t gen, const uint64_t *ids,
-                    uint32_t nids, const char *key, int ok);
+void qh_idem_settle(qh_idem *m, const char *table, uint64_t gen, const uint64_t *ids, uint32_t nids,
+                    const char *key, int ok);
 uint64_t qh_id_hash(const char *id, size_t n);
 
 /* ---- Basic auth (auth.c) ---- */
@@ -88,7 +89,7 @@ int qh_auth_check(const qh_config *cfg, qr_sql_db *db, const char *user, const c
 
 /* ---- sets of 64-bit hashes (idem.c) ---- */
 typedef struct qh_u64set {
-    uint64_t *slot; /* 0 empty, 1 deleted, else a hash (qh_id_hash is never 0 or 1) */
+    uint64_t *slot;        /* 0 empty, 1 deleted, else a hash (qh_id_hash is never 0 or 1) */
     uint32_t cap, n, used; /* used: slots not empty (n + deleted) */
 } qh_u64set;
 int qh_u64set_add(qh_u64set *s, uint64_t h); /* 0, or -1 out of memory */
@@ -103,14 +104,14 @@ void qh_u64set_free(qh_u64set *s);
  * spill, bounded by the body limit) and are written at their table's turn,
  * after it. At the end every table is committed in turn. */
 typedef struct qh_sink_tab {
-    char name[64];   /* the catalog's spelling */
-    int status;      /* 0 ok so far; else the HTTP status of all its items */
+    char name[64]; /* the catalog's spelling */
+    int status;    /* 0 ok so far; else the HTTP status of all its items */
     qr_err err;
-    qh_u64set ids;   /* this request's create _id hashes */
-    uint64_t *idv;   /* the same in order */
+    qh_u64set ids; /* this request's create _id hashes */
+    uint64_t *idv; /* the same in order */
     uint32_t nidv, capidv;
     uint64_t rows;
-    int done;        /* its rows were written (its turn came) */
+    int done; /* its rows were written (its turn came) */
 } qh_sink_tab;
 typedef struct qh_sink_wait {
     uint32_t tab;
@@ -120,11 +121,11 @@ typedef struct qh_sink_wait {
 typedef struct qh_sink {
     qr_sql_db *db;
     qh_idem *idem;
-    int create;      /* a missing table: 0 refuse (42P01), 1 infer from its first row,
-                      * 2 the OpenTelemetry table */
+    int create; /* a missing table: 0 refuse (42P01), 1 infer from its first row,
+                 * 2 the OpenTelemetry table */
     qh_sink_tab *tabs;
     uint32_t ntabs;
-    int cur;         /* the table whose writer is open, or -1 */
+    int cur; /* the table whose writer is open, or -1 */
     qr_rowwriter w;
     qr_buf spill;
     qh_sink_wait *wait;
@@ -147,8 +148,7 @@ typedef int (*qh_reply_fn)(void *arg, qh_reply *r);
  * carries key and build()'s answer when key is not NULL). Table failures
  * are in tabs[].status / err. 0 when every table committed and the key (if
  * any) was stored, else -1. */
-int qh_sink_commit(qh_sink *s, const char *key, qh_reply_fn build, qh_item_fail_fn fail,
-                   void *arg);
+int qh_sink_commit(qh_sink *s, const char *key, qh_reply_fn build, qh_item_fail_fn fail, void *arg);
 /* Drop everything written (nothing of the request becomes visible). */
 void qh_sink_abort(qh_sink *s);
 void qh_sink_free(qh_sink *s);
@@ -157,17 +157,17 @@ typedef struct qh_req qh_req;
 struct qh_req {
     qr_sql_db *db;
     qh_idem *idem;
-    char table[64];   /* from the path, header or query ("" none) */
-    char key[256];    /* Idempotency-Key ("" none) */
-    int json;         /* OTLP: the JSON encoding (else protobuf) */
-    int lines_mode;   /* 1: the body comes as lines (on_line), 0: whole (body) */
-    qr_buf body;      /* lines_mode 0: the decoded body */
-    uint64_t lines;   /* lines_mode 1: lines seen */
-    int done;         /* the answer is decided (status, resp); later input is dropped */
+    char table[64]; /* from the path, header or query ("" none) */
+    char key[256];  /* Idempotency-Key ("" none) */
+    int json;       /* OTLP: the JSON encoding (else protobuf) */
+    int lines_mode; /* 1: the body comes as lines (on_line), 0: whole (body) */
+    qr_buf body;    /* lines_mode 0: the decoded body */
+    uint64_t lines; /* lines_mode 1: lines seen */
+    int done;       /* the answer is decided (status, resp); later input is dropped */
     int status;
     char ctype[64];
     qr_buf resp;
-    void *ep;         /* the endpoint's state */
+    void *ep;                                              /* the endpoint's state */
     int (*on_line)(qh_req *q, const char *line, size_t n); /* 0, or -1 with the answer set */
     void (*on_end)(qh_req *q);                             /* sets the answer */
     void (*on_free)(qh_req *q);

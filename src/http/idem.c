@@ -30,7 +30,7 @@
 #include "util/hash.h"
 
 #define MAGIC "QHIDEM1\n"
-#define HALF (QH_IDEM_IDS / 2)
+#define HALF  (QH_IDEM_IDS / 2)
 
 uint64_t qh_id_hash(const char *id, size_t n)
 {
@@ -112,11 +112,11 @@ void qh_u64set_free(qh_u64set *s)
 /* ---- the store ---- */
 typedef struct idem_tab {
     char name[64];
-    uint64_t gen;            /* the last generation known committed */
-    qh_u64set cur, prev;     /* cur: the newest ids (up to HALF) */
-    uint64_t *curv, *prevv;  /* the same in order (for compaction) */
+    uint64_t gen;           /* the last generation known committed */
+    qh_u64set cur, prev;    /* cur: the newest ids (up to HALF) */
+    uint64_t *curv, *prevv; /* the same in order (for compaction) */
     uint32_t ncur, nprev;
-    int pending;             /* a batch between record and settle */
+    int pending; /* a batch between record and settle */
 } idem_tab;
 
 typedef struct idem_key {
@@ -656,8 +656,8 @@ int qh_idem_record(qh_idem *m, const char *table, uint64_t gen, const uint64_t *
     return rc;
 }
 
-void qh_idem_settle(qh_idem *m, const char *table, uint64_t gen, const uint64_t *ids,
-                    uint32_t nids, const char *key, int ok)
+void qh_idem_settle(qh_idem *m, const char *table, uint64_t gen, const uint64_t *ids, uint32_t nids,
+                    const char *key, int ok)
 {
     pthread_mutex_lock(&m->mu);
     idem_tab *t = tab_get(m, table, 0);

@@ -40,7 +40,7 @@ struct qh_server {
 typedef struct hreq {
     qh_req q;
     qh_server *srv;
-    int started;   /* the endpoint was started (the body goes to it) */
+    int started; /* the endpoint was started (the body goes to it) */
     int gzip;
     z_stream z;
     int z_init, z_end;
@@ -101,8 +101,8 @@ int qh_config_check(const qh_config *c, qr_err *e)
     int loop = is_loopback(ai->ai_addr);
     freeaddrinfo(ai);
     if (!loop && c->auth != PGW_AUTH_SCRAM)
-        return qr_errf(e, QR_E_ARGS, "refusing to listen on %s without authentication (--auth scram)",
-                       c->host);
+        return qr_errf(e, QR_E_ARGS,
+                       "refusing to listen on %s without authentication (--auth scram)", c->host);
     if (c->max_body == 0)
         return qr_errf(e, QR_E_ARGS, "--http-max-body must be positive");
     return 0;
@@ -132,7 +132,8 @@ void qh_req_error(qh_req *q, int status, const char *code, const char *msg, uint
 static enum MHD_Result send_answer(struct MHD_Connection *c, int status, const char *ctype,
                                    const void *body, size_t n, int replay)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", ctype);
@@ -315,8 +316,8 @@ static int start(hreq *h, struct MHD_Connection *c, const char *url, const char 
             MHD_free(pass);
         if (!ok) {
             qh_req_error(q, 401, "28P01", "authentication failed (HTTP Basic, a Quarry user)", 0);
-            struct MHD_Response *r = MHD_create_response_from_buffer(
-                q->resp.len, q->resp.p, MHD_RESPMEM_MUST_COPY);
+            struct MHD_Response *r =
+                MHD_create_response_from_buffer(q->resp.len, q->resp.p, MHD_RESPMEM_MUST_COPY);
             if (!r) {
                 *rc = MHD_NO;
                 return 0;
@@ -329,8 +330,9 @@ static int start(hreq *h, struct MHD_Connection *c, const char *url, const char 
     }
     int ep = route(url, q->table, sizeof q->table);
     if (ep == EP_NONE) {
-        *rc = send_error(c, 404, "42704", "no such endpoint (POST /v1/ingest/TABLE, /_bulk, "
-                                          "/INDEX/_bulk, /v1/logs)");
+        *rc = send_error(c, 404, "42704",
+                         "no such endpoint (POST /v1/ingest/TABLE, /_bulk, "
+                         "/INDEX/_bulk, /v1/logs)");
         return 0;
     }
     if (ep == EP_ROOT) {
@@ -365,7 +367,8 @@ static int start(hreq *h, struct MHD_Connection *c, const char *url, const char 
     const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (ce && ce[0] && strcasecmp(ce, "identity") != 0) {
         if (strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "x-gzip") != 0) {
-            *rc = send_error(c, 415, QR_E_FEATURE, "unsupported Content-Encoding (gzip or identity)");
+            *rc =
+                send_error(c, 415, QR_E_FEATURE, "unsupported Content-Encoding (gzip or identity)");
             return 0;
         }
         h->gzip = 1;

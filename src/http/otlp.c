@@ -55,7 +55,8 @@ static int otlp_reply(void *arg, qh_reply *r)
         return -1;
     }
     r->status = 200;
-    snprintf(r->ctype, sizeof r->ctype, "%s", q->json ? "application/json" : "application/x-protobuf");
+    snprintf(r->ctype, sizeof r->ctype, "%s",
+             q->json ? "application/json" : "application/x-protobuf");
     r->body = b.p ? b.p : malloc(1);
     r->n = b.len;
     return r->body ? 0 : -1;
@@ -107,7 +108,8 @@ static void otlp_end(qh_req *q)
         return;
     }
     q->status = 200;
-    snprintf(q->ctype, sizeof q->ctype, "%s", q->json ? "application/json" : "application/x-protobuf");
+    snprintf(q->ctype, sizeof q->ctype, "%s",
+             q->json ? "application/json" : "application/x-protobuf");
     encode(q, o->rejected, o->first.msg, &q->resp);
 }
 

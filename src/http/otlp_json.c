@@ -172,7 +172,9 @@ static int any_value(jx *x, qr_buf *o, int typed, int depth)
             if (qj_peek(&x->j) == QJ_STRING) { /* "NaN", "Infinity", "-Infinity" */
                 if (qj_string(&x->j, &s, &x->a) != 0)
                     return -1;
-                d = s.n && s.p[0] == 'N' ? 0.0 / 0.0 : s.n && s.p[0] == '-' ? -1.0 / 0.0 : 1.0 / 0.0;
+                d = s.n && s.p[0] == 'N'   ? 0.0 / 0.0
+                    : s.n && s.p[0] == '-' ? -1.0 / 0.0
+                                           : 1.0 / 0.0;
             } else {
                 if (qj_number(&x->j, &s) != 0 || s.n >= sizeof num)
                     return -1;
@@ -296,8 +298,10 @@ static int hex_id(jx *x, size_t want, char *out, int *bad)
     }
     for (size_t i = 0; i < s.n; i++) {
         char c = s.p[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int v = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (v < 0) {
             *bad = 1;
             return 0;
@@ -311,11 +315,10 @@ static int hex_id(jx *x, size_t want, char *out, int *bad)
     return 0;
 }
 
-static const char *sev_names[] = {"UNSPECIFIED", "TRACE",  "TRACE2", "TRACE3", "TRACE4",
-                                  "DEBUG",       "DEBUG2", "DEBUG3", "DEBUG4", "INFO",
-                                  "INFO2",       "INFO3",  "INFO4",  "WARN",   "WARN2",
-                                  "WARN3",       "WARN4",  "ERROR",  "ERROR2", "ERROR3",
-                                  "ERROR4",      "FATAL",  "FATAL2", "FATAL3", "FATAL4"};
+static const char *sev_names[] = {
+    "UNSPECIFIED", "TRACE",  "TRACE2", "TRACE3", "TRACE4", "DEBUG",  "DEBUG2", "DEBUG3", "DEBUG4",
+    "INFO",        "INFO2",  "INFO3",  "INFO4",  "WARN",   "WARN2",  "WARN3",  "WARN4",  "ERROR",
+    "ERROR2",      "ERROR3", "ERROR4", "FATAL",  "FATAL2", "FATAL3", "FATAL4"};
 
 static int severity(jx *x, int32_t *v)
 {

@@ -127,7 +127,8 @@ void qh_otlp_row(const qh_otlp_res *res, const qh_otlp_scope *sc, const qh_otlp_
     char num[160];
     qr_buf_clear(o);
     uint64_t ts = r->time_ns ? r->time_ns : r->observed_ns;
-    snprintf(num, sizeof num, "{\"Timestamp\":%llu,\"TraceId\":\"%s\",\"SpanId\":\"%s\",\"TraceFlags\":%u",
+    snprintf(num, sizeof num,
+             "{\"Timestamp\":%llu,\"TraceId\":\"%s\",\"SpanId\":\"%s\",\"TraceFlags\":%u",
              (unsigned long long)ts, r->trace, r->span, r->flags & 0xffu);
     qr_buf_put(o, num, strlen(num));
     put_kv_str(o, "SeverityText", &r->sev_text);
@@ -169,7 +170,8 @@ void qh_otlp_response_json(uint64_t rejected, const char *msg, qr_buf *out)
         return;
     }
     char num[96];
-    snprintf(num, sizeof num, "{\"partialSuccess\":{\"rejectedLogRecords\":\"%llu\",\"errorMessage\":",
+    snprintf(num, sizeof num,
+             "{\"partialSuccess\":{\"rejectedLogRecords\":\"%llu\",\"errorMessage\":",
              (unsigned long long)rejected);
     qr_buf_put(out, num, strlen(num));
     qj_write_string(out, msg ? msg : "", msg ? strlen(msg) : 0);

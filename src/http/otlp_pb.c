@@ -168,7 +168,8 @@ int qh_otlp_pb_rows(const uint8_t *p, size_t n, qh_row_fn row, void *arg, uint64
     *records = *rejected = 0;
     Otlp__ExportLogsServiceRequest *req = otlp__export_logs_service_request__unpack(NULL, n, p);
     if (!req)
-        return qr_errf(e, QR_E_INVALID_TEXT, "the body is not an ExportLogsServiceRequest in protobuf");
+        return qr_errf(e, QR_E_INVALID_TEXT,
+                       "the body is not an ExportLogsServiceRequest in protobuf");
     qh_otlp_res res;
     qh_otlp_scope sc;
     qh_otlp_rec r;

@@ -51,7 +51,8 @@ static int table_for(qh_sink *s, const char *name, const char *line, size_t n, q
                            "invalid table name \"%s\" (1-63 letters, digits or '_', not "
                            "starting with a digit)",
                            name);
-        qr_tabdef *d = s->create == 2 ? qr_tabdef_otel(name) : qr_infer_schema(name, line, n, name, e);
+        qr_tabdef *d =
+            s->create == 2 ? qr_tabdef_otel(name) : qr_infer_schema(name, line, n, name, e);
         if (!d)
             return s->create == 2 ? qr_errf(e, QR_E_NOMEM, "out of memory") : -1;
         int created;
@@ -173,8 +174,7 @@ static int commit_cur(qh_sink *s, const char *key, qh_reply_fn build, void *arg,
     return rc;
 }
 
-int qh_sink_commit(qh_sink *s, const char *key, qh_reply_fn build, qh_item_fail_fn fail,
-                   void *arg)
+int qh_sink_commit(qh_sink *s, const char *key, qh_reply_fn build, qh_item_fail_fn fail, void *arg)
 {
     int rc = 0;
     uint64_t done_waits = 0;

@@ -184,8 +184,8 @@ int qr_rows_table(qr_sql_db *db, const char *name, char *canon, size_t cap)
     return found;
 }
 
-int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon,
-                         size_t cap, qr_err *e)
+int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon, size_t cap,
+                         qr_err *e)
 {
     *created = 0;
     qr_sqldb_lock(db, 1);

@@ -67,8 +67,8 @@ int qr_rows_table(qr_sql_db *db, const char *name, char *canon, size_t cap);
 /* Create table def->name unless a table of that name exists, with any
  * definition (*created says which; canon gets the catalog's spelling).
  * 0, or -1 with e set (22023 a bad name, 58030). */
-int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon,
-                         size_t cap, qr_err *e);
+int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon, size_t cap,
+                         qr_err *e);
 /* Text (a string constant of INSERT, a CSV or text-format field of COPY)
  * as the JSON value of a column of `type`, appended to out: NULL, or the
  * SQLSTATE (22P02, 22007, 22003) with *why saying what is wrong (static

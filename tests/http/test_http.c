@@ -83,13 +83,13 @@ static void test_bulk_malformed_lines(void **st)
 {
     (void)st;
     static const char *bad[] = {
-        "{\"index\":{}\n",                   /* truncated */
-        "[1]\n",                             /* not an object */
-        "{\"frobnicate\":{}}\n",             /* unknown action */
-        "{}\n",                              /* no action */
-        "{\"index\":{},\"create\":{}}\n",    /* two actions */
-        "{\"index\":7}\n",                   /* metadata not an object */
-        "{\"index\":{}} trailing\n",         /* trailing text */
+        "{\"index\":{}\n",                /* truncated */
+        "[1]\n",                          /* not an object */
+        "{\"frobnicate\":{}}\n",          /* unknown action */
+        "{}\n",                           /* no action */
+        "{\"index\":{},\"create\":{}}\n", /* two actions */
+        "{\"index\":7}\n",                /* metadata not an object */
+        "{\"index\":{}} trailing\n",      /* trailing text */
     };
     for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++) {
         qh_bulk b;
@@ -371,17 +371,23 @@ static const char *json_req =
     "\"body\":{\"stringValue\":\"failed to place order\"},\"flags\":257,"
     "\"traceId\":\"5B8EFFF798038103D269B633813FC60C\",\"spanId\":\"eee19b7ec3c1b174\","
     "\"attributes\":[{\"key\":\"amount\",\"value\":{\"doubleValue\":1023.83}},"
-    "{\"key\":\"n\",\"value\":{\"intValue\":-7}},{\"key\":\"raw\",\"value\":{\"bytesValue\":\"AAH/\"}},"
-    "{\"key\":\"list\",\"value\":{\"arrayValue\":{\"values\":[{\"intValue\":\"1\"},{\"stringValue\":\"a\"},{\"boolValue\":true}]}}},"
-    "{\"key\":\"obj\",\"value\":{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":{\"doubleValue\":2.5}}]}}}],"
+    "{\"key\":\"n\",\"value\":{\"intValue\":-7}},{\"key\":\"raw\",\"value\":{\"bytesValue\":\"AAH/"
+    "\"}},"
+    "{\"key\":\"list\",\"value\":{\"arrayValue\":{\"values\":[{\"intValue\":\"1\"},{"
+    "\"stringValue\":\"a\"},{\"boolValue\":true}]}}},"
+    "{\"key\":\"obj\",\"value\":{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":{"
+    "\"doubleValue\":2.5}}]}}}],"
     "\"droppedAttributesCount\":0,\"eventName\":\"\"},"
-    "{\"observed_time_unix_nano\":99,\"body\":{\"kvlistValue\":{\"values\":[{\"key\":\"a\",\"value\":"
+    "{\"observed_time_unix_nano\":99,\"body\":{\"kvlistValue\":{\"values\":[{\"key\":\"a\","
+    "\"value\":"
     "{\"arrayValue\":{\"values\":[{\"stringValue\":\"b\"}]}}}]}},\"traceId\":\"\",\"spanId\":\"\"},"
     "{\"traceId\":\"abc\"}"
     "],\"schemaUrl\":\"https://s/1\",\"scope\":{\"name\":\"io.shop\",\"version\":\"2.1\","
     "\"attributes\":[{\"key\":\"lib\",\"value\":{\"stringValue\":\"x\"}}]}}],"
-    "\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"checkout\"}},"
-    "{\"key\":\"process.pid\",\"value\":{\"intValue\":\"48\"}},{\"key\":\"ok\",\"value\":{\"boolValue\":true}}],"
+    "\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":"
+    "\"checkout\"}},"
+    "{\"key\":\"process.pid\",\"value\":{\"intValue\":\"48\"}},{\"key\":\"ok\",\"value\":{"
+    "\"boolValue\":true}}],"
     "\"droppedAttributesCount\":0},\"schemaUrl\":\"https://opentelemetry.io/schemas/1.26.0\"}]}";
 
 static void test_otlp_json_maps_every_column(void **st)
@@ -391,18 +397,24 @@ static void test_otlp_json_maps_every_column(void **st)
     uint64_t recs, rej;
     qr_err e;
     /* resource and scope after their records: read first all the same */
-    assert_int_equal(qh_otlp_json_rows(json_req, strlen(json_req), take_row, &r, &recs, &rej, &e), 0);
+    assert_int_equal(qh_otlp_json_rows(json_req, strlen(json_req), take_row, &r, &recs, &rej, &e),
+                     0);
     assert_int_equal(recs, 3);
     assert_int_equal(rej, 1); /* traceId "abc" */
     assert_int_equal(r.n, 2);
     assert_string_equal(r.lines[0], expect0);
     assert_string_equal(r.lines[1], expect1);
-    static const char *bad[] = {"[]", "{\"resourceLogs\":{}}", "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":\"x\"}]}]}]}",
-                                "{\"resourceLogs\":[", "{\"resourceLogs\":[]} x",
-                                "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"severityNumber\":\"LOUD\"}]}]}]}"};
+    static const char *bad[] = {
+        "[]",
+        "{\"resourceLogs\":{}}",
+        "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"timeUnixNano\":\"x\"}]}]}]}",
+        "{\"resourceLogs\":[",
+        "{\"resourceLogs\":[]} x",
+        "{\"resourceLogs\":[{\"scopeLogs\":[{\"logRecords\":[{\"severityNumber\":\"LOUD\"}]}]}]}"};
     for (unsigned i = 0; i < sizeof bad / sizeof *bad; i++) {
         rows r2 = {0};
-        assert_int_equal(qh_otlp_json_rows(bad[i], strlen(bad[i]), take_row, &r2, &recs, &rej, &e), -1);
+        assert_int_equal(qh_otlp_json_rows(bad[i], strlen(bad[i]), take_row, &r2, &recs, &rej, &e),
+                         -1);
         assert_string_equal(e.code, QR_E_INVALID_TEXT);
     }
     rows r3 = {0};
@@ -418,7 +430,8 @@ static void test_otlp_responses(void **st)
     qh_otlp_response_pb(0, NULL, &b);
     assert_int_equal(b.len, 0); /* an empty ExportLogsServiceResponse */
     qh_otlp_response_pb(2, "bad", &b);
-    Otlp__ExportLogsServiceResponse *r = otlp__export_logs_service_response__unpack(NULL, b.len, b.p);
+    Otlp__ExportLogsServiceResponse *r =
+        otlp__export_logs_service_response__unpack(NULL, b.len, b.p);
     assert_non_null(r);
     assert_non_null(r->partial_success);
     assert_int_equal(r->partial_success->rejected_log_records, 2);
@@ -427,8 +440,9 @@ static void test_otlp_responses(void **st)
     qr_buf_clear(&b);
     qh_otlp_response_json(3, "x \"y\"", &b);
     qr_buf_put_u8(&b, 0);
-    assert_string_equal((char *)b.p,
-                        "{\"partialSuccess\":{\"rejectedLogRecords\":\"3\",\"errorMessage\":\"x \\\"y\\\"\"}}");
+    assert_string_equal(
+        (char *)b.p,
+        "{\"partialSuccess\":{\"rejectedLogRecords\":\"3\",\"errorMessage\":\"x \\\"y\\\"\"}}");
     qr_buf_free(&b);
     char d[40];
     qh_fmt_double(0.1, d, sizeof d);
