@@ -170,6 +170,34 @@ printf 'garbage' > "$T/junk"
 eq "otlp: an undecodable protobuf body is a 400" 400 "$(post /v1/logs -H 'Content-Type: application/x-protobuf' --data-binary @"$T/junk" | head -1)"
 eq "otlp: a JSON body that is not a request is a 400" 400 "$(post /v1/logs -H 'Content-Type: application/json' --data-binary '[1]' | head -1)"
 
+# --- a larger body, and requests at once ----------------------------------------------
+"$Q" gen --rows 1000 --seed 5 > "$T/gen.ndjson"
+n0=$(P "SELECT count(*) FROM otel_logs")
+eq "ndjson: 1000 generated rows in one request" "$(printf '200\n{"rows":1000}')" "$(post /v1/ingest/otel_logs "${ND[@]}" --data-binary @"$T/gen.ndjson")"
+eq "ndjson: ... all there" "$((n0 + 1000))" "$(P "SELECT count(*) FROM otel_logs")"
+first=$(head -1 "$T/gen.ndjson")
+tid=$(printf '%s' "$first" | sed 's/.*"TraceId":"\([^"]*\)".*/\1/'); sid=$(printf '%s' "$first" | sed 's/.*"SpanId":"\([^"]*\)".*/\1/')
+body=$(printf '%s' "$first" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["Body"])')
+eq "ndjson: ... the first one as it was sent" "$body" "$(P "SELECT Body FROM otel_logs WHERE TraceId = '$tid' AND SpanId = '$sid'")"
+P "CREATE TABLE ca (ts TIMESTAMP, k INT64)" >/dev/null
+P "CREATE TABLE cb (ts TIMESTAMP, k INT64)" >/dev/null
+# 6 _bulk requests at once, each with 50 items for ca and 50 for cb, half of
+# them naming cb first: no request may hold two writers (they would deadlock)
+for r in 0 1 2 3 4 5; do
+    if [ $((r % 2)) = 0 ]; then first=ca; second=cb; else first=cb; second=ca; fi
+    for i in $(seq 1 50); do
+        printf '{"index":{"_index":"%s"}}\n{"ts":%d,"k":%d}\n' "$first" "$i" "$r"
+        printf '{"index":{"_index":"%s"}}\n{"ts":%d,"k":%d}\n' "$second" "$i" "$r"
+    done > "$T/conc$r"
+done
+for r in 0 1 2 3 4 5; do
+    curl -s -m 60 -o "$T/conc$r.out" -w '%{http_code}\n' -XPOST "$U/_bulk" "${ND[@]}" --data-binary @"$T/conc$r" > "$T/conc$r.code" &
+done
+wait
+eq "concurrent _bulk across two tables in both orders: all answered 200" "200 200 200 200 200 200" "$(cat "$T"/conc?.code | tr '\n' ' ' | sed 's/ $//')"
+eq "... with no item error" "0" "$(cat "$T"/conc?.out | grep -c '"errors":true')"
+eq "... every row there once" "300|6 300|6" "$(P "SELECT count(*), count(DISTINCT k) FROM ca") $(P "SELECT count(*), count(DISTINCT k) FROM cb")"
+
 # --- statuses ------------------------------------------------------------------------
 status() { curl -s -m 30 -o "$T/sbody" -w '%{http_code}' "$@"; }
 eq "a wrong method is a 405" 405 "$(status "$U/v1/ingest/t")"
@@ -207,7 +235,9 @@ fi
 
 # --- durability: SIGKILL after the answers, then a restart ----------------------------
 before=$(P "SELECT count(*) FROM t")
-kill -KILL "$main_pid"; wait "$main_pid" 2>/dev/null
+disown "$main_pid" # no "Killed" notice from the shell
+kill -KILL "$main_pid"
+for _ in $(seq 1 100); do kill -0 "$main_pid" 2>/dev/null || break; sleep 0.1; done
 serve main "$D"
 U=http://127.0.0.1:$main_http
 eq "after SIGKILL and a restart every answered row is there" "$before" "$(P "SELECT count(*) FROM t")"

@@ -534,6 +534,93 @@ static void test_idem_survives_a_reopen_and_forgets_failed_batches(void **st)
     tu_rmdir(dir);
 }
 
+/* ---- a request over two tables: the second's rows wait their turn ---- */
+typedef struct fails {
+    uint64_t seq[8];
+    int status[8];
+    int n;
+} fails;
+static void on_fail(void *arg, uint64_t seq, int status, const qr_err *e)
+{
+    (void)e;
+    fails *f = arg;
+    f->seq[f->n] = seq;
+    f->status[f->n++] = status;
+}
+static int one_reply(void *arg, qh_reply *r)
+{
+    (void)arg;
+    r->status = 200;
+    snprintf(r->ctype, sizeof r->ctype, "application/json");
+    r->body = (unsigned char *)strdup("{}");
+    r->n = 2;
+    return 0;
+}
+
+static void test_sink_two_tables_one_writer_at_a_time(void **st)
+{
+    (void)st;
+    char *dir = tu_tmpdir();
+    qr_sql_session s;
+    qr_err e;
+    assert_int_equal(qr_sql_open(&s, dir, 1, &e), 0);
+    qr_qctx ctx;
+    qr_sql_ctx_init(&s, &ctx, NULL);
+    const char *ddl[] = {"CREATE TABLE a (ts TIMESTAMP, v INT64)",
+                         "CREATE TABLE b (ts TIMESTAMP, v INT64)"};
+    for (int i = 0; i < 2; i++) {
+        qr_result res;
+        qr_result_init(&res, &ctx);
+        assert_int_equal(qr_sql_exec(&s, ddl[i], strlen(ddl[i]), &res, &e), 0);
+        qr_result_free(&res);
+    }
+    qh_idem *m = qh_idem_open(dir, &e);
+    assert_non_null(m);
+    qh_sink k;
+    qh_sink_init(&k, s.db, m, 0);
+    uint32_t tab;
+    const char *r1 = "{\"ts\":1,\"v\":1}", *r2 = "{\"ts\":2,\"v\":2}",
+               *bad = "{\"ts\":3,\"v\":\"x\"}";
+    uint64_t x = qh_id_hash("x", 1);
+    assert_int_equal(qh_sink_add(&k, "a", r1, strlen(r1), 0, 0, &tab, &e), 0);
+    assert_int_equal(k.cur, 0);
+    assert_int_equal(qh_sink_add(&k, "b", r1, strlen(r1), x, 1, &tab, &e), 0); /* waits */
+    assert_int_equal(tab, 1);
+    assert_int_equal(k.cur, 0);
+    assert_int_equal(k.nwait, 1);
+    assert_int_equal(qh_sink_add(&k, "a", r2, strlen(r2), 0, 2, &tab, &e), 0);
+    assert_int_equal(qh_sink_add(&k, "b", r2, strlen(r2), x, 3, &tab, &e),
+                     0); /* dup id: at its turn */
+    assert_int_equal(qh_sink_add(&k, "b", bad, strlen(bad), 0, 4, &tab, &e),
+                     0); /* bad: at its turn */
+    fails f = {0};
+    assert_int_equal(qh_sink_commit(&k, "key-2t", one_reply, on_fail, &f), 0);
+    assert_int_equal(f.n, 2);
+    assert_int_equal(f.seq[0], 3);
+    assert_int_equal(f.status[0], 409);
+    assert_int_equal(f.seq[1], 4);
+    assert_int_equal(f.status[1], 400);
+    assert_int_equal(k.tabs[0].rows, 2);
+    assert_int_equal(k.tabs[1].rows, 1);
+    assert_int_equal(k.tabs[0].status, 0);
+    assert_int_equal(k.tabs[1].status, 0);
+    qh_sink_free(&k);
+    qh_reply got;
+    assert_int_equal(qh_idem_key_claim(m, "key-2t", &got), 1); /* stored with b's commit */
+    free(got.body);
+    assert_true(qh_idem_has_id(m, "b", x));
+    qr_result res;
+    qr_result_init(&res, &ctx);
+    const char *q = "SELECT (SELECT count(*) FROM a) * 10 + (SELECT count(*) FROM b)";
+    assert_int_equal(qr_sql_exec(&s, q, strlen(q), &res, &e), 0);
+    assert_int_equal(res.nrows, 1);
+    assert_int_equal(res.cells[0].i, 21); /* a: 2 rows, b: 1 */
+    qr_result_free(&res);
+    qh_idem_close(m);
+    qr_sql_close(&s);
+    tu_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -543,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_otlp_json_maps_every_column),
         cmocka_unit_test(test_otlp_responses),
         cmocka_unit_test(test_idem_survives_a_reopen_and_forgets_failed_batches),
+        cmocka_unit_test(test_sink_two_tables_one_writer_at_a_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
