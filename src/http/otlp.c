@@ -101,6 +101,9 @@ static void otlp_end(qh_req *q)
         status_error(q, qh_status_of(e.code), e.msg);
         return;
     }
+    if (o->rejected && !o->first.code[0]) /* only records the decoder refused */
+        qr_errf(&o->first, QR_E_INVALID_TEXT,
+                "a log record's traceId or spanId is not 16 or 8 bytes");
     if (qh_sink_commit(&o->sink, q->key[0] ? q->key : NULL, otlp_reply, NULL, q) != 0) {
         const qr_err *te = o->sink.ntabs ? &o->sink.tabs[0].err : &e;
         status_error(q, te->code[0] ? qh_status_of(te->code) : 500,

@@ -144,7 +144,7 @@ cat > "$T/otlp.json" <<'J'
   "schemaUrl":"https://scope/1"}],"schemaUrl":"https://res/1"}]}
 J
 post /v1/logs -H 'Content-Type: application/json' --data-binary @"$T/otlp.json" > "$T/r"
-eq "otlp json: partial success names the rejected record" "$(printf '200\n{"partialSuccess":{"rejectedLogRecords":"1","errorMessage":""}}')" "$(cat "$T/r")"
+eq "otlp json: partial success names the rejected record" "$(printf '200\n{"partialSuccess":{"rejectedLogRecords":"1","errorMessage":"a log record'"'"'s traceId or spanId is not 16 or 8 bytes"}}')" "$(cat "$T/r")"
 eq "otlp json: otel_logs made with the OpenTelemetry definition" "Body|inverted" "$(P "SELECT a.attname, am.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] JOIN pg_class t ON t.oid = i.indrelid WHERE t.relname = 'otel_logs' AND am.amname = 'inverted'" 2>/dev/null || true)"
 eq "otlp json: every column of the first record" \
    '2025-09-23 00:00:00.123456+00|5b8efff798038103d269b633813fc60c|eee19b7ec3c1b174|1|ERROR|17|cart|failed to place order|https://res/1|{"service.name":"cart","pid":"42"}|https://scope/1|my.lib|1.2|{}|{"user":"u1"}' \
