@@ -564,8 +564,10 @@ int qh_idem_key_claim(qh_idem *m, const char *key, qh_reply *r)
 {
     pthread_mutex_lock(&m->mu);
     int rc = 0;
-    idem_key *k = key_find(m, key);
-    if (k) {
+    idem_key *k = claimed(m, key) >= 0 ? NULL : key_find(m, key);
+    if (claimed(m, key) >= 0) {
+        rc = 2; /* running: its answer (recorded before its commit) is not final yet */
+    } else if (k) {
         *r = k->r;
         r->body = malloc(k->r.n ? k->r.n : 1);
         if (r->body) {
@@ -574,8 +576,6 @@ int qh_idem_key_claim(qh_idem *m, const char *key, qh_reply *r)
         } else {
             rc = 2; /* out of memory: the client retries */
         }
-    } else if (claimed(m, key) >= 0) {
-        rc = 2;
     } else {
         char **nc = realloc(m->claims, sizeof *nc * (m->nclaims + 1));
         char *d = strdup(key);

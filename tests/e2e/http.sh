@@ -190,10 +190,12 @@ for r in 0 1 2 3 4 5; do
         printf '{"index":{"_index":"%s"}}\n{"ts":%d,"k":%d}\n' "$second" "$i" "$r"
     done > "$T/conc$r"
 done
+cpids=()
 for r in 0 1 2 3 4 5; do
     curl -s -m 60 -o "$T/conc$r.out" -w '%{http_code}\n' -XPOST "$U/_bulk" "${ND[@]}" --data-binary @"$T/conc$r" > "$T/conc$r.code" &
+    cpids+=($!)
 done
-wait
+wait "${cpids[@]}" # the curls only (curl -m bounds each), not the server
 eq "concurrent _bulk across two tables in both orders: all answered 200" "200 200 200 200 200 200" "$(cat "$T"/conc?.code | tr '\n' ' ' | sed 's/ $//')"
 eq "... with no item error" "0" "$(cat "$T"/conc?.out | grep -c '"errors":true')"
 eq "... every row there once" "300|6 300|6" "$(P "SELECT count(*), count(DISTINCT k) FROM ca") $(P "SELECT count(*), count(DISTINCT k) FROM cb")"
