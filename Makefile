@@ -6,8 +6,8 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm
-INC     := -Isrc
+DEPS_LIBS := -lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm
+INC     := -Isrc -Ibuild/gen
 # the tests' independent oracle for GROUP BY answers; libpq for the server's client tests
 TEST_LIBS := -lsqlite3 -lpq
 TEST_INC  := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
@@ -17,12 +17,15 @@ ASAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=address
                -fno-sanitize-recover=undefined -D_GNU_SOURCE $(INC)
 TSAN_CFLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer -fsanitize=thread -D_GNU_SOURCE $(INC)
 
-LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+# C generated at build time: the OTLP messages (src/http/otlp_logs.proto) by protoc-c
+GEN_C    := build/gen/http/otlp_logs.pb-c.c
+GEN_H    := build/gen/http/otlp_logs.pb-c.h
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c))) $(GEN_C)
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
 
 define objs
-$(patsubst src/%.c,build/$(1)/obj/%.o,$(2))
+$(patsubst build/gen/%.c,build/$(1)/obj/_gen/%.o,$(patsubst src/%.c,build/$(1)/obj/%.o,$(2)))
 endef
 
 REL_LIB   := build/rel/libquarry.a
@@ -40,7 +43,17 @@ all: $(REL_BIN)
 deps:
 	@bash scripts/install-deps
 
+# ---- generated ----
+$(GEN_C) $(GEN_H) &: src/http/otlp_logs.proto
+	@mkdir -p build/gen/http
+	protoc-c --c_out=build/gen/http --proto_path=src/http $<
+# everything that may include the generated header waits for it
+$(foreach b,rel asan tsan,$(call objs,$(b),$(LIB_SRC) $(CLI_SRC))): $(GEN_H)
+
 # ---- release ----
+build/rel/obj/_gen/%.o: build/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -c $< -o $@
 build/rel/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REL_CFLAGS) -MMD -MP -c $< -o $@
@@ -57,6 +70,9 @@ build/rel/bench/%: bench/%.c $(REL_LIB)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(REL_LIB) $(DEPS_LIBS)
 
 # ---- ASan + UBSan ----
+build/asan/obj/_gen/%.o: build/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) -c $< -o $@
 build/asan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ASAN_CFLAGS) -MMD -MP -c $< -o $@
@@ -70,6 +86,9 @@ build/asan/tests/%: tests/%.c $(ASAN_LIB)
 
 # ---- ThreadSanitizer (make tsan-stress; not part of make test) ----
 TSAN_LIB := build/tsan/libquarry.a
+build/tsan/obj/_gen/%.o: build/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN_CFLAGS) -c $< -o $@
 build/tsan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN_CFLAGS) -MMD -MP -c $< -o $@
@@ -95,8 +114,10 @@ e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
+	@QUARRY=$(REL_BIN) bash tests/e2e/http.sh
+	@QUARRY=$(ASAN_BIN) bash tests/e2e/http.sh
 
-fuzz:
+fuzz: $(GEN_C)
 	@bash fuzz/run.sh 20
 
 # 8 clients over one table for QUARRY_STRESS_SECONDS (20 by default here);
@@ -112,7 +133,7 @@ check-layers:
 clang-build:
 	@$(MAKE) --no-print-directory -s CC=clang BUILDTAG=clang build/clang/ok
 
-build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c)
+build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c) $(GEN_H)
 	@mkdir -p build/clang
 	clang $(CSTD) $(WARN) -O2 -D_GNU_SOURCE $(INC) -o build/clang/quarry $(LIB_SRC) $(CLI_SRC) $(DEPS_LIBS)
 	@for f in $(TEST_SRC) $(wildcard fuzz/fuzz_*.c); do \
@@ -138,7 +159,7 @@ bench: deps
 	@bash bench/topk.sh
 
 format:
-	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC)
+	clang-format -i $(filter-out $(GEN_C),$(LIB_SRC)) $(CLI_SRC) $(TEST_SRC)
 
 clean:
 	rm -rf build quarry

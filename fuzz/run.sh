@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fuzz/run.sh - builds and runs every libFuzzer target fuzz/fuzz_X.c.
-# Usage: bash fuzz/run.sh SECONDS
+# Usage: bash fuzz/run.sh SECONDS   (FUZZ_ONLY=fuzz_X: that target alone)
 #
 # The library sources (src/*/*.c but src/cli) are compiled once per set of
 # flags into fuzz/build/lib-*.a (both cores); each target links against it,
@@ -17,10 +17,11 @@ if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
     exit 2
 fi
 
-CFLAGS=(-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc)
-LIBS=(-lpg_query -lprotobuf-c -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm)
+CFLAGS=(-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc -Ibuild/gen)
+LIBS=(-lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm)
 shopt -s nullglob
-lib_src=($(ls src/*/*.c | grep -v "^src/cli/"))
+# the generated OTLP messages too (make fuzz makes them first)
+lib_src=($(ls src/*/*.c | grep -v "^src/cli/") build/gen/http/otlp_logs.pb-c.c)
 # UB must stop the run like a crash does, not just print a warning.
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1"
 
@@ -46,6 +47,7 @@ lib_for() {
     echo "$lib"
 }
 for src in fuzz/fuzz_*.c; do
+    [ -n "${FUZZ_ONLY:-}" ] && [ "$(basename "$src" .c)" != "$FUZZ_ONLY" ] && continue
     name=$(basename "$src" .c)
     bin=fuzz/build/$name
     log=fuzz/build/$name.log

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "http/http.h"
 #include "server/server.h"
 #include "sql/sql.h"
 
@@ -16,11 +17,14 @@ static const char *usage_text =
     "                    [--users FILE] [--max-connections N] [--threads N]\n"
     "                    [--port-file FILE] [--tls-cert FILE --tls-key FILE]\n"
     "                    [--idle-timeout SECONDS]\n"
+    "                    [--http HOST:PORT [--http-port-file FILE] [--http-max-body BYTES]]\n"
     "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
     "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
     "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
     "(lines of `quarry passwd NAME`). With a PEM certificate and key, clients that\n"
-    "ask for TLS get it. SIGTERM: graceful shutdown (docs/SERVER.md).\n";
+    "ask for TLS get it. --http adds the HTTP ingest listener (NDJSON, Elasticsearch\n"
+    "_bulk, OTLP/HTTP logs; loopback unless --auth scram, which it then requires as\n"
+    "HTTP Basic). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
 
 static pgw_server *running;
 
@@ -76,12 +80,18 @@ int cli_serve(int argc, char **argv)
                                          {"tls-cert", required_argument, 0, 'C'},
                                          {"tls-key", required_argument, 0, 'K'},
                                          {"idle-timeout", required_argument, 0, 'I'},
+                                         {"http", required_argument, 0, 'H'},
+                                         {"http-port-file", required_argument, 0, 'P'},
+                                         {"http-max-body", required_argument, 0, 'B'},
                                          {0, 0, 0, 0}};
     cli_tune_malloc();
     pgw_config cfg;
     pgw_config_default(&cfg);
-    const char *data = NULL, *users_path = NULL, *port_file = NULL;
-    char host[256] = "127.0.0.1";
+    const char *data = NULL, *users_path = NULL, *port_file = NULL, *http_port_file = NULL;
+    char host[256] = "127.0.0.1", http_host[256] = "127.0.0.1";
+    int with_http = 0;
+    qh_config hcfg;
+    qh_config_default(&hcfg);
     uint64_t v, threads = 0;
     int c;
     optind = 1;
@@ -126,6 +136,21 @@ int cli_serve(int argc, char **argv)
                 return 2;
             cfg.idle_timeout_ms = (int)v * 1000;
             break;
+        case 'H':
+            if (parse_listen(optarg, http_host, sizeof http_host, &hcfg.port) != 0) {
+                fprintf(stderr, "quarry serve: --http takes HOST:PORT, not '%s'\n", optarg);
+                return 2;
+            }
+            with_http = 1;
+            break;
+        case 'P':
+            http_port_file = optarg;
+            break;
+        case 'B':
+            if (cli_uint("--http-max-body", optarg, 1ull << 40, &v) != 0 || v == 0)
+                return 2;
+            hcfg.max_body = v;
+            break;
         case 'C':
             cfg.tls_cert = optarg;
             break;
@@ -153,14 +178,22 @@ int cli_serve(int argc, char **argv)
         return 1;
     }
     cfg.users = &users;
-    if (pgw_config_check(&cfg, &e) != 0) {
+    hcfg.host = http_host;
+    hcfg.auth = cfg.auth;
+    hcfg.users = &users;
+    if (pgw_config_check(&cfg, &e) != 0 || (with_http && qh_config_check(&hcfg, &e) != 0)) {
         pgw_users_free(&users);
         cli_fail(e.code, e.msg);
         return 1;
     }
     qr_sql_db *db = qr_sql_db_open(data, (int)threads, &e);
     pgw_server *s = db ? pgw_server_new(&cfg, db, &e) : NULL;
+    qh_server *hs = s && with_http ? qh_server_new(&hcfg, db, &e) : NULL;
     int rc = 1;
+    if (s && with_http && !hs) {
+        pgw_server_free(s);
+        s = NULL;
+    }
     if (s) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -174,6 +207,16 @@ int cli_serve(int argc, char **argv)
                pgw_server_port(s), cfg.auth == PGW_AUTH_SCRAM ? "scram-sha-256" : "trust",
                cfg.tls_cert ? "TLS offered" : "no TLS", cfg.max_conn);
         fflush(stdout);
+        if (hs) {
+            printf("quarry serve: HTTP ingest on %s:%d (max body %llu bytes)\n", http_host,
+                   qh_server_port(hs), (unsigned long long)hcfg.max_body);
+            fflush(stdout);
+            FILE *hf = http_port_file ? fopen(http_port_file, "w") : NULL;
+            if (hf) {
+                fprintf(hf, "%d\n", qh_server_port(hs));
+                fclose(hf);
+            }
+        }
         FILE *pf = port_file ? fopen(port_file, "w") : NULL;
         if (pf) {
             fprintf(pf, "%d\n", pgw_server_port(s));
@@ -181,6 +224,8 @@ int cli_serve(int argc, char **argv)
         }
         rc = pgw_server_run(s, &e) == 0 ? 0 : 1;
         running = NULL;
+        qh_server_free(hs); /* running requests end first */
+        hs = NULL;
         if (rc == 0) {
             printf("quarry serve: shut down\n");
             fflush(stdout);

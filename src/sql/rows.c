@@ -213,3 +213,44 @@ void qr_rows_abort(qr_rowwriter *w)
     remove_segments(w);
     end(w);
 }
+
+static int find_name(qr_sql_db *db, const char *name, char *canon, size_t cap)
+{
+    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(db), name);
+    if (d)
+        snprintf(canon, cap, "%s", d->name);
+    return d != NULL;
+}
+
+int qr_rows_table(qr_sql_db *db, const char *name, char *canon, size_t cap)
+{
+    qr_sqldb_lock(db, 0);
+    int found = find_name(db, name, canon, cap);
+    qr_sqldb_unlock(db);
+    if (found)
+        return 1;
+    qr_sqldb_lock(db, 1);
+    found = qr_sqldb_reload(db, NULL) == 0 && find_name(db, name, canon, cap);
+    qr_sqldb_unlock(db);
+    return found;
+}
+
+int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon, size_t cap,
+                         qr_err *e)
+{
+    *created = 0;
+    qr_sqldb_lock(db, 1);
+    int rc = qr_sqldb_reload(db, e);
+    if (rc == 0 && !find_name(db, def->name, canon, cap)) {
+        rc = qr_catalog_create_table(qr_sql_db_dir(db), def, created, e);
+        if (rc == 0 && *created) {
+            qr_sqldb_forget_table(db, def->name); /* a table of that name dropped elsewhere */
+            rc = qr_sqldb_reload(db, e);
+        }
+        if (rc == 0 && !find_name(db, def->name, canon, cap))
+            rc = qr_errf(e, QR_E_INTERNAL, "table %s: not in the catalog after its creation",
+                         def->name);
+    }
+    qr_sqldb_unlock(db);
+    return rc;
+}

@@ -75,6 +75,16 @@ int qr_rows_each(qr_table *t, const qr_tabdef *d,
                  int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
 /* Drop everything: the segments written are removed. Ends w. */
 void qr_rows_abort(qr_rowwriter *w);
+/* The catalog's spelling of table `name` (matched case-insensitively;
+ * the catalog is read again when the name is not in the one loaded, so a
+ * table another process made is found) into canon (cap bytes): 1, or 0
+ * when there is no such table. */
+int qr_rows_table(qr_sql_db *db, const char *name, char *canon, size_t cap);
+/* Create table def->name unless a table of that name exists, with any
+ * definition (*created says which; canon gets the catalog's spelling).
+ * 0, or -1 with e set (22023 a bad name, 58030). */
+int qr_rows_create_table(qr_sql_db *db, const qr_tabdef *def, int *created, char *canon, size_t cap,
+                         qr_err *e);
 /* Text (a string constant of INSERT, a CSV or text-format field of COPY)
  * as the JSON value of a column of `type`, appended to out: NULL, or the
  * SQLSTATE (22P02, 22007, 22003) with *why saying what is wrong (static
