@@ -320,7 +320,14 @@ int pgw_read_startup(pgw_io *io, qr_buf *body, qr_err *e)
         return rc;
     if (pgw_read_exact(io, h + 1, 3, 0, e) != 0)
         return -1;
-    return read_body(io, pgw_load_be32(h), PGW_MAX_STARTUP, body, "startup packet", e);
+    /* PostgreSQL's limit counts the length word itself (a message's
+     * limit here is its body's): a packet of 10001 bytes is refused at
+     * once, not waited for until the startup timeout */
+    uint32_t len = pgw_load_be32(h);
+    if (len > PGW_MAX_STARTUP)
+        return qr_errf(e, PGW_E_PROTOCOL, "invalid startup packet length %u (limit %u bytes)", len,
+                       PGW_MAX_STARTUP);
+    return read_body(io, len, PGW_MAX_STARTUP - 4, body, "startup packet", e);
 }
 
 long pgw_err_position(const char *msg, size_t *msglen)

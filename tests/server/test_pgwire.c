@@ -366,6 +366,9 @@ static void test_startup_malformed_packets_close_with_08P01(void **st)
         {"\0\0\0\3", 4, "08P01", "invalid startup packet length 3"},
         {"\x80\0\0\0", 4, "08P01", "invalid startup packet length 2147483648"},
         {"\x7f\xff\xff\xff", 4, "08P01", "invalid startup packet length"},
+        /* the limit counts the length word, as PostgreSQL's: refused at
+         * once (it was waited for until the startup timeout) */
+        {"\0\0\x27\x11", 4, "08P01", "invalid startup packet length 10001 (limit 10000 bytes)"},
         {"\0\0\0\x64\0\3\0\0user", 12, "08P01", "input ended inside a message"},
         {"\0\0\0\x08\0\2\0\0", 8, "0A000", "unsupported frontend protocol 2.0"},
         {"\0\0\0\x0e\0\3\0\0user\0x", 14, "08P01", "invalid startup packet layout"},
