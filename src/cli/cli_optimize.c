@@ -87,6 +87,10 @@ int cli_optimize(int argc, char **argv)
     qr_err e;
     qr_err_clear(&e);
     qr_sql_db *db = qr_sql_db_open(data, 0, &e);
+    if (db && qr_sql_db_recover(db, &e) != 0) { /* a crashed server's logged rows too */
+        qr_sql_db_close(db);
+        db = NULL;
+    }
     if (!db) {
         cli_fail(e.code, e.msg);
         return 1;

@@ -18,13 +18,18 @@ static const char *usage_text =
     "                    [--port-file FILE] [--tls-cert FILE --tls-key FILE]\n"
     "                    [--idle-timeout SECONDS]\n"
     "                    [--http HOST:PORT [--http-port-file FILE] [--http-max-body BYTES]]\n"
+    "                    [--refresh-ms MS] [--wal-sync on|off] [--max-pending-mib N]\n"
     "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
     "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
     "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
     "(lines of `quarry passwd NAME`). With a PEM certificate and key, clients that\n"
     "ask for TLS get it. --http adds the HTTP ingest listener (NDJSON, Elasticsearch\n"
     "_bulk, OTLP/HTTP logs; loopback unless --auth scram, which it then requires as\n"
-    "HTTP Basic). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
+    "HTTP Basic). Rows written are acknowledged once in the table's write-ahead\n"
+    "log (fsync'ed unless --wal-sync off, one fsync shared by concurrent writers)\n"
+    "and visible to queries within --refresh-ms (default 50); --max-pending-mib\n"
+    "(default 256) bounds the rows waiting per table before writers wait, then get\n"
+    "53000 (HTTP 429). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
 
 static pgw_server *running;
 
@@ -83,6 +88,9 @@ int cli_serve(int argc, char **argv)
                                          {"http", required_argument, 0, 'H'},
                                          {"http-port-file", required_argument, 0, 'P'},
                                          {"http-max-body", required_argument, 0, 'B'},
+                                         {"refresh-ms", required_argument, 0, 'R'},
+                                         {"wal-sync", required_argument, 0, 'W'},
+                                         {"max-pending-mib", required_argument, 0, 'M'},
                                          {0, 0, 0, 0}};
     cli_tune_malloc();
     pgw_config cfg;
@@ -92,6 +100,9 @@ int cli_serve(int argc, char **argv)
     int with_http = 0;
     qh_config hcfg;
     qh_config_default(&hcfg);
+    qr_live_opts lo;
+    qr_live_opts_default(&lo);
+    lo.log_merges = 1;
     uint64_t v, threads = 0;
     int c;
     optind = 1;
@@ -151,6 +162,23 @@ int cli_serve(int argc, char **argv)
                 return 2;
             hcfg.max_body = v;
             break;
+        case 'R':
+            if (cli_uint("--refresh-ms", optarg, 60000, &v) != 0 || v == 0)
+                return 2;
+            lo.refresh_ms = (uint32_t)v;
+            break;
+        case 'W':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quarry serve: --wal-sync must be on or off\n");
+                return 2;
+            }
+            lo.wal_sync = !strcmp(optarg, "on");
+            break;
+        case 'M':
+            if (cli_uint("--max-pending-mib", optarg, 1u << 20, &v) != 0 || v == 0)
+                return 2;
+            lo.max_pending = (size_t)v << 20;
+            break;
         case 'C':
             cfg.tls_cert = optarg;
             break;
@@ -191,6 +219,15 @@ int cli_serve(int argc, char **argv)
     qh_server *hs = s && with_http ? qh_server_new(&hcfg, db, &e) : NULL;
     int rc = 1;
     if (s && with_http && !hs) {
+        pgw_server_free(s);
+        s = NULL;
+    }
+    /* the logs of a crashed run into segments (after the HTTP idempotency
+     * store has judged its records by the manifests as they were), then
+     * new rows go through the logs */
+    if (s && (qr_sql_db_recover(db, &e) != 0 || qr_sql_db_live(db, &lo, &e) != 0)) {
+        qh_server_free(hs);
+        hs = NULL;
         pgw_server_free(s);
         s = NULL;
     }

@@ -19,6 +19,10 @@ int qh_status_of(const char *code)
         return 404;
     if (!strcmp(code, QR_E_TOO_LONG))
         return 413;
+    if (!strcmp(code, QR_E_BUSY)) /* back-pressure: shippers retry after a pause */
+        return 429;
+    if (!strcmp(code, QR_E_DISK_FULL))
+        return 507;
     if (!strcmp(code, QR_E_NOMEM) || !strcmp(code, QR_E_LOCKED))
         return 503;
     qr_err e;
@@ -140,9 +144,13 @@ static int commit_cur(qh_sink *s, const char *key, qh_reply_fn build, void *arg,
     s->cur = -1;
     t->done = 1;
     qr_err *e = &t->err;
-    int rc = qr_rows_flush(&s->w, e); /* every segment written before the record */
+    /* a commit with an idempotency record writes segments (the record names
+     * the manifest generation of its commit), every one before the record;
+     * any other goes to the table's log when the database runs live */
+    int want_rec = t->nidv || (last && key);
+    int rc = want_rec ? qr_rows_flush(&s->w, e) : 0;
     uint64_t gen = s->w.t->man.generation + 1;
-    int has_rec = rc == 0 && (t->nidv || (last && key));
+    int has_rec = rc == 0 && want_rec;
     qh_reply r = {0};
     int with_key = 0;
     if (rc == 0 && last && key && build) {

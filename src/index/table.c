@@ -2,7 +2,7 @@
  * (see table.h; manifest layout in docs/FORMAT.md).
  *
  * MANIFEST: "QRYMANI\n" | u32 version | u32 0 | u64 generation | u64 next_id |
- * u32 nsegs | nsegs x {u64 id, u64 rows, i64 min_ts, i64 max_ts,
+ * u64 wal_seq (version 2) | u32 nsegs | nsegs x {u64 id, u64 rows, i64 min_ts, i64 max_ts,
  * u64 file_bytes} | u32 checksum (XXH3 low 32 bits of all preceding bytes).
  */
 #include "index/table.h"
@@ -34,6 +34,7 @@ void qr_manifest_encode(const qr_manifest *m, qr_buf *out)
     qr_buf_put_u32(out, 0);
     qr_buf_put_u64(out, m->generation);
     qr_buf_put_u64(out, m->next_id);
+    qr_buf_put_u64(out, m->wal_seq);
     qr_buf_put_u32(out, m->nsegs);
     for (uint32_t i = 0; i < m->nsegs; i++) {
         const qr_seg_entry *s = &m->segs[i];
@@ -59,15 +60,16 @@ int qr_manifest_decode(const unsigned char *p, size_t n, const char *path, qr_ma
     qr_rd_init(&r, p + 8, n - 12);
     uint32_t ver = qr_rd_u32(&r);
     (void)qr_rd_u32(&r);
-    if (ver != QR_MANIFEST_VERSION)
-        return qr_errf(e, QR_E_VERSION, "manifest %s: format version %u, this build reads %u",
+    if (ver != 1 && ver != QR_MANIFEST_VERSION)
+        return qr_errf(e, QR_E_VERSION, "manifest %s: format version %u, this build reads 1 to %u",
                        path, ver, QR_MANIFEST_VERSION);
     m->generation = qr_rd_u64(&r);
     m->next_id = qr_rd_u64(&r);
+    m->wal_seq = ver >= 2 ? qr_rd_u64(&r) : 0;
     uint32_t ns = qr_rd_u32(&r);
     if (r.bad || (uint64_t)ns * MAN_ENTRY != qr_rd_left(&r))
-        return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: segment count %u does not match size",
-                       path, ns);
+        return qr_errf(e, QR_E_CORRUPT,
+                       "manifest %s: corrupt: segment count %u does not match size", path, ns);
     m->segs = calloc(ns ? ns : 1, sizeof *m->segs);
     if (!m->segs)
         return qr_errf(e, QR_E_NOMEM, "manifest %s: out of memory", path);
@@ -133,7 +135,8 @@ static void remove_leftovers(qr_table *t)
         unsigned long long id;
         int used = 0;
         int is_seg = sscanf(de->d_name, "seg-%16llx.qseg%n", &id, &used) == 1;
-        int is_tmp = strlen(de->d_name) > 4 && strcmp(de->d_name + strlen(de->d_name) - 4, ".tmp") == 0;
+        int is_tmp =
+            strlen(de->d_name) > 4 && strcmp(de->d_name + strlen(de->d_name) - 4, ".tmp") == 0;
         if ((is_seg && de->d_name[used] == 0 && !in_manifest(&t->man, id)) || is_tmp) {
             snprintf(path, sizeof path, "%s/%s", t->dir, de->d_name);
             unlink(path);
@@ -242,10 +245,17 @@ uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n)
 
 int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err *e)
 {
+    return qr_table_commit_wal(t, add, nadd, t->man.wal_seq, e);
+}
+
+int qr_table_commit_wal(qr_table *t, const qr_seg_entry *add, uint32_t nadd, uint64_t wal_seq,
+                        qr_err *e)
+{
     if (t->lock_fd < 0)
         return qr_errf(e, QR_E_INTERNAL, "table %s: commit without the writer lock", t->name);
     qr_manifest m = t->man;
     m.generation++;
+    m.wal_seq = wal_seq;
     m.nsegs = t->man.nsegs + nadd;
     m.segs = malloc(sizeof *m.segs * (m.nsegs ? m.nsegs : 1));
     if (!m.segs)
@@ -301,7 +311,7 @@ int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *
     qr_manifest_encode(&m, &b);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/MANIFEST", t->dir);
-    int rc = b.oom                           ? qr_errf(e, QR_E_NOMEM, "out of memory")
+    int rc = b.oom                          ? qr_errf(e, QR_E_NOMEM, "out of memory")
              : qr_fsync_dir(t->dir, e) != 0 ? -1 /* the new segments' names first */
                                             : qr_write_file_atomic(path, b.p, b.len, e);
     qr_buf_free(&b);
@@ -319,7 +329,4 @@ int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *
     return 0;
 }
 
-int qr_table_truncate(qr_table *t, qr_err *e)
-{
-    return qr_table_replace(t, NULL, 0, e);
-}
+int qr_table_truncate(qr_table *t, qr_err *e) { return qr_table_replace(t, NULL, 0, e); }

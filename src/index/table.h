@@ -19,7 +19,7 @@
 #include "format/segment.h"
 #include "util/err.h"
 
-#define QR_MANIFEST_VERSION 1u
+#define QR_MANIFEST_VERSION 2u /* reads 1 (no wal_seq) and 2 */
 
 typedef struct qr_seg_entry {
     uint64_t id;
@@ -31,8 +31,9 @@ typedef struct qr_seg_entry {
 typedef struct qr_manifest {
     uint64_t generation; /* +1 per commit */
     uint64_t next_id;    /* next unused segment id */
+    uint64_t wal_seq;    /* write-ahead log records <= this are in segments (wal.h) */
     uint32_t nsegs;
-    qr_seg_entry *segs;  /* malloc'ed */
+    qr_seg_entry *segs; /* malloc'ed */
 } qr_manifest;
 
 /* Serialize / parse (parse checks magic, version, checksum, every count). */
@@ -43,7 +44,7 @@ int qr_manifest_decode(const unsigned char *p, size_t n, const char *path, qr_ma
 enum { QR_TABLE_READ = 0, QR_TABLE_WRITE = 1, QR_TABLE_CREATE = 2 };
 
 typedef struct qr_table {
-    char *dir;  /* DATA/<name> */
+    char *dir; /* DATA/<name> */
     char *name;
     qr_tabdef *def; /* the table's definition (owned) */
     qr_manifest man;
@@ -68,6 +69,10 @@ uint64_t qr_table_reserve_ids(qr_table *t, uint64_t n);
  * (writer only). On failure (-1, e names the file and the cause) the
  * manifest, on disk and in t->man, is unchanged. */
 int qr_table_commit(qr_table *t, const qr_seg_entry *add, uint32_t nadd, qr_err *e);
+/* The same, recording that the log's records up to wal_seq are now in
+ * segments (sql/live.c's flush; the log's files up to it may then go). */
+int qr_table_commit_wal(qr_table *t, const qr_seg_entry *add, uint32_t nadd, uint64_t wal_seq,
+                        qr_err *e);
 /* Publish an empty manifest (writer only; TRUNCATE): every segment leaves
  * the table in one atomic manifest replace, then their files are removed
  * (a reader that mapped one keeps its mapping). Segment ids are not reused.

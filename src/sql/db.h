@@ -21,6 +21,12 @@
 #include "sql/parse.h"
 #include "sql/sql.h"
 
+/* The live state (sql/live.c) when the database runs live, else NULL. */
+struct qr_live *qr_sqldb_live(qr_sql_db *db);
+void qr_sqldb_set_live(qr_sql_db *db, struct qr_live *l);
+/* Flush what waits and stop the flusher (qr_sql_db_close). */
+void qr_live_stop(struct qr_live *l);
+
 void qr_sqldb_lock(qr_sql_db *db, int exclusive);
 void qr_sqldb_unlock(qr_sql_db *db);
 /* The catalog as last read (the caller holds the catalog lock). */
@@ -34,6 +40,11 @@ void qr_sqldb_forget_table(qr_sql_db *db, const char *name);
 /* Take table `name`'s in-process writer slot, waiting while another
  * session holds it; 0, or -1 with e set (out of memory). */
 int qr_sqldb_writer_begin(qr_sql_db *db, const char *name, qr_err *e);
+/* The same, waiting at most wait_ms: 0 taken, 1 not (another holds it),
+ * -1 with e set. Background work (flushes, merges) takes the slot this way
+ * so that it can give up when the table is dropped meanwhile (DROP holds
+ * the slot while it waits for them). */
+int qr_sqldb_writer_try(qr_sql_db *db, const char *name, uint32_t wait_ms, qr_err *e);
 void qr_sqldb_writer_end(qr_sql_db *db, const char *name);
 /* Bind, plan and run SELECT node st of parse p into out (the caller holds
  * the catalog lock, shared or exclusive). 0, or -1 with e set. */

@@ -9,6 +9,7 @@
 
 #include "index/invindex.h"
 #include "sql/db.h"
+#include "sql/live.h"
 
 #define LINES_FLUSH_BYTES (64u << 20) /* a batch's line bytes before it is written */
 
@@ -27,21 +28,76 @@ static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, q
     return 0;
 }
 
-int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
-                  qr_err *e)
+/* Table name opened for writing, with its writer slot (held: the caller
+ * has it already). NULL with e set (and the slot given back). */
+static qr_table *open_direct(qr_sql_db *db, const char *name, int held, qr_err *e)
+{
+    if (!held && qr_sqldb_writer_begin(db, name, e) != 0)
+        return NULL;
+    qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
+    if (!t)
+        qr_sqldb_writer_end(db, name);
+    return t;
+}
+
+static int begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, int logged,
+                 int held, qr_qctx *ctx, qr_err *e)
 {
     memset(w, 0, sizeof *w);
     w->db = db;
     w->own = 1;
-    if (qr_sqldb_writer_begin(db, name, e) != 0)
-        return -1;
-    w->t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
-    if (!w->t || rows_init(w, w->t->def, seg_rows, ctx, e) != 0) {
-        qr_table_close(w->t);
+    qr_buf_init(&w->rec);
+    if (logged)
+        w->t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, e);
+    else
+        w->t = open_direct(db, name, held, e);
+    w->slot = w->direct = !logged;
+    if (w->t && rows_init(w, w->t->def, seg_rows, ctx, e) == 0)
+        return 0;
+    if (w->t && w->slot)
         qr_sqldb_writer_end(db, name);
-        w->t = NULL;
+    qr_table_close(w->t);
+    w->t = NULL;
+    return -1;
+}
+
+int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
+                  qr_err *e)
+{
+    return begin(w, db, name, seg_rows, qr_sqldb_live(db) != NULL, 0, ctx, e);
+}
+
+int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
+{
+    return begin(w, db, name, 0, 0, 0, NULL, e);
+}
+
+int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
+{
+    return begin(w, db, name, 0, 0, 1, NULL, e);
+}
+
+/* A logged writer turns direct: the slot and the LOCK now, and the
+ * definition its rows were parsed with must still be the table's. */
+static int go_direct(qr_rowwriter *w, qr_err *e)
+{
+    if (w->direct)
+        return 0;
+    qr_table *t = open_direct(w->db, w->t->name, 0, e);
+    if (!t)
+        return -1;
+    if (!qr_tabdef_equal(t->def, w->t->def)) {
+        qr_errf(e, "40001", "table %s: its definition changed during the statement; retry it",
+                t->name);
+        qr_table_close(t);
+        qr_sqldb_writer_end(w->db, w->t->name);
         return -1;
     }
+    /* the batch and parser keep pointing at the old definition: equal */
+    w->old_t = w->t;
+    w->t = t;
+    w->slot = w->direct = 1;
+    qr_buf_free(&w->rec);
     return 0;
 }
 
@@ -50,6 +106,9 @@ int qr_rows_begin_sized(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, uint
 {
     memset(w, 0, sizeof *w);
     w->t = t;
+    w->slot = w->direct = 1;
+    w->own = 0;
+    qr_buf_init(&w->rec);
     if (rows_init(w, def, seg_rows, ctx, e) != 0) {
         w->t = NULL;
         return -1;
@@ -73,8 +132,11 @@ static void end(qr_rowwriter *w)
         char name[128];
         snprintf(name, sizeof name, "%s", w->t->name);
         qr_table_close(w->t);
-        qr_sqldb_writer_end(w->db, name);
+        qr_table_close(w->old_t);
+        if (w->slot)
+            qr_sqldb_writer_end(w->db, name);
     }
+    qr_buf_free(&w->rec);
     free(w->segs);
     w->t = NULL;
 }
@@ -84,6 +146,8 @@ static int flush(qr_rowwriter *w, qr_err *e)
 {
     if (w->b.nrows == 0)
         return 0;
+    if (go_direct(w, e) != 0)
+        return -1;
     if (w->nsegs == w->capsegs) {
         uint32_t nc = w->capsegs ? w->capsegs * 2 : 8;
         qr_seg_entry *ns = realloc(w->segs, sizeof *ns * nc);
@@ -106,7 +170,7 @@ static int flush(qr_rowwriter *w, qr_err *e)
     return 0;
 }
 
-int qr_rows_flush(qr_rowwriter *w, qr_err *e) { return flush(w, e); }
+int qr_rows_flush(qr_rowwriter *w, qr_err *e) { return w->b.nrows ? flush(w, e) : 0; }
 
 int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e)
 {
@@ -115,6 +179,11 @@ int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e)
     char *copy = qr_arena_memdup(&w->lines, line, n ? n : 1);
     if (!copy)
         return qr_errf(e, QR_E_NOMEM, "out of memory holding rows (memory_limit)");
+    if (!w->direct) {
+        qr_live_put_row(&w->rec, line, n);
+        if (w->rec.oom)
+            return qr_errf(e, QR_E_NOMEM, "out of memory holding rows");
+    }
     int rc = qr_ndjson_parse(&w->nj, &w->b, copy, n, e);
     if (rc == 1)
         return qr_errf(e, QR_E_INTERNAL, "an empty row");
@@ -142,12 +211,43 @@ static void remove_segments(qr_rowwriter *w)
 
 int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e)
 {
+    if (!w->direct) { /* every row in the record: into the log */
+        int rc = w->rows ? qr_live_append(w->db, w->t->name, &w->rec, w->rows, e) : 0;
+        *rows = rc == 0 ? w->rows : 0;
+        end(w);
+        return rc;
+    }
     int rc = flush(w, e);
     if (rc == 0 && w->nsegs)
         rc = qr_table_commit(w->t, w->segs, w->nsegs, e);
     if (rc != 0)
         remove_segments(w);
     *rows = rc == 0 ? w->rows : 0;
+    end(w);
+    return rc;
+}
+
+int qr_rows_commit_wal(qr_rowwriter *w, uint64_t wal_seq, uint64_t *rows, qr_err *e)
+{
+    int rc = w->direct ? flush(w, e) : qr_errf(e, QR_E_INTERNAL, "a logged writer's wal commit");
+    if (rc == 0)
+        rc = qr_table_commit_wal(w->t, w->segs, w->nsegs, wal_seq, e);
+    if (rc != 0)
+        remove_segments(w);
+    *rows = rc == 0 ? w->rows : 0;
+    end(w);
+    return rc;
+}
+
+int qr_rows_finish(qr_rowwriter *w, qr_seg_entry **segs, uint32_t *n, qr_err *e)
+{
+    int rc = flush(w, e);
+    if (rc != 0)
+        remove_segments(w);
+    *segs = rc == 0 ? w->segs : NULL;
+    *n = rc == 0 ? w->nsegs : 0;
+    if (rc == 0)
+        w->segs = NULL;
     end(w);
     return rc;
 }

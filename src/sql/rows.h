@@ -1,15 +1,22 @@
-/* rows.h - rows into a table from SQL (INSERT, COPY FROM): each row an
- * NDJSON object line, parsed by ingest/ndjson.h against the table's
+/* rows.h - rows into a table from SQL (INSERT, COPY FROM, HTTP): each row
+ * an NDJSON object line, parsed by ingest/ndjson.h against the table's
  * definition into a batch (the same conversions and checks as `quarry
  * ingest`), each full batch written as one segment (index/invindex.h
  * qr_segment_build: sorted, every index built), and all the segments
  * published at the end by one atomic manifest commit.
  *
- * Locks (db.h): the table's in-process writer slot, then its LOCK file
- * (55P03 when another process writes it), both from begin to commit or
- * abort. Memory: one batch of at most seg_rows rows and the lines its
- * strings point into (charged to ctx when given), whatever the number of
- * rows. */
+ * When the database runs live (sql/live.h) a writer starts *logged*: it
+ * keeps its rows as a log record too, and a commit whose rows never filled
+ * a batch goes to the table's write-ahead log (qr_live_append) instead of
+ * becoming a segment of its own. The first full batch (or qr_rows_flush)
+ * turns it *direct*: it then writes segments as above.
+ *
+ * Locks (db.h): a direct writer holds the table's in-process writer slot,
+ * then its LOCK file (55P03 when another process writes it), to its commit
+ * or abort; a logged one holds neither (the log has its own). Memory: one
+ * batch of at most seg_rows rows and the lines its strings point into
+ * (charged to ctx when given), and for a logged writer the record, whatever
+ * the number of rows. */
 #ifndef QR_SQL_ROWS_H
 #define QR_SQL_ROWS_H
 #include <stdint.h>
@@ -29,8 +36,12 @@ typedef struct qr_rowwriter {
     qr_arena lines;     /* the lines the batch's strings point into */
     qr_seg_entry *segs; /* written, not yet committed */
     uint32_t nsegs, capsegs;
-    uint64_t rows; /* rows added */
-    int own;       /* the writer opened t (and took its slot): end closes it */
+    uint64_t rows;     /* rows added */
+    int own;           /* the writer opened t: end closes it */
+    qr_table *old_t;   /* logged, then direct: the table as first opened (its def parses) */
+    int slot;          /* it holds t's writer slot: end gives it back */
+    int direct;        /* rows go to segments (else to the log, at commit) */
+    qr_buf rec;        /* logged: the rows as a log record (sql/live.h) */
     size_t line_bytes; /* a batch is written once its lines pass this */
 } qr_rowwriter;
 
@@ -39,6 +50,13 @@ typedef struct qr_rowwriter {
  * set (42P01, 55P03, 53200) and nothing to end. */
 int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                   qr_err *e);
+/* The same, always direct (segments, never the log): the flusher's and
+ * recovery's own writer. */
+int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);
+/* The same, the caller holding table name's writer slot already (taken
+ * with qr_sqldb_writer_try): the writer gives it back when it ends (also
+ * when this fails). */
+int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);
 /* The same on table t, which the caller opened for writing (holding its
  * writer slot) and closes after the writer ends, with rows of definition
  * def (which must outlive w; CREATE INDEX gives the new one). */
@@ -57,6 +75,13 @@ int qr_rows_add(qr_rowwriter *w, const char *line, size_t n, qr_err *e);
  * *rows gets the rows added. Ends w (also on failure, which commits
  * nothing and removes the segments written). */
 int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e);
+/* Commit (direct) recording that the log's records up to wal_seq are now
+ * in segments (index/table.h qr_table_commit_wal). Ends w. */
+int qr_rows_commit_wal(qr_rowwriter *w, uint64_t wal_seq, uint64_t *rows, qr_err *e);
+/* Write the last batch and hand the segments written (*segs, malloc'ed,
+ * *n of them; the caller owns them and their files) without committing:
+ * a merge built beside the table (sql/merge.c). Ends w. */
+int qr_rows_finish(qr_rowwriter *w, qr_seg_entry **segs, uint32_t *n, qr_err *e);
 /* Write the rows added so far as a segment now (rows of different
  * sources are then never sorted together). 0, or -1 with e set. */
 int qr_rows_flush(qr_rowwriter *w, qr_err *e);

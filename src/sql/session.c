@@ -17,12 +17,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "index/segcache.h"
 #include "search/parallel.h"
 #include "sql/db.h"
 #include "sql/initplan.h"
+#include "sql/live.h"
 #include "sql/pgcat.h"
 #include "sql/plan.h"
 #include "sql/run.h"
@@ -51,8 +53,7 @@ static int file_id(const char *path, fileid *id)
 
 static int same_file(const fileid *a, const fileid *b)
 {
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_ns == b->mtime_ns;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_ns == b->mtime_ns;
 }
 
 #define SQL_MAX_TABLES 256 /* snapshots kept; past it a statement opens its own */
@@ -79,7 +80,11 @@ struct qr_sql_db {
     pthread_cond_t wcv;
     uint32_t nwriting;
     char *writing[SQL_MAX_TABLES];
+    struct qr_live *live; /* running live (sql/live.h), else NULL */
 };
+
+struct qr_live *qr_sqldb_live(qr_sql_db *db) { return db->live; }
+void qr_sqldb_set_live(qr_sql_db *db, struct qr_live *l) { db->live = l; }
 
 qr_sql_db *qr_sql_db_open(const char *datadir, int threads, qr_err *e)
 {
@@ -128,6 +133,8 @@ void qr_sql_db_close(qr_sql_db *db)
 {
     if (!db)
         return;
+    qr_live_stop(db->live);
+    db->live = NULL;
     for (uint32_t i = 0; i < db->ntabs; i++)
         snap_unref(db, db->tabs[i]);
     qr_segcache_free(db->cache);
@@ -142,15 +149,9 @@ void qr_sql_db_close(qr_sql_db *db)
     free(db);
 }
 
-const char *qr_sql_db_dir(const qr_sql_db *db)
-{
-    return db->dir;
-}
+const char *qr_sql_db_dir(const qr_sql_db *db) { return db->dir; }
 
-int qr_sql_db_threads(const qr_sql_db *db)
-{
-    return db->threads;
-}
+int qr_sql_db_threads(const qr_sql_db *db) { return db->threads; }
 
 /* Read the catalog again when its file changed since the last read. Called
  * without the lock; takes it exclusively only to swap. */
@@ -250,6 +251,10 @@ int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
     qr_sql_db *db = qr_sql_db_open(datadir, threads, e);
     if (!db)
         return -1;
+    if (qr_sql_db_recover(db, e) != 0) { /* a crashed server's logged rows */
+        qr_sql_db_close(db);
+        return -1;
+    }
     qr_sql_session_init(s, db);
     s->own_db = 1;
     return 0;
@@ -372,8 +377,7 @@ static int explain_rows(const qr_sqlsel *sel, int kind, qr_result *out, qr_err *
 
 /* Run a bound SELECT over its tables' latest segments, held through the
  * segment cache for the statement's length. */
-static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out,
-                      qr_err *e)
+static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
 {
     qr_sql_db *db = s->db;
     int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads : db->threads;
@@ -542,6 +546,7 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
         /* SET, DDL, INSERT, COPY ... (stmt.h): each takes the locks it needs */
         rc = qr_sql_stmt(s, &p, st, out, e);
     } else {
+        qr_live_visible(db); /* every row acknowledged so far is seen */
         pthread_rwlock_rdlock(&db->catlock);
         rc = select_statement(s, &p, st, &a, out, e);
         pthread_rwlock_unlock(&db->catlock);
@@ -561,15 +566,9 @@ void qr_sqldb_lock(qr_sql_db *db, int exclusive)
         pthread_rwlock_rdlock(&db->catlock);
 }
 
-void qr_sqldb_unlock(qr_sql_db *db)
-{
-    pthread_rwlock_unlock(&db->catlock);
-}
+void qr_sqldb_unlock(qr_sql_db *db) { pthread_rwlock_unlock(&db->catlock); }
 
-const qr_catalog *qr_sqldb_catalog(const qr_sql_db *db)
-{
-    return &db->cat;
-}
+const qr_catalog *qr_sqldb_catalog(const qr_sql_db *db) { return &db->cat; }
 
 int qr_sqldb_reload(qr_sql_db *db, qr_err *e)
 {
@@ -625,6 +624,30 @@ int qr_sqldb_writer_begin(qr_sql_db *db, const char *name, qr_err *e)
     return 0;
 }
 
+int qr_sqldb_writer_try(qr_sql_db *db, const char *name, uint32_t wait_ms, qr_err *e)
+{
+    char *copy = strdup(name);
+    if (!copy)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t ns = until.tv_nsec + (int64_t)wait_ms * 1000000;
+    until.tv_sec += ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+    pthread_mutex_lock(&db->tlock);
+    int timed_out = 0;
+    while (!timed_out && (writing_at(db, name) >= 0 || db->nwriting == SQL_MAX_TABLES))
+        timed_out = pthread_cond_timedwait(&db->wcv, &db->tlock, &until) != 0;
+    if (!timed_out || (writing_at(db, name) < 0 && db->nwriting < SQL_MAX_TABLES)) {
+        db->writing[db->nwriting++] = copy;
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&db->tlock);
+    int got = copy == NULL;
+    free(copy);
+    return got ? 0 : 1;
+}
+
 void qr_sqldb_writer_end(qr_sql_db *db, const char *name)
 {
     pthread_mutex_lock(&db->tlock);
@@ -650,7 +673,7 @@ int qr_sql_select_node(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__N
     if (qr_sql_initplans((qr_sqlparse *)p, (PgQuery__Node *)st, run_sub, sub, out->ctx, e) != 0) {
         rc = -1;
     } else if (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT &&
-        st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
+               st->select_stmt->op != PG_QUERY__SET_OPERATION__SETOP_NONE) { /* UNION */
         rc = qr_sql_union(p, st->select_stmt, &s->db->cat, &a, run_arm, s, out, e);
     } else {
         rc = qr_sql_bind(p, st, &s->db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;

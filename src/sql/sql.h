@@ -46,6 +46,28 @@ qr_sql_db *qr_sql_db_open(const char *datadir, int threads, qr_err *e);
 void qr_sql_db_close(qr_sql_db *db);
 const char *qr_sql_db_dir(const qr_sql_db *db);
 int qr_sql_db_threads(const qr_sql_db *db);
+/* Write every table's logged rows that are not in segments yet (a server
+ * stopped by a crash) as segments: sql/live.h. Call before serving, after
+ * anything that judges commits by manifest generations (the HTTP
+ * idempotency store) has read them. A table whose log another process
+ * owns is left to it. 0, or -1 with e set (XX001 a log damaged before its
+ * last record). */
+int qr_sql_db_recover(qr_sql_db *db, qr_err *e);
+
+/* Running live (sql/live.h): a statement's rows are acknowledged once in
+ * the table's write-ahead log and become visible at the next flush. */
+typedef struct qr_live_opts {
+    uint32_t refresh_ms;      /* waiting rows older than this are flushed (default 50) */
+    int wal_sync;             /* 1 (default): fsync the log before acknowledging */
+    size_t max_pending;       /* bytes waiting per table before writers wait, then 53000 */
+    uint32_t pending_wait_ms; /* how long a writer waits for room (default 5000) */
+    int merge;                /* 1 (default): background merges (sql/merge.h) */
+    int log_merges;           /* 1: a line on stderr per merge */
+} qr_live_opts;
+void qr_live_opts_default(qr_live_opts *o);
+/* Start running live (the flusher thread); qr_sql_db_close flushes and
+ * stops it. 0, or -1 with e set. */
+int qr_sql_db_live(qr_sql_db *db, const qr_live_opts *o, qr_err *e);
 
 /* A setting kept as text (SET name = value for every name that is not one
  * of the numeric settings below: application_name, DateStyle, ...). */

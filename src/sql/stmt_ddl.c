@@ -20,6 +20,8 @@
 #include "index/catalog.h"
 #include "index/table.h"
 #include "sql/db.h"
+#include "sql/live.h"
+#include "sql/merge.h"
 #include "sql/rows.h"
 #include "sql/stmt.h"
 
@@ -278,7 +280,8 @@ static int ddl_begin(qr_sql_db *db, const char *name, char *canon, size_t n, qr_
     qr_sqldb_unlock(db);
     if (!cn)
         return 1;
-    if (!(*t = open_writer(db, canon, e)))
+    /* rows acknowledged into the table's log go into segments first */
+    if (qr_live_flush(db, canon, e) != 0 || !(*t = open_writer(db, canon, e)))
         return -1;
     qr_sqldb_lock(db, 1);
     int rc = qr_sqldb_reload(db, e) != 0 ? -1 : catalog_name(db, canon) ? 0 : 1;
@@ -312,8 +315,11 @@ static int drop_one(qr_sql_db *db, const char *name, int missing_ok, qr_err *e)
     if (rc != 0)
         return -1;
     rc = qr_catalog_drop_table(qr_sql_db_dir(db), canon, e);
-    if (rc == 0)
+    if (rc == 0) {
+        qr_live_forget(db, canon);  /* its log goes with the files */
+        qr_merge_clean(t->dir);     /* and what a merge left */
         remove_table_files(t->dir); /* with its LOCK held: no writer is inside */
+    }
     int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
     ddl_end(db, canon, t);
     return rc == 0 ? rl : rc;

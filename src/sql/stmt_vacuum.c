@@ -44,6 +44,7 @@
 #include "index/table.h"
 #include "ingest/ingest.h"
 #include "sql/db.h"
+#include "sql/live.h"
 #include "sql/rows.h"
 #include "sql/stmt.h"
 
@@ -150,10 +151,10 @@ static int publish(void *arg, qr_table *t, const qr_seg_entry *segs, uint32_t n,
 }
 
 /* Merge table `name` (the catalog's spelling) into segments of seg_rows. */
-static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
-                        qr_err *e)
+static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx, qr_err *e)
 {
-    if (qr_sqldb_writer_begin(db, name, e) != 0)
+    /* rows waiting in the table's log are merged too */
+    if (qr_live_flush(db, name, e) != 0 || qr_sqldb_writer_begin(db, name, e) != 0)
         return -1;
     qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
     if (!t) {
@@ -201,9 +202,9 @@ static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_q
 static int vacuum_options(const qr_sqlparse *p, const PgQuery__VacuumStmt *v, uint32_t *seg_rows,
                           qr_err *e)
 {
-    static const char *pg[] = {"full",         "freeze",     "verbose", "analyze",
-                               "skip_locked",  "index_cleanup", "truncate", "parallel",
-                               "process_toast", "disable_page_skipping"};
+    static const char *pg[] = {
+        "full",          "freeze",   "verbose",  "analyze",       "skip_locked",
+        "index_cleanup", "truncate", "parallel", "process_toast", "disable_page_skipping"};
     for (size_t i = 0; i < v->n_options; i++) {
         const PgQuery__Node *n = v->options[i];
         if (n->node_case != PG_QUERY__NODE__NODE_DEF_ELEM)
@@ -241,7 +242,7 @@ int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__V
     if (vacuum_options(p, v, &seg_rows, e) != 0)
         return -1;
     /* the tables: those named, or every table of the catalog */
-    char (*names)[128] = NULL;
+    char(*names)[128] = NULL;
     size_t n = 0;
     int rc = 0;
     qr_sqldb_lock(db, 0);
@@ -252,9 +253,9 @@ int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__V
         rc = qr_errf(e, QR_E_NOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < v->n_rels; i++) {
         const PgQuery__Node *rn = v->rels[i];
-        const PgQuery__RangeVar *rv =
-            rn->node_case == PG_QUERY__NODE__NODE_VACUUM_RELATION ? rn->vacuum_relation->relation
-                                                                  : NULL;
+        const PgQuery__RangeVar *rv = rn->node_case == PG_QUERY__NODE__NODE_VACUUM_RELATION
+                                          ? rn->vacuum_relation->relation
+                                          : NULL;
         if (!rv) {
             rc = qr_errf(e, QR_E_SYNTAX, "VACUUM needs table names");
             break;

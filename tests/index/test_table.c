@@ -5,12 +5,13 @@
 #include <fcntl.h>
 
 #include "index/table.h"
+#include "util/hash.h"
 
 static void test_manifest_roundtrip_and_corruption(void **st)
 {
     (void)st;
     qr_seg_entry segs[2] = {{1, 10, -5, 7, 1000}, {4, 20, 100, 200, 2000}};
-    qr_manifest m = {.generation = 3, .next_id = 5, .nsegs = 2, .segs = segs};
+    qr_manifest m = {.generation = 3, .next_id = 5, .wal_seq = 77, .nsegs = 2, .segs = segs};
     qr_buf b;
     qr_buf_init(&b);
     qr_manifest_encode(&m, &b);
@@ -19,9 +20,32 @@ static void test_manifest_roundtrip_and_corruption(void **st)
     assert_int_equal(qr_manifest_decode(b.p, b.len, "M", &out, &e), 0);
     assert_int_equal(out.generation, 3);
     assert_int_equal(out.next_id, 5);
+    assert_int_equal(out.wal_seq, 77);
     assert_int_equal(out.nsegs, 2);
     assert_memory_equal(out.segs, segs, sizeof segs);
     free(out.segs);
+    /* a version 1 manifest (before the write-ahead log) reads, wal_seq 0 */
+    qr_buf v1;
+    qr_buf_init(&v1);
+    qr_buf_put(&v1, "QRYMANI\n", 8);
+    qr_buf_put_u32(&v1, 1);
+    qr_buf_put_u32(&v1, 0);
+    qr_buf_put_u64(&v1, 3);
+    qr_buf_put_u64(&v1, 5);
+    qr_buf_put_u32(&v1, 1);
+    qr_buf_put_u64(&v1, 4);
+    qr_buf_put_u64(&v1, 20);
+    qr_buf_put_u64(&v1, 100);
+    qr_buf_put_u64(&v1, 200);
+    qr_buf_put_u64(&v1, 2000);
+    qr_buf_put_u32(&v1, qr_checksum32(v1.p, v1.len));
+    assert_int_equal(qr_manifest_decode(v1.p, v1.len, "M1", &out, &e), 0);
+    assert_int_equal(out.wal_seq, 0);
+    assert_int_equal(out.nsegs, 1);
+    assert_int_equal(out.segs[0].id, 4);
+    assert_int_equal(out.segs[0].file_bytes, 2000);
+    free(out.segs);
+    qr_buf_free(&v1);
     for (size_t i = 0; i < b.len; i++) {
         b.p[i] ^= 0x10;
         assert_int_equal(qr_manifest_decode(b.p, b.len, "M", &out, &e), -1);

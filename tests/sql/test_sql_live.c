@@ -1,0 +1,283 @@
+/* test_sql_live.c - a database running live (sql/live.h, sql/merge.h):
+ * rows acknowledged into the write-ahead log are seen by the next query;
+ * a copy of the data directory taken while rows are only in the log (what
+ * a crash leaves) recovers them exactly once, also with a torn last
+ * record; TRUNCATE and DROP take waiting rows with them; a writer past the
+ * waiting-rows limit is refused with 53000; the merge policy picks runs of
+ * adjacent small segments; background merges bound the segment count and
+ * leave every row, count and BM25 score as it was. */
+#include "sqltest.h"
+
+#include <dirent.h>
+#include <time.h>
+
+#include "index/table.h"
+#include "sql/merge.h"
+
+static void live(uint32_t refresh_ms, int merge)
+{
+    qr_live_opts o;
+    qr_live_opts_default(&o);
+    o.refresh_ms = refresh_ms;
+    o.merge = merge;
+    qr_err e;
+    if (qr_sql_db_live(st_s.db, &o, &e) != 0)
+        fail_msg("live: %s", e.msg);
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        n += !strncmp(de->d_name, prefix, strlen(prefix));
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static qr_manifest manifest_of(const char *datadir, const char *table)
+{
+    qr_err e;
+    qr_table *t = qr_table_open(datadir, table, QR_TABLE_READ, &e);
+    if (!t)
+        fail_msg("open %s: %s", table, e.msg);
+    qr_manifest m = t->man;
+    m.segs = malloc(sizeof *m.segs * (m.nsegs ? m.nsegs : 1));
+    if (m.nsegs)
+        memcpy(m.segs, t->man.segs, sizeof *m.segs * m.nsegs);
+    qr_table_close(t);
+    return m;
+}
+
+static void insert_rows(int from, int n)
+{
+    qr_buf sql;
+    qr_buf_init(&sql);
+    const char *head = "INSERT INTO t VALUES ";
+    qr_buf_put(&sql, head, strlen(head));
+    for (int i = from; i < from + n; i++) {
+        char row[160];
+        int k = snprintf(row, sizeof row, "%s('2025-01-01 00:%02d:%02d', 'row %d %s', %d)",
+                         i > from ? ", " : "", i / 60 % 60, i % 60, i,
+                         i % 3 ? "failed to place order" : "request completed", i);
+        qr_buf_put(&sql, row, (size_t)k);
+    }
+    qr_buf_put_u8(&sql, 0);
+    char tag[64];
+    snprintf(tag, sizeof tag, "INSERT 0 %d", n);
+    st_ok((const char *)sql.p, tag);
+    qr_buf_free(&sql);
+}
+
+static void make_table(void)
+{
+    st_ok("CREATE TABLE t (ts TIMESTAMP, msg text, n bigint)", "CREATE TABLE");
+    st_ok("CREATE INDEX ON t USING inverted (msg)", "CREATE INDEX");
+}
+
+/* Copy the data directory as it is on disk now: what a SIGKILL leaves. */
+static char *crash_image(void)
+{
+    char *img = tu_tmpdir();
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cp -a %s/. %s/", st_dir, img);
+    assert_int_equal(system(cmd), 0);
+    return img;
+}
+
+static void test_acknowledged_rows_are_seen_and_survive_a_crash(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    live(60000, 0); /* no flush by age: rows stay in the log until a query */
+    insert_rows(0, 10);
+    insert_rows(10, 5);
+    char tdir[4200];
+    snprintf(tdir, sizeof tdir, "%s/t", st_dir);
+    assert_int_equal(count_files(tdir, "wal-"), 1);
+    qr_manifest m = manifest_of(st_dir, "t");
+    assert_int_equal(m.nsegs, 0); /* in the log only */
+    assert_int_equal(m.wal_seq, 0);
+    free(m.segs);
+
+    /* what a crash now leaves: the log, no segment */
+    char *img = crash_image();
+    /* a torn record at the log's end, as a write cut by the crash leaves */
+    char wal[4300];
+    snprintf(wal, sizeof wal, "%s/t/wal-0000000000000001.log", img);
+    FILE *f = fopen(wal, "ab");
+    assert_non_null(f);
+    fwrite("QWR1\x40\x00\x00\x00garbage", 1, 15, f);
+    fclose(f);
+
+    /* the next query sees every acknowledged row (it waits for the flush) */
+    st_rows("SELECT count(*), sum(n) FROM t", "count,sum\n15,105\n");
+    m = manifest_of(st_dir, "t");
+    assert_int_equal(m.nsegs, 1);
+    assert_int_equal(m.wal_seq, 2);
+    free(m.segs);
+    st_close();
+
+    /* recovery of the image: both records, once, the torn tail cut */
+    qr_sql_session s2;
+    qr_err e;
+    if (qr_sql_open(&s2, img, 1, &e) != 0)
+        fail_msg("recover: %s", e.msg);
+    char *out = st_run_on(&s2, "SELECT count(*), count(DISTINCT n), sum(n) FROM t", NULL, &e);
+    assert_non_null(out);
+    assert_string_equal(out, "count,count,sum\n15,15,105\n");
+    free(out);
+    qr_manifest m2 = manifest_of(img, "t");
+    assert_int_equal(m2.wal_seq, 2);
+    free(m2.segs);
+    qr_sql_close(&s2);
+    /* recovered once: opening again adds nothing */
+    if (qr_sql_open(&s2, img, 1, &e) != 0)
+        fail_msg("reopen: %s", e.msg);
+    out = st_run_on(&s2, "SELECT count(*) FROM t", NULL, &e);
+    assert_string_equal(out, "count\n15\n");
+    free(out);
+    qr_sql_close(&s2);
+    tu_rmdir(img);
+}
+
+static void test_truncate_and_drop_take_waiting_rows(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    live(60000, 0);
+    insert_rows(0, 7);
+    st_ok("TRUNCATE t", "TRUNCATE TABLE");
+    st_rows("SELECT count(*) FROM t", "count\n0\n");
+    insert_rows(100, 3);
+    st_rows("SELECT count(*), min(n) FROM t", "count,min\n3,100\n");
+    insert_rows(200, 4); /* waiting when the table goes */
+    st_ok("DROP TABLE t", "DROP TABLE");
+    char tdir[4200];
+    snprintf(tdir, sizeof tdir, "%s/t", st_dir);
+    assert_int_equal(access(tdir, F_OK), -1); /* log and all */
+    make_table();
+    st_rows("SELECT count(*) FROM t", "count\n0\n");
+    insert_rows(300, 2);
+    st_rows("SELECT count(*), min(n) FROM t", "count,min\n2,300\n");
+    st_close();
+}
+
+static void test_waiting_rows_limit_refuses_with_53000(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    qr_live_opts o;
+    qr_live_opts_default(&o);
+    o.refresh_ms = 60000;
+    o.max_pending = 64; /* one small statement's record already passes it */
+    o.pending_wait_ms = 100;
+    o.merge = 0;
+    qr_err e;
+    assert_int_equal(qr_sql_db_live(st_s.db, &o, &e), 0);
+    insert_rows(0, 3); /* the first waits for nobody */
+    char *out = st_run_on(&st_s, "INSERT INTO t VALUES ('2025-01-01 00:00:00', 'x', 1)", NULL, &e);
+    assert_null(out);
+    assert_string_equal(e.code, QR_E_BUSY);
+    assert_non_null(strstr(e.msg, "retry later"));
+    /* a query flushes what waits; then there is room again */
+    st_rows("SELECT count(*) FROM t", "count\n3\n");
+    insert_rows(3, 1);
+    st_rows("SELECT count(*) FROM t", "count\n4\n");
+    st_close();
+}
+
+static void test_merge_policy(void **st)
+{
+    (void)st;
+    qr_seg_entry s[40];
+    memset(s, 0, sizeof s);
+    uint32_t first, n;
+    for (int i = 0; i < 40; i++)
+        s[i].rows = 1000;
+    assert_int_equal(qr_merge_pick(s, 7, &first, &n), 0); /* fewer than 8: nothing */
+    assert_int_equal(qr_merge_pick(s, 8, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 8);
+    assert_int_equal(qr_merge_pick(s, 40, &first, &n), 1);
+    assert_int_equal(n, QR_MERGE_MAX_RUN);
+    /* final segments split runs; only adjacent segments merge */
+    for (int i = 0; i < 40; i++)
+        s[i].rows = i % 5 == 0 ? QR_MERGE_FINAL_ROWS : 1000;
+    assert_int_equal(qr_merge_pick(s, 40, &first, &n), 0);
+    /* the smallest level first: 8 small ones after 8 larger ones */
+    for (int i = 0; i < 16; i++)
+        s[i].rows = i < 8 ? 100000 : 2000;
+    assert_int_equal(qr_merge_pick(s, 16, &first, &n), 1);
+    assert_int_equal(first, 8);
+    assert_int_equal(n, 8);
+    /* mixed levels merge together once the higher level is reached */
+    for (int i = 0; i < 8; i++)
+        s[i].rows = i % 2 ? 100000 : 2000;
+    assert_int_equal(qr_merge_pick(s, 8, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 8);
+}
+
+static void test_background_merges_keep_rows_and_scores(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    /* 21 segments written before the database runs live */
+    for (int i = 0; i < 21; i++)
+        insert_rows(i * 50, 50);
+    const char *q = "SELECT n, bm25() FROM t WHERE msg @@ 'failed order' ORDER BY bm25() DESC "
+                    "LIMIT 40";
+    const char *c = "SELECT count(*), count(DISTINCT n), sum(n), min(ts), max(ts) FROM t";
+    qr_err e;
+    char *scores = st_run_on(&st_s, q, NULL, &e);
+    char *counts = st_run_on(&st_s, c, NULL, &e);
+    assert_non_null(scores);
+    assert_non_null(counts);
+    assert_string_equal(counts, "count,count,sum,min,max\n1050,1050,550725,"
+                                "2025-01-01T00:00:00.000000000Z,2025-01-01T00:17:29.000000000Z\n");
+    qr_manifest m = manifest_of(st_dir, "t");
+    assert_int_equal(m.nsegs, 21);
+    free(m.segs);
+    live(20, 1); /* the merger takes every table of the catalog */
+    uint32_t nsegs = 99;
+    for (int i = 0; i < 400 && nsegs >= QR_MERGE_FACTOR; i++) {
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+        m = manifest_of(st_dir, "t");
+        nsegs = m.nsegs;
+        free(m.segs);
+    }
+    assert_true(nsegs < QR_MERGE_FACTOR);
+    /* same rows, same counts, same scores (index-wide statistics are sums) */
+    char *after = st_run_on(&st_s, c, NULL, &e);
+    assert_string_equal(after, counts);
+    free(after);
+    after = st_run_on(&st_s, q, NULL, &e);
+    assert_string_equal(after, scores);
+    free(after);
+    char mdir[4300];
+    snprintf(mdir, sizeof mdir, "%s/t/merge", st_dir);
+    assert_int_equal(count_files(mdir, "seg-"), 0); /* nothing left beside the table */
+    free(scores);
+    free(counts);
+    st_close();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_acknowledged_rows_are_seen_and_survive_a_crash),
+        cmocka_unit_test(test_truncate_and_drop_take_waiting_rows),
+        cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
+        cmocka_unit_test(test_merge_policy),
+        cmocka_unit_test(test_background_merges_keep_rows_and_scores),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
