@@ -7,10 +7,10 @@
 #include <strings.h>
 
 static const char *const type_names[QT_LAST + 1] = {
-    [QT_TIMESTAMP] = "timestamp", [QT_UINT8] = "uint8",     [QT_INT32] = "int32",
-    [QT_TEXT] = "text",           [QT_MAP] = "map",         [QT_BOOL] = "bool",
-    [QT_INT8] = "int8",           [QT_INT16] = "int16",     [QT_INT64] = "int64",
-    [QT_UINT16] = "uint16",       [QT_UINT32] = "uint32",   [QT_UINT64] = "uint64",
+    [QT_TIMESTAMP] = "timestamp", [QT_UINT8] = "uint8",   [QT_INT32] = "int32",
+    [QT_TEXT] = "text",           [QT_MAP] = "map",       [QT_BOOL] = "bool",
+    [QT_INT8] = "int8",           [QT_INT16] = "int16",   [QT_INT64] = "int64",
+    [QT_UINT16] = "uint16",       [QT_UINT32] = "uint32", [QT_UINT64] = "uint64",
     [QT_FLOAT64] = "float64",     [QT_JSON] = "json",
 };
 
@@ -36,10 +36,12 @@ int qr_type_by_name(const char *s, size_t n)
     static const struct {
         const char *alias;
         int t;
-    } aliases[] = {{"string", QT_TEXT},  {"varchar", QT_TEXT},    {"integer", QT_INT64},
-                   {"bigint", QT_INT64}, {"int", QT_INT32},       {"smallint", QT_INT16},
-                   {"double", QT_FLOAT64}, {"float", QT_FLOAT64}, {"boolean", QT_BOOL},
-                   {"timestamp_ns", QT_TIMESTAMP}, {"object", QT_JSON}};
+    } aliases[] = {{"string", QT_TEXT},    {"varchar", QT_TEXT},
+                   {"integer", QT_INT64},  {"bigint", QT_INT64},
+                   {"int", QT_INT32},      {"smallint", QT_INT16},
+                   {"double", QT_FLOAT64}, {"float", QT_FLOAT64},
+                   {"boolean", QT_BOOL},   {"timestamp_ns", QT_TIMESTAMP},
+                   {"object", QT_JSON}};
     for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
         if (name_eq(s, n, aliases[i].alias))
             return aliases[i].t;
@@ -96,10 +98,7 @@ double qr_num_to_f64(int64_t s)
 static const char *const tsfmt_names[] = {"rfc3339",  "epoch_s",  "epoch_ms",
                                           "epoch_us", "epoch_ns", "rfc3339_short"};
 
-const char *qr_tsfmt_name(int f)
-{
-    return f >= 0 && f <= QR_TS_LAST ? tsfmt_names[f] : "?";
-}
+const char *qr_tsfmt_name(int f) { return f >= 0 && f <= QR_TS_LAST ? tsfmt_names[f] : "?"; }
 
 int qr_tsfmt_by_name(const char *s, size_t n)
 {
@@ -183,6 +182,7 @@ qr_tabdef *qr_tabdef_clone(const qr_tabdef *s)
     d->sort_col = s->sort_col;
     d->extra_col = s->extra_col;
     d->omit_nulls = s->omit_nulls;
+    d->retention_s = s->retention_s;
     d->cols = calloc(s->ncols ? s->ncols : 1, sizeof *d->cols);
     d->ixs = calloc(s->nixs ? s->nixs : 1, sizeof *d->ixs);
     if (!d->cols || !d->ixs)
@@ -221,8 +221,7 @@ int qr_tabdef_col(const qr_tabdef *d, const char *name, size_t n)
     return -1;
 }
 
-int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nullable,
-                      qr_err *e)
+int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nullable, qr_err *e)
 {
     if (!qr_col_name_ok(name, n))
         return qr_errf(e, QR_E_ARGS, "column name \"%.*s\" is not 1-%d printable bytes",
@@ -230,8 +229,8 @@ int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nu
     if (!qr_type_valid(type))
         return qr_errf(e, QR_E_ARGS, "column %.*s: unknown type %d", (int)n, name, type);
     if (qr_tabdef_col(d, name, n) >= 0)
-        return qr_errf(e, QR_E_ARGS, "column \"%.*s\" defined twice (names ignore case)",
-                       (int)n, name);
+        return qr_errf(e, QR_E_ARGS, "column \"%.*s\" defined twice (names ignore case)", (int)n,
+                       name);
     if (d->ncols >= QR_MAX_COLUMNS)
         return qr_errf(e, QR_E_TOO_LONG, "more than %d columns", QR_MAX_COLUMNS);
     qr_coldef *nc = realloc(d->cols, sizeof *nc * (d->ncols + 1));
@@ -251,7 +250,8 @@ int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nu
 int qr_tabdef_index_by_name(const qr_tabdef *d, const char *name, size_t n)
 {
     for (uint32_t i = 0; i < d->nixs; i++)
-        if (d->ixs[i].name && strlen(d->ixs[i].name) == n && strncasecmp(d->ixs[i].name, name, n) == 0)
+        if (d->ixs[i].name && strlen(d->ixs[i].name) == n &&
+            strncasecmp(d->ixs[i].name, name, n) == 0)
             return (int)i;
     return -1;
 }
@@ -289,18 +289,16 @@ static int kind_fits(int kind, int type)
     }
 }
 
-int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char *name,
-                        qr_err *e)
+int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char *name, qr_err *e)
 {
     if (col < 0 || (uint32_t)col >= d->ncols)
         return qr_errf(e, QR_E_ARGS, "index on column %d: no such column", col);
     const qr_coldef *c = &d->cols[col];
     if (!kind_fits(kind, c->type))
-        return qr_errf(e, QR_E_DATATYPE, "column %s: a %s column cannot have a %s index",
-                       c->name, qr_type_name(c->type), qr_ixkind_name(kind));
+        return qr_errf(e, QR_E_DATATYPE, "column %s: a %s column cannot have a %s index", c->name,
+                       qr_type_name(c->type), qr_ixkind_name(kind));
     if (qr_tabdef_index_on(d, col, kind) >= 0)
-        return qr_errf(e, QR_E_ARGS, "column %s has two %s indexes", c->name,
-                       qr_ixkind_name(kind));
+        return qr_errf(e, QR_E_ARGS, "column %s has two %s indexes", c->name, qr_ixkind_name(kind));
     if (d->nixs >= QR_MAX_INDEXES)
         return qr_errf(e, QR_E_TOO_LONG, "more than %d indexes", QR_MAX_INDEXES);
     if (id == 0) { /* one above the largest id in use */
@@ -319,8 +317,7 @@ int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char
     if (name) { /* a query's NAME: would find the index, not that column */
         int other = qr_tabdef_col(d, name, strlen(name));
         if (other >= 0 && other != col)
-            return qr_errf(e, QR_E_ARGS, "index name \"%s\" is the name of another column",
-                           name);
+            return qr_errf(e, QR_E_ARGS, "index name \"%s\" is the name of another column", name);
     }
     if (name && !qr_col_name_ok(name, strlen(name)))
         return qr_errf(e, QR_E_ARGS, "index name \"%.64s\" is not 1-%d printable bytes", name,
@@ -350,8 +347,7 @@ int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e)
         if (!qr_col_name_ok(c->name, strlen(c->name)))
             return qr_errf(e, QR_E_ARGS, "%s: column %u has a bad name", what, i);
         if (!qr_type_valid(c->type))
-            return qr_errf(e, QR_E_ARGS, "%s: column %s: unknown type %u", what, c->name,
-                           c->type);
+            return qr_errf(e, QR_E_ARGS, "%s: column %s: unknown type %u", what, c->name, c->type);
         if (c->tsfmt > QR_TS_LAST || (c->type != QT_TIMESTAMP && c->tsfmt))
             return qr_errf(e, QR_E_ARGS, "%s: column %s: a time format on a %s column", what,
                            c->name, qr_type_name(c->type));
@@ -460,16 +456,19 @@ qr_tabdef *qr_tabdef_otel(const char *name)
     if (!d)
         return NULL;
     for (int c = 0; c < QR_OTEL_NCOLS; c++)
-        if (qr_tabdef_add_col(d, otel_cols[c].name, strlen(otel_cols[c].name), otel_cols[c].type,
-                              1, NULL) != c)
+        if (qr_tabdef_add_col(d, otel_cols[c].name, strlen(otel_cols[c].name), otel_cols[c].type, 1,
+                              NULL) != c)
             goto fail;
     d->sort_col = COL_TIMESTAMP;
     static const struct {
         int col, kind;
         const char *alias;
-    } ix[] = {{COL_BODY, QR_IX_FULLTEXT, "body"},          {COL_SERVICE_NAME, QR_IX_KEYWORD, "service"},
-              {COL_SEVERITY_TEXT, QR_IX_KEYWORD, "severity"}, {COL_SCOPE_NAME, QR_IX_KEYWORD, "scope"},
-              {COL_TRACE_ID, QR_IX_KEYWORD, "trace"},     {COL_SEVERITY_NUMBER, QR_IX_RANGE, "sevnum"}};
+    } ix[] = {{COL_BODY, QR_IX_FULLTEXT, "body"},
+              {COL_SERVICE_NAME, QR_IX_KEYWORD, "service"},
+              {COL_SEVERITY_TEXT, QR_IX_KEYWORD, "severity"},
+              {COL_SCOPE_NAME, QR_IX_KEYWORD, "scope"},
+              {COL_TRACE_ID, QR_IX_KEYWORD, "trace"},
+              {COL_SEVERITY_NUMBER, QR_IX_RANGE, "sevnum"}};
     for (unsigned i = 0; i < sizeof ix / sizeof *ix; i++)
         if (qr_tabdef_add_index(d, ix[i].col, ix[i].kind, (uint16_t)(i + 1), ix[i].alias, NULL) < 0)
             goto fail;

@@ -30,9 +30,9 @@ typedef enum {
     QT_TIMESTAMP = 0, /* int64 ns since the epoch, UTC */
     QT_UINT8 = 1,
     QT_INT32 = 2,
-    QT_TEXT = 3,      /* UTF-8 text; hex ids get a compact encoding on their own */
-    QT_MAP = 5,       /* object of string keys; key order and duplicates kept;
-                       * values strings or any JSON value */
+    QT_TEXT = 3, /* UTF-8 text; hex ids get a compact encoding on their own */
+    QT_MAP = 5,  /* object of string keys; key order and duplicates kept;
+                  * values strings or any JSON value */
     QT_BOOL = 6,
     QT_INT8 = 7,
     QT_INT16 = 8,
@@ -41,7 +41,7 @@ typedef enum {
     QT_UINT32 = 11,
     QT_UINT64 = 12,
     QT_FLOAT64 = 13,
-    QT_JSON = 14,     /* any JSON value, stored as compact canonical JSON text */
+    QT_JSON = 14, /* any JSON value, stored as compact canonical JSON text */
 } qr_type;
 #define QT_LAST 14
 
@@ -81,13 +81,13 @@ typedef enum {
                               * exact: none, 3, 6 or 9 */
 } qr_tsfmt;
 #define QR_TS_LAST 5
-const char *qr_tsfmt_name(int f);     /* "rfc3339", "epoch_s", ... */
+const char *qr_tsfmt_name(int f);              /* "rfc3339", "epoch_s", ... */
 int qr_tsfmt_by_name(const char *s, size_t n); /* -1 unknown */
-int64_t qr_tsfmt_unit_ns(int f);      /* 1e9, 1e6, 1e3, 1 (and 1 for RFC3339) */
+int64_t qr_tsfmt_unit_ns(int f);               /* 1e9, 1e6, 1e3, 1 (and 1 for RFC3339) */
 
 #define QR_MAX_COLUMNS 1024
-#define QR_MAX_INDEXES 64 /* = QR_SEG_MAX_SECTIONS: one section per index */
-#define QR_MAX_NAME 255   /* bytes of a column or index name */
+#define QR_MAX_INDEXES 64  /* = QR_SEG_MAX_SECTIONS: one section per index */
+#define QR_MAX_NAME    255 /* bytes of a column or index name */
 
 typedef struct qr_coldef {
     char *name;       /* as written; owned */
@@ -117,16 +117,18 @@ typedef struct qr_ixdef {
 } qr_ixdef;
 
 typedef struct qr_tabdef {
-    char *name;        /* table name; owned; may be NULL in a definition file */
+    char *name; /* table name; owned; may be NULL in a definition file */
     uint32_t ncols;
-    qr_coldef *cols;   /* owned */
-    int32_t sort_col;  /* a QT_TIMESTAMP column the rows are sorted by, or -1
-                        * (then rows keep insertion order) */
-    int32_t extra_col; /* a QT_JSON column that takes the keys which are not
-                        * columns (an object), or -1: such keys make the row bad */
-    uint8_t omit_nulls; /* quarry cat leaves NULL columns out instead of printing null */
+    qr_coldef *cols;     /* owned */
+    int32_t sort_col;    /* a QT_TIMESTAMP column the rows are sorted by, or -1
+                          * (then rows keep insertion order) */
+    int32_t extra_col;   /* a QT_JSON column that takes the keys which are not
+                          * columns (an object), or -1: such keys make the row bad */
+    uint8_t omit_nulls;  /* quarry cat leaves NULL columns out instead of printing null */
+    int64_t retention_s; /* rows whose sort column is older than this many seconds
+                          * are dropped by a running server (sql/merge.h); 0: kept */
     uint32_t nixs;
-    qr_ixdef *ixs;     /* owned */
+    qr_ixdef *ixs; /* owned */
 } qr_tabdef;
 
 /* An empty definition (no columns, sort_col = extra_col = -1). NULL when out
@@ -136,13 +138,11 @@ void qr_tabdef_free(qr_tabdef *d);
 qr_tabdef *qr_tabdef_clone(const qr_tabdef *d);
 /* Append a column (name copied); returns its index, or -1 with e set (bad
  * or duplicate name, too many columns, unknown type, out of memory). */
-int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nullable,
-                      qr_err *e);
+int qr_tabdef_add_col(qr_tabdef *d, const char *name, size_t n, int type, int nullable, qr_err *e);
 /* Append an index on column `col` (name may be NULL); id 0 = the next free
  * id. Returns its position in ixs, or -1 with e set (kind not allowed for
  * the column's type, duplicate id or alias, too many). */
-int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char *name,
-                        qr_err *e);
+int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char *name, qr_err *e);
 /* Column by name (case-insensitive), or -1. */
 int qr_tabdef_col(const qr_tabdef *d, const char *name, size_t n);
 /* Index by alias (case-insensitive, like column names), or -1. An alias

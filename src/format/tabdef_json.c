@@ -90,6 +90,11 @@ void qr_tabdef_to_json(const qr_tabdef *d, qr_buf *out)
     }
     if (d->omit_nulls)
         put_str(out, ",\n  \"omit_nulls\": true");
+    if (d->retention_s > 0) {
+        char num[64];
+        snprintf(num, sizeof num, ",\n  \"retention_seconds\": %lld", (long long)d->retention_s);
+        put_str(out, num);
+    }
     if (d->nixs) {
         put_str(out, ",\n  \"indexes\": [");
         for (uint32_t i = 0; i < d->nixs; i++) {
@@ -504,8 +509,8 @@ static int resolve_indexes(pctx *c, qr_tabdef *d, pend_ix *px, uint32_t n)
 
 /* ---- reading: the definition ---- */
 
-static const char *const def_keys[] = {"name",       "columns", "sort", "catch_all",
-                                       "omit_nulls", "indexes", NULL};
+static const char *const def_keys[] = {
+    "name", "columns", "sort", "catch_all", "omit_nulls", "indexes", "retention_seconds", NULL};
 
 /* A column reference ("sort", "catch_all") that must name a column of `type`. */
 static int resolve_ref(pctx *c, const qr_tabdef *d, const char *key, qr_slice ref, size_t off,
@@ -571,6 +576,16 @@ static int parse_def(pctx *c, qr_tabdef *d, pend_ix **pxp, uint32_t *npx)
                 return -1;
             d->omit_nulls = (uint8_t)v;
             break;
+        case 6: {
+            off = value_off(c->j);
+            qj_type t = peek(c);
+            if (t == QJ_ERROR)
+                return -1;
+            if (t != QJ_NUMBER || qj_int64(c->j, &d->retention_s) || d->retention_s < 0)
+                return perr(c, off, QR_E_ARGS,
+                            "\"retention_seconds\" must be a whole number of seconds >= 0");
+            break;
+        }
         case 5:
             if (begin_array(c, "indexes"))
                 return -1;

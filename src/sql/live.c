@@ -589,6 +589,21 @@ static void *merger(void *arg)
                 uint64_t rows;
                 uint32_t before = 0, after = 0;
                 int64_t t0 = now_ms();
+                uint64_t gone = 0;
+                uint32_t gone_segs = 0;
+                struct timespec wall;
+                clock_gettime(CLOCK_REALTIME, &wall);
+                int64_t now_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
+                int rr =
+                    qr_retain_table(l->db, t->name, now_ns, &t->mcancel, &gone, &gone_segs, &e);
+                if (rr < 0)
+                    fprintf(stderr, "quarry: table %s: retention: %s (%s)\n", t->name, e.msg,
+                            e.code);
+                else if (rr > 0 && l->o.log_merges)
+                    fprintf(stderr,
+                            "quarry: table %s: retention dropped %llu rows (%u whole "
+                            "segments)\n",
+                            t->name, (unsigned long long)gone, gone_segs);
                 int r = qr_merge_table(l->db, t->name, &t->mcancel, &rows, &before, &after, &e);
                 if (r < 0)
                     fprintf(stderr, "quarry: table %s: background merge: %s (%s)\n", t->name, e.msg,

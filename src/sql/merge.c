@@ -58,25 +58,6 @@ void qr_merge_clean(const char *table_dir)
     rmdir(dir);
 }
 
-static int add_line(void *w, const char *line, size_t n, qr_err *e)
-{
-    return qr_rows_add(w, line, n - 1, e); /* without its '\n' */
-}
-
-/* Where the run segs[0..n) (by id) is in m now; -1 when it is not whole. */
-static int64_t run_at(const qr_manifest *m, const qr_seg_entry *run, uint32_t n)
-{
-    for (uint32_t i = 0; i + n <= m->nsegs; i++) {
-        if (m->segs[i].id != run[0].id)
-            continue;
-        for (uint32_t k = 1; k < n; k++)
-            if (m->segs[i + k].id != run[k].id)
-                return -1;
-        return i;
-    }
-    return -1;
-}
-
 static void unlink_all(const char *dir, const qr_seg_entry *s, uint32_t n)
 {
     char path[PATH_MAX];
@@ -86,11 +67,27 @@ static void unlink_all(const char *dir, const qr_seg_entry *s, uint32_t n)
     }
 }
 
-/* Swap the merged segments made[0..nm) (files in mdir) in for run[0..n)
- * of table name: 1 done, 0 given up, -1 with e set. */
-static int publish(qr_sql_db *db, const char *name, const char *mdir, const qr_seg_entry *run,
-                   uint32_t n, const qr_seg_entry *made, uint32_t nm, const atomic_int *cancel,
-                   uint32_t *after, qr_err *e)
+/* A change of the manifest: segment old[i] is replaced by made[from[i] ..
+ * from[i] + count[i]) (none: it goes), in its place. */
+typedef struct swap {
+    const qr_seg_entry *old;
+    uint32_t nold;
+    const qr_seg_entry *made; /* files in mdir, under scratch ids */
+    const uint32_t *from, *count;
+} swap;
+
+static int64_t old_at(const swap *w, uint64_t id)
+{
+    for (uint32_t i = 0; i < w->nold; i++)
+        if (w->old[i].id == id)
+            return i;
+    return -1;
+}
+
+/* Apply w to table name's manifest: 1 done, 0 given up (a segment of it is
+ * not in the manifest any more, the table went, or *cancel), -1 with e. */
+static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap *w,
+                   const atomic_int *cancel, uint32_t *after, qr_err *e)
 {
     for (;;) {
         int r = qr_sqldb_writer_try(db, name, 50, e);
@@ -104,47 +101,84 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const qr_s
     qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE, e);
     if (!t) {
         qr_sqldb_writer_end(db, name);
-        return !strcmp(e->code, QR_E_UNDEFINED_TABLE) ? 0 : -1;
+        return !strcmp(e->code, QR_E_UNDEFINED_TABLE) || !strcmp(e->code, QR_E_LOCKED) ? 0 : -1;
     }
-    int64_t at = run_at(&t->man, run, n);
-    int rc = 0;
+    uint32_t found = 0, nmade = 0;
+    for (uint32_t i = 0; i < t->man.nsegs; i++)
+        found += old_at(w, t->man.segs[i].id) >= 0;
+    for (uint32_t i = 0; i < w->nold; i++)
+        nmade += w->count[i];
+    int rc = 0, done = 0;
     qr_seg_entry *list = NULL;
+    uint64_t id = 0;
     uint32_t nl = 0, moved = 0;
-    if (at >= 0 && !atomic_load(cancel)) {
-        nl = t->man.nsegs - n + nm;
-        list = malloc(sizeof *list * (nl ? nl : 1));
+    if (found == w->nold && !atomic_load(cancel)) {
+        list = malloc(sizeof *list * (t->man.nsegs + nmade + 1));
         rc = list ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+        id = qr_table_reserve_ids(t, nmade);
     }
-    if (list && rc == 0) {
-        uint64_t id = qr_table_reserve_ids(t, nm);
-        memcpy(list, t->man.segs, sizeof *list * (size_t)at);
-        char from[PATH_MAX], to[PATH_MAX];
-        for (uint32_t i = 0; i < nm && rc == 0; i++) {
-            list[at + i] = made[i];
-            list[at + i].id = id + i;
-            qr_seg_path_in(mdir, made[i].id, from, sizeof from);
-            qr_table_seg_path(t, id + i, to, sizeof to);
-            if ((rc = qr_rename(from, to, e)) == 0)
-                moved++;
+    char from[PATH_MAX], to[PATH_MAX];
+    for (uint32_t i = 0; list && rc == 0 && i < t->man.nsegs; i++) {
+        int64_t o = old_at(w, t->man.segs[i].id);
+        if (o < 0) {
+            list[nl++] = t->man.segs[i];
+            continue;
         }
-        memcpy(list + at + nm, t->man.segs + at + n, sizeof *list * (t->man.nsegs - at - n));
-        if (rc == 0)
-            rc = qr_table_replace(t, list, nl, e); /* deletes the run's files */
-        if (rc != 0) {
-            char path[PATH_MAX];
-            for (uint32_t i = 0; i < moved; i++) {
-                qr_table_seg_path(t, id + i, path, sizeof path);
-                unlink(path);
+        for (uint32_t k = 0; rc == 0 && k < w->count[o]; k++) {
+            const qr_seg_entry *m = &w->made[w->from[o] + k];
+            qr_seg_path_in(mdir, m->id, from, sizeof from);
+            qr_table_seg_path(t, id + moved, to, sizeof to);
+            if ((rc = qr_rename(from, to, e)) == 0) {
+                list[nl] = *m;
+                list[nl++].id = id + moved++;
             }
-        } else {
-            *after = nl;
         }
     }
-    int done = list && rc == 0;
+    if (list && rc == 0 && (rc = qr_table_replace(t, list, nl, e)) == 0) {
+        done = 1; /* the replaced segments' files are deleted by the commit */
+        *after = nl;
+    }
+    if (list && !done)
+        for (uint32_t i = 0; i < moved; i++) {
+            qr_table_seg_path(t, id + i, to, sizeof to);
+            unlink(to);
+        }
     free(list);
     qr_table_close(t);
     qr_sqldb_writer_end(db, name);
     return rc != 0 ? -1 : done;
+}
+
+static int add_line(void *w, const char *line, size_t n, qr_err *e)
+{
+    return qr_rows_add(w, line, n - 1, e); /* without its '\n' */
+}
+
+/* The rows of segs[0..n) of t (those with sort column >= min_sort) as new
+ * segments in mdir: *made (malloc'ed), *nm. 0, or -1 with e set. */
+static int rebuild(qr_table *t, const qr_seg_entry *segs, uint32_t n, int64_t min_sort,
+                   const char *mdir, uint64_t first_id, const atomic_int *cancel,
+                   qr_seg_entry **made, uint32_t *nm, qr_err *e)
+{
+    *made = NULL;
+    *nm = 0;
+    qr_table scratch = {.dir = (char *)mdir, .name = t->name, .def = t->def, .lock_fd = -1};
+    scratch.man.next_id = first_id;
+    qr_table sub = *t;
+    sub.man.segs = (qr_seg_entry *)segs;
+    sub.man.nsegs = n;
+    qr_qctx ctx;
+    qr_qctx_init(&ctx, 0);
+    qr_qctx_set_stop(&ctx, cancel, 0);
+    qr_rowwriter w;
+    if (qr_rows_begin_sized(&w, &scratch, t->def, QR_MERGE_SEG_ROWS, QR_MERGE_LINE_BYTES, NULL,
+                            e) != 0)
+        return -1;
+    if (qr_rows_each_from(&sub, t->def, min_sort, add_line, NULL, &w, &ctx, e) != 0) {
+        qr_rows_abort(&w);
+        return -1;
+    }
+    return qr_rows_finish(&w, made, nm, e);
 }
 
 int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, uint64_t *rows,
@@ -166,33 +200,108 @@ int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, ui
         *rows += run[i].rows;
     char mdir[PATH_MAX];
     snprintf(mdir, sizeof mdir, "%s/merge", t->dir);
-    int rc = qr_mkdirs(mdir, e);
-    /* the new segments are built beside the table, under scratch ids */
-    qr_table scratch = {.dir = mdir, .name = t->name, .def = t->def, .lock_fd = -1};
-    qr_table sub = *t;
-    sub.man.segs = run;
-    sub.man.nsegs = n;
-    qr_qctx ctx;
-    qr_qctx_init(&ctx, 0);
-    qr_qctx_set_stop(&ctx, cancel, 0);
-    qr_rowwriter w;
     qr_seg_entry *made = NULL;
     uint32_t nm = 0;
-    if (rc == 0 && (rc = qr_rows_begin_sized(&w, &scratch, t->def, QR_MERGE_SEG_ROWS,
-                                             QR_MERGE_LINE_BYTES, NULL, e)) == 0) {
-        rc = qr_rows_each(&sub, t->def, add_line, NULL, &w, &ctx, e);
-        if (rc == 0)
-            rc = qr_rows_finish(&w, &made, &nm, e);
-        else
-            qr_rows_abort(&w);
-    }
+    int rc = qr_mkdirs(mdir, e);
     if (rc == 0)
-        rc = publish(db, name, mdir, run, n, made, nm, cancel, after, e);
-    else if (!strcmp(e->code, QR_E_CANCELED))
+        rc = rebuild(t, run, n, INT64_MIN, mdir, 0, cancel, &made, &nm, e);
+    if (rc == 0) {
+        /* the run's first segment becomes the merged ones, the others go */
+        uint32_t from[QR_MERGE_MAX_RUN] = {0}, count[QR_MERGE_MAX_RUN] = {0};
+        count[0] = nm;
+        swap w = {run, n, made, from, count};
+        rc = publish(db, name, mdir, &w, cancel, after, e);
+    } else if (!strcmp(e->code, QR_E_CANCELED)) {
         rc = 0;
+    }
     if (rc != 1)
         unlink_all(mdir, made, nm);
     free(made);
+    qr_table_close(t);
+    return rc;
+}
+
+int qr_retain_table(qr_sql_db *db, const char *name, int64_t now_ns, const atomic_int *cancel,
+                    uint64_t *dropped_rows, uint32_t *dropped_segs, qr_err *e)
+{
+    *dropped_rows = 0;
+    *dropped_segs = 0;
+    qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, e);
+    if (!t)
+        return !strcmp(e->code, QR_E_UNDEFINED_TABLE) ? 0 : -1;
+    const qr_tabdef *d = t->def;
+    if (d->retention_s <= 0 || d->sort_col < 0 || d->retention_s > INT64_MAX / 1000000000) {
+        qr_table_close(t);
+        return 0;
+    }
+    int64_t cutoff = now_ns - d->retention_s * 1000000000;
+    uint32_t n = t->man.nsegs;
+    qr_seg_entry *old = malloc(sizeof *old * (n ? n : 1));
+    uint32_t *from = calloc(n ? n : 1, sizeof *from), *count = calloc(n ? n : 1, sizeof *count);
+    int rc = old && from && count ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    uint32_t nold = 0, ntrim = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        const qr_seg_entry *sg = &t->man.segs[i];
+        if (sg->rows == 0 || sg->min_ts >= cutoff)
+            continue;
+        /* past the limit whole, or at least half its time span: a trim */
+        if (sg->max_ts < cutoff ||
+            (uint64_t)(cutoff - sg->min_ts) * 2 >= (uint64_t)(sg->max_ts - sg->min_ts))
+            old[nold++] = *sg;
+    }
+    char mdir[PATH_MAX];
+    snprintf(mdir, sizeof mdir, "%s/merge", t->dir);
+    qr_seg_entry *made = NULL;
+    uint32_t nm = 0;
+    if (rc == 0 && nold)
+        rc = qr_mkdirs(mdir, e);
+    for (uint32_t i = 0; rc == 0 && i < nold; i++) {
+        from[i] = nm;
+        if (old[i].max_ts < cutoff) { /* dropped whole */
+            *dropped_rows += old[i].rows;
+            (*dropped_segs)++;
+            continue;
+        }
+        qr_seg_entry *part;
+        uint32_t np;
+        rc = rebuild(t, &old[i], 1, cutoff, mdir, 1000000 * (uint64_t)(ntrim + 1), cancel, &part,
+                     &np, e);
+        if (rc != 0)
+            break;
+        ntrim++;
+        qr_seg_entry *nv = realloc(made, sizeof *nv * (nm + np + 1));
+        if (!nv) {
+            unlink_all(mdir, part, np);
+            free(part);
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            break;
+        }
+        made = nv;
+        uint64_t kept = 0;
+        for (uint32_t k = 0; k < np; k++) {
+            made[nm + k] = part[k];
+            kept += part[k].rows;
+        }
+        free(part);
+        count[i] = np;
+        nm += np;
+        *dropped_rows += old[i].rows - kept;
+    }
+    uint32_t after = 0;
+    if (rc == 0 && nold) {
+        swap w = {old, nold, made, from, count};
+        rc = publish(db, name, mdir, &w, cancel, &after, e);
+    } else if (rc != 0 && !strcmp(e->code, QR_E_CANCELED)) {
+        rc = 0;
+    }
+    if (rc != 1)
+        unlink_all(mdir, made, nm);
+    if (rc != 1)
+        *dropped_rows = *dropped_segs = 0;
+    free(made);
+    free(old);
+    free(from);
+    free(count);
     qr_table_close(t);
     return rc;
 }

@@ -44,6 +44,15 @@ int qr_merge_pick(const qr_seg_entry *segs, uint32_t nsegs, uint32_t *first, uin
  * (the run changed meanwhile, or *cancel was set), -1 with e set. */
 int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, uint64_t *rows,
                    uint32_t *before, uint32_t *after, qr_err *e);
+/* Retention (a table's retention_s, by its sort column, against now_ns):
+ * a segment whose newest row is past the limit is dropped; one that
+ * straddles it is rewritten without its expired rows once at least half of
+ * its time span is past the limit (so a segment is not rewritten every
+ * second as time moves on; until then its expired rows stay visible). 1
+ * done (*dropped_rows, *dropped_segs), 0 nothing to do or given up, -1
+ * with e set. */
+int qr_retain_table(qr_sql_db *db, const char *name, int64_t now_ns, const atomic_int *cancel,
+                    uint64_t *dropped_rows, uint32_t *dropped_segs, qr_err *e);
 /* Remove what an interrupted merge left in dir/merge/. */
 void qr_merge_clean(const char *table_dir);
 #endif

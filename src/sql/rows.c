@@ -268,6 +268,14 @@ int qr_rows_each(qr_table *t, const qr_tabdef *d,
                  int (*row)(void *arg, const char *line, size_t n, qr_err *e),
                  int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e)
 {
+    return qr_rows_each_from(t, d, INT64_MIN, row, seg_end, arg, ctx, e);
+}
+
+int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
+                      int (*row)(void *arg, const char *line, size_t n, qr_err *e),
+                      int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e)
+{
+    int filter = min_sort != INT64_MIN && d->sort_col >= 0;
     qr_colreader **rd = calloc(d->ncols ? d->ncols : 1, sizeof *rd);
     qr_buf line;
     qr_buf_init(&line);
@@ -283,6 +291,13 @@ int qr_rows_each(qr_table *t, const qr_tabdef *d,
         }
         int read_rc = 0;
         for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
+            if (filter && rd[d->sort_col]) {
+                int64_t v;
+                int isnull;
+                read_rc = rc = qr_colr_int(rd[d->sort_col], r, &v, &isnull, e);
+                if (rc != 0 || (!isnull && v < min_sort))
+                    continue;
+            }
             qr_buf_clear(&line);
             read_rc = rc = qr_row_json(d, rd, r, &line, e);
             if (rc == 0 && line.oom)

@@ -98,6 +98,11 @@ int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
 int qr_rows_each(qr_table *t, const qr_tabdef *d,
                  int (*row)(void *arg, const char *line, size_t n, qr_err *e),
                  int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
+/* The same, only the rows whose sort column (d->sort_col) is at least
+ * min_sort (NULL ones are kept): what retention keeps of a segment. */
+int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
+                      int (*row)(void *arg, const char *line, size_t n, qr_err *e),
+                      int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
 /* Drop everything: the segments written are removed. Ends w. */
 void qr_rows_abort(qr_rowwriter *w);
 /* The catalog's spelling of table `name` (matched case-insensitively;

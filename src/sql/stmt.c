@@ -58,6 +58,8 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
         return qr_sql_stmt_insert(s, p, st->insert_stmt, out, e);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return qr_sql_stmt_copy(s, p, st->copy_stmt, out, e);
+    case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
+        return qr_sql_stmt_alter(s, p, st->alter_table_stmt, out, e);
     case PG_QUERY__NODE__NODE_CREATE_ROLE_STMT:
     case PG_QUERY__NODE__NODE_ALTER_ROLE_STMT:
     case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
@@ -65,14 +67,12 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
     default: {
         const char *what = st->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT   ? "UPDATE"
                            : st->node_case == PG_QUERY__NODE__NODE_DELETE_STMT ? "DELETE"
-                           : st->node_case == PG_QUERY__NODE__NODE_ALTER_TABLE_STMT
-                               ? "ALTER TABLE"
-                               : "this statement";
+                                                                               : "this statement";
         return qr_errf(
             e, QR_E_FEATURE,
             "%s is not supported yet (SELECT, EXPLAIN, SET, SHOW, CREATE TABLE, "
-            "CREATE INDEX, DROP TABLE, TRUNCATE, INSERT, COPY and CREATE/ALTER/DROP USER "
-            "are)",
+            "CREATE INDEX, DROP TABLE, TRUNCATE, ALTER TABLE SET (retention), INSERT, COPY "
+            "and CREATE/ALTER/DROP USER are)",
             what);
     }
     }

@@ -43,6 +43,16 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
 int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__TruncateStmt *t,
                          qr_result *out, qr_err *e);
 int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e);
+/* stmt_alter.c */
+int qr_sql_stmt_alter(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__AlterTableStmt *a,
+                      qr_result *out, qr_err *e);
+/* Interval text ("7 days", "1 day 12 hours", "90 min", "3600") in seconds:
+ * 0, or -1 when it does not read. */
+int qr_sql_interval_s(const char *s, int64_t *out);
+/* The value of a (retention = ...) option in seconds; -1 with e set (22023
+ * with its position). */
+int qr_sql_retention_option(const qr_sqlparse *p, const PgQuery__DefElem *de, int64_t *secs,
+                            qr_err *e);
 
 /* stmt_vacuum.c: VACUUM merges segments */
 int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__VacuumStmt *v,

@@ -149,8 +149,14 @@ static int table_options(const qr_sqlparse *p, qr_tabdef *d, const PgQuery__Crea
             v = qr_sql_strval(de->arg->type_name->names[de->arg->type_name->n_names - 1]);
         else
             v = qr_sql_strval(de->arg);
+        if (!strcasecmp(de->defname, "retention")) {
+            if (qr_sql_retention_option(p, de, &d->retention_s, e) != 0)
+                return -1;
+            continue;
+        }
         if (strcasecmp(de->defname, "sort_column") != 0) {
-            qr_errf(e, QR_E_FEATURE, "table option \"%s\" is not supported (sort_column is)",
+            qr_errf(e, QR_E_FEATURE,
+                    "table option \"%s\" is not supported (sort_column and retention are)",
                     de->defname);
             return qr_sqlp_at(p, de->location, e);
         }
@@ -161,6 +167,10 @@ static int table_options(const qr_sqlparse *p, qr_tabdef *d, const PgQuery__Crea
         }
         d->sort_col = col;
     }
+    if (d->retention_s && d->sort_col < 0)
+        return qr_errf(e, QR_E_ARGS,
+                       "retention needs a sort column (WITH (sort_column = ...)): it goes by "
+                       "the sort column's time");
     return 0;
 }
 

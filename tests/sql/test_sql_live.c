@@ -5,7 +5,9 @@
  * record; TRUNCATE and DROP take waiting rows with them; a writer past the
  * waiting-rows limit is refused with 53000; the merge policy picks runs of
  * adjacent small segments; background merges bound the segment count and
- * leave every row, count and BM25 score as it was. */
+ * leave every row, count and BM25 score as it was; retention (CREATE TABLE
+ * WITH and ALTER TABLE SET / RESET) drops expired segments and trims one
+ * that straddles the limit. */
 #include "sqltest.h"
 
 #include <dirent.h>
@@ -270,6 +272,75 @@ static void test_background_merges_keep_rows_and_scores(void **st)
     st_close();
 }
 
+/* A timestamp literal `ago` seconds before now (UTC). */
+static const char *ago(int64_t secs, char *buf, size_t n)
+{
+    time_t t = time(NULL) - (time_t)secs;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+}
+
+static void test_retention_drops_and_trims_by_time(void **st)
+{
+    (void)st;
+    st_open();
+    st_fails("CREATE TABLE r (ts TIMESTAMP, msg text) WITH (retention = '2 days')", "22023",
+             "retention needs a sort column (WITH (sort_column = ...)): it goes by the sort "
+             "column's time");
+    st_fails("CREATE TABLE r (ts TIMESTAMP, msg text) WITH (sort_column = ts, retention = "
+             "'2 fortnights')",
+             "22023",
+             "retention must be an interval such as '7 days', '12 hours' or '90 minutes' (units "
+             "s, min, h, d, w), or 0 for none; not '2 fortnights' at character 65");
+    st_ok("CREATE TABLE r (ts TIMESTAMP, msg text, n bigint) WITH (sort_column = ts, retention = "
+          "'1 week')",
+          "CREATE TABLE");
+    st_ok("ALTER TABLE r RESET (retention)", "ALTER TABLE");
+    st_ok("ALTER TABLE r SET (retention = '1 day 24 hours')", "ALTER TABLE"); /* 2 days */
+    st_fails("ALTER TABLE nope SET (retention = '1 day')", "42P01",
+             "relation \"nope\" does not exist at character 13");
+    st_fails("ALTER TABLE r ADD COLUMN x text", "0A000",
+             "ALTER TABLE supports only SET (retention = '...') and RESET (retention)");
+    qr_err e;
+    qr_table *t = qr_table_open(st_dir, "r", QR_TABLE_READ, &e);
+    assert_non_null(t);
+    assert_int_equal(t->def->retention_s, 2 * 86400);
+    qr_table_close(t);
+    /* three segments: all expired; straddling, more than half past the
+     * limit; all recent */
+    char a[64], b[64], c[64], d[64], sql[512];
+    snprintf(sql, sizeof sql, "INSERT INTO r VALUES ('%s', 'old', 1), ('%s', 'old', 2)",
+             ago(10 * 86400, a, sizeof a), ago(9 * 86400, b, sizeof b));
+    st_ok(sql, "INSERT 0 2");
+    snprintf(sql, sizeof sql,
+             "INSERT INTO r VALUES ('%s', 'mid', 3), ('%s', 'mid', 4), ('%s', 'mid', 5), "
+             "('%s', 'mid', 6)",
+             ago(3 * 86400, a, sizeof a), ago(5 * 43200, b, sizeof b), ago(3 * 43200, c, sizeof c),
+             ago(86400, d, sizeof d));
+    st_ok(sql, "INSERT 0 4");
+    snprintf(sql, sizeof sql, "INSERT INTO r VALUES ('%s', 'new', 7)", ago(3600, a, sizeof a));
+    st_ok(sql, "INSERT 0 1");
+    st_rows("SELECT count(*) FROM r", "count\n7\n");
+    live(20, 1); /* the merger applies retention every second */
+    char *out = NULL;
+    for (int i = 0; i < 200; i++) {
+        free(out);
+        out = st_run_on(&st_s, "SELECT count(*), sum(n) FROM r", NULL, &e);
+        if (out && !strcmp(out, "count,sum\n3,18\n"))
+            break;
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_string_equal(out, "count,sum\n3,18\n"); /* 5, 6 and 7 are left */
+    free(out);
+    qr_manifest m = manifest_of(st_dir, "r");
+    assert_int_equal(m.nsegs, 2); /* the old segment dropped, the middle one trimmed */
+    free(m.segs);
+    st_close();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
         cmocka_unit_test(test_merge_policy),
         cmocka_unit_test(test_background_merges_keep_rows_and_scores),
+        cmocka_unit_test(test_retention_drops_and_trims_by_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
