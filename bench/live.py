@@ -45,6 +45,8 @@ ap.add_argument("--batch", type=int, default=5000)
 ap.add_argument("--clients", type=int, default=2)
 ap.add_argument("--refresh-ms", type=int, default=50)
 ap.add_argument("--out", default=None)
+ap.add_argument("--visibility", default="acknowledged", choices=["acknowledged", "refreshed"],
+                help="the query client's SET visibility (the probe always waits)")
 ap.add_argument("--keep", default=None, help="keep the data directory here")
 a = ap.parse_args()
 Q = os.path.abspath(a.quarry)
@@ -188,6 +190,7 @@ def main():
     def run_queries(until, out):
         qc = connect(pg)
         cur = qc.cursor()
+        cur.execute("SET visibility = " + a.visibility)
         while not until():
             for name, q in QUERIES:
                 t0 = time.time()
@@ -196,11 +199,20 @@ def main():
                 out.setdefault(name, []).append(time.time() - t0)
 
     seg_samples = []
+    rss = [0]
+
+    def rss_mib():
+        with open("/proc/%d/status" % srv.pid) as f:
+            for ln in f:
+                if ln.startswith("VmRSS:"):
+                    return int(ln.split()[1]) // 1024
+        return 0
 
     def sampler():
         t0 = time.time()
         while not done.is_set():
             seg_samples.append((time.time() - t0, segs(tdir)))
+            rss[0] = max(rss[0], rss_mib())
             time.sleep(1)
 
     busy = {}
@@ -246,8 +258,9 @@ def main():
     merges = sum(1 for ln in open(os.path.join(tmp, "server.log")) if "merged" in ln)
 
     rep = []
-    rep.append("# Live ingest: %s, %d rows, batches of %d, %d clients, refresh %d ms" % (
-        a.path, a.rows, a.batch, a.clients, a.refresh_ms))
+    rep.append("# Live ingest: %s, %d rows, batches of %d, %d clients, refresh %d ms, queries "
+               "with visibility %s" % (a.path, a.rows, a.batch, a.clients, a.refresh_ms,
+                                       a.visibility))
     rep.append("")
     rep.append("- acknowledged rows: %d in %.1f s = **%.0f rows/s**; server CPU %.1f core-s = "
                "**%.0f rows per core-second**" % (state["rows"], elapsed, state["rows"] / elapsed,
@@ -262,6 +275,7 @@ def main():
     rep.append("- segments: max %d during ingest, %d at the end; %d background merges; %.1f "
                "bytes/row on disk" % (max(s for _, s in seg_samples) if seg_samples else 0, last,
                                       merges, nbytes / total if total else 0))
+    rep.append("- server memory: peak RSS %d MiB while loading (sampled each second)" % rss[0])
     rep.append("")
     rep.append("| query | during ingest p50 | p99 | at rest p50 | runs (ingest/rest) |")
     rep.append("|---|---:|---:|---:|---:|")

@@ -27,6 +27,10 @@ void qr_sqldb_set_live(qr_sql_db *db, struct qr_live *l);
 /* Flush what waits and stop the flusher (qr_sql_db_close). */
 void qr_live_stop(struct qr_live *l);
 
+/* 1 when session s's queries wait for every acknowledged row (SET
+ * visibility = acknowledged, the default; sql/live.h qr_live_visible). */
+int qr_sql_waits_for_rows(const qr_sql_session *s);
+
 void qr_sqldb_lock(qr_sql_db *db, int exclusive);
 void qr_sqldb_unlock(qr_sql_db *db);
 /* The catalog as last read (the caller holds the catalog lock). */

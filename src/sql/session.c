@@ -527,6 +527,15 @@ static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQue
     return rc;
 }
 
+/* SET visibility: 'acknowledged' (the default) waits for the rows
+ * acknowledged before the statement; 'refreshed' reads what the flusher
+ * published last (a dashboard that must not wait behind ingest). */
+int qr_sql_waits_for_rows(const qr_sql_session *s)
+{
+    char v[32];
+    return qr_sql_show(s, "visibility", v, sizeof v, NULL) != 0 || strcmp(v, "refreshed") != 0;
+}
+
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
 {
     qr_sql_db *db = s->db;
@@ -546,7 +555,8 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
         /* SET, DDL, INSERT, COPY ... (stmt.h): each takes the locks it needs */
         rc = qr_sql_stmt(s, &p, st, out, e);
     } else {
-        qr_live_visible(db); /* every row acknowledged so far is seen */
+        if (qr_sql_waits_for_rows(s))
+            qr_live_visible(db); /* every row acknowledged so far is seen */
         pthread_rwlock_rdlock(&db->catlock);
         rc = select_statement(s, &p, st, &a, out, e);
         pthread_rwlock_unlock(&db->catlock);

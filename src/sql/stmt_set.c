@@ -51,6 +51,9 @@ static const known knowns[] = {
     {"standard_conforming_strings", "on", 0, "backslashes are literal in '...'"},
     {"TimeZone", "UTC", 0, "the time zone (UTC only)"},
     {"transaction_isolation", "read committed", 0, "kept for clients"},
+    {"visibility", "acknowledged", 0,
+     "acknowledged: a query sees every row acknowledged before it (waits for the flush); "
+     "refreshed: it reads what the last flush published, without waiting"},
 };
 #define NKNOWN (sizeof knowns / sizeof *knowns)
 
@@ -309,6 +312,12 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
                            "client_encoding \"%s\" is not supported: Quarry speaks UTF8 only",
                            value);
         value = "UTF8";
+    } else if (is_name(name, "visibility")) {
+        static const char *const ack[] = {"acknowledged", NULL}, *const ref[] = {"refreshed", NULL};
+        if (!one_of(value, ack) && !one_of(value, ref))
+            return qr_errf(e, QR_E_ARGS, "visibility must be acknowledged or refreshed, not \"%s\"",
+                           value);
+        value = one_of(value, ack) ? "acknowledged" : "refreshed";
     } else if (is_name(name, "timezone")) {
         static const char *const utc[] = {"UTC",  "GMT",    "Etc/UTC", "Etc/GMT", "Z",
                                           "UTC0", "+00:00", "00:00",   "0",       "Universal",

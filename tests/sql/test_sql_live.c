@@ -146,6 +146,26 @@ static void test_acknowledged_rows_are_seen_and_survive_a_crash(void **st)
     tu_rmdir(img);
 }
 
+static void test_visibility_refreshed_does_not_wait(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    live(60000, 0);
+    st_fails("SET visibility = 'soon'", "22023",
+             "visibility must be acknowledged or refreshed, not \"soon\"");
+    st_ok("SET visibility = refreshed", "SET");
+    st_rows("SHOW visibility", "visibility\nrefreshed\n");
+    insert_rows(0, 4);
+    st_rows("SELECT count(*) FROM t", "count\n0\n"); /* not flushed yet: not waited for */
+    st_ok("SET visibility = acknowledged", "SET");
+    st_rows("SELECT count(*) FROM t", "count\n4\n");
+    st_ok("RESET visibility", "RESET");
+    insert_rows(4, 1);
+    st_rows("SELECT count(*) FROM t", "count\n5\n");
+    st_close();
+}
+
 static void test_truncate_and_drop_take_waiting_rows(void **st)
 {
     (void)st;
@@ -345,6 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acknowledged_rows_are_seen_and_survive_a_crash),
+        cmocka_unit_test(test_visibility_refreshed_does_not_wait),
         cmocka_unit_test(test_truncate_and_drop_take_waiting_rows),
         cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
         cmocka_unit_test(test_merge_policy),
