@@ -313,11 +313,7 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, uint64_t rows, 
                            "MiB); retry later",
                            name, mib, l->o.max_pending >> 20);
         }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (left < 100 ? left : 100) * 1000000;
-        ts.tv_sec += ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
+        struct timespec ts = qr_abstime_after_ms(left < 100 ? left : 100);
         pthread_cond_timedwait(&t->cv, &t->mu, &ts);
     }
     if (t->dead) {
@@ -482,11 +478,7 @@ int qr_live_visible(qr_sql_db *db)
                 late = 1;
                 break;
             }
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            int64_t ns = ts.tv_nsec + (left < 50 ? left : 50) * 1000000;
-            ts.tv_sec += ns / 1000000000;
-            ts.tv_nsec = ns % 1000000000;
+            struct timespec ts = qr_abstime_after_ms(left < 50 ? left : 50);
             pthread_cond_timedwait(&t->cv, &t->mu, &ts);
             if (t->pending.len && !t->flushing) { /* the flusher may have missed the flag */
                 t->urgent = 1;
@@ -508,11 +500,7 @@ static void *flusher(void *arg)
     qr_live *l = arg;
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = ts.tv_nsec + (int64_t)TICK_MS * 1000000;
-        ts.tv_sec += ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
+        struct timespec ts = qr_abstime_after_ms(TICK_MS);
         pthread_cond_timedwait(&l->cv, &l->mu, &ts);
         if (atomic_load(&l->stop))
             break;
@@ -562,16 +550,14 @@ static void adopt_catalog(qr_live *l)
     free(names);
 }
 
-/* The merger: every table, merged while the
- * policy (merge.h) finds a run, one merge at a time. */
+/* The merger: every table's retention applied, and its segments merged
+ * while the policy (merge.h) finds a run, one merge at a time. */
 static void *merger(void *arg)
 {
     qr_live *l = arg;
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        struct timespec ts = qr_abstime_after_ms(1000);
         pthread_cond_timedwait(&l->mcv, &l->mu, &ts);
         pthread_mutex_unlock(&l->mu);
         adopt_catalog(l);

@@ -639,11 +639,7 @@ int qr_sqldb_writer_try(qr_sql_db *db, const char *name, uint32_t wait_ms, qr_er
     char *copy = strdup(name);
     if (!copy)
         return qr_errf(e, QR_E_NOMEM, "out of memory");
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    int64_t ns = until.tv_nsec + (int64_t)wait_ms * 1000000;
-    until.tv_sec += ns / 1000000000;
-    until.tv_nsec = ns % 1000000000;
+    struct timespec until = qr_abstime_after_ms(wait_ms);
     pthread_mutex_lock(&db->tlock);
     int timed_out = 0;
     while (!timed_out && (writing_at(db, name) >= 0 || db->nwriting == SQL_MAX_TABLES))

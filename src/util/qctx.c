@@ -119,7 +119,17 @@ int qr_qctx_check(qr_qctx *c, qr_err *e)
             return 0;
         atomic_store(&c->stopped, st);
     }
-    return qr_errf(e, QR_E_CANCELED, st == QR_QCTX_CANCELED
-                                         ? "canceling statement due to user request"
-                                         : "canceling statement due to statement timeout");
+    return qr_errf(e, QR_E_CANCELED,
+                   st == QR_QCTX_CANCELED ? "canceling statement due to user request"
+                                          : "canceling statement due to statement timeout");
+}
+
+struct timespec qr_abstime_after_ms(int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ns = ts.tv_nsec + ms * 1000000;
+    ts.tv_sec += ns / 1000000000;
+    ts.tv_nsec = ns % 1000000000;
+    return ts;
 }

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "util/err.h"
 
@@ -30,9 +31,9 @@
 enum { QR_QCTX_RUNNING = 0, QR_QCTX_CANCELED = 1, QR_QCTX_TIMEOUT = 2 };
 
 typedef struct qr_qctx {
-    atomic_size_t used;  /* bytes charged now */
-    atomic_size_t peak;  /* the most ever charged at once */
-    size_t limit;        /* 0 = unlimited */
+    atomic_size_t used;       /* bytes charged now */
+    atomic_size_t peak;       /* the most ever charged at once */
+    size_t limit;             /* 0 = unlimited */
     const atomic_int *cancel; /* != 0: stop (a client's cancel request); may be NULL */
     int64_t deadline_ns;      /* CLOCK_MONOTONIC ns; 0 = none */
     atomic_int stopped;       /* QR_QCTX_*: latched once a check fails */
@@ -42,6 +43,9 @@ typedef struct qr_qctx {
 void qr_qctx_init(qr_qctx *c, size_t limit);
 void qr_qctx_set_stop(qr_qctx *c, const atomic_int *cancel, int64_t deadline_ns);
 int64_t qr_qctx_now_ns(void);
+/* The CLOCK_REALTIME time ms milliseconds from now, as pthread_cond_timedwait
+ * takes it. */
+struct timespec qr_abstime_after_ms(int64_t ms);
 
 /* Take n bytes of the budget: 0, or -1 (nothing taken) past the limit. */
 int qr_qctx_charge(qr_qctx *c, size_t n);
