@@ -331,8 +331,10 @@ static int new_file(qr_wal *w, uint64_t seq, qr_err *e)
     if (w->nfiles && w->firsts[w->nfiles - 1] == seq)
         w->nfiles--;
     w->firsts[w->nfiles++] = seq;
+    pthread_mutex_lock(&w->mu); /* a sync's leader reads fd and path under it */
     w->fd = fd;
     snprintf(w->path, sizeof w->path, "%s", path);
+    pthread_mutex_unlock(&w->mu);
     w->size = FILE_HEAD;
     return 0;
 }
