@@ -6,7 +6,8 @@
 # there through psql with exact counts and values, also after a SIGKILL and
 # a restart (durable before answered; the idempotency window too). Real
 # shippers from npm (@elastic/elasticsearch's bulk helper, the
-# OpenTelemetry JS SDK's OTLP log exporters) when build/npm has them.
+# OpenTelemetry JS SDK's OTLP log exporters) when build/npm has them, and
+# rsyslog's omelasticsearch.
 # Servers listen on 127.0.0.1 only, on ports the kernel picks; every request
 # loop is bounded; servers are killed at exit. Prints "e2e-http: N passed, M failed".
 set -uo pipefail
@@ -233,6 +234,48 @@ if [ -f "$NM/@opentelemetry/exporter-logs-otlp-proto/package.json" ] && [ -f "$N
        "$(P "SELECT ServiceName, SeverityText, SeverityNumber, count(*), count(DISTINCT Body) FROM otel_js GROUP BY 1, 2, 3 ORDER BY 1")"
 else
     bad "the OpenTelemetry OTLP log exporters are installed in build/npm (scripts/install-deps)"
+fi
+
+# rsyslog's omelasticsearch (Debian rsyslog-elasticsearch): syslog lines over TCP into
+# rsyslogd, which ships them to _bulk in bulk mode; the index is created by inference
+if command -v rsyslogd >/dev/null && [ -f /usr/lib/x86_64-linux-gnu/rsyslog/omelasticsearch.so ]; then
+    RS=$T/rsyslog
+    mkdir -p "$RS/work"
+    TP=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+    cat > "$RS/rs.conf" <<RSC
+global(workDirectory="$RS/work")
+module(load="imtcp")
+module(load="omelasticsearch")
+template(name="doc" type="list" option.jsonf="on") {
+  property(outname="@timestamp" name="timereported" dateFormat="rfc3339" format="jsonf")
+  property(outname="host" name="hostname" format="jsonf")
+  property(outname="severity" name="syslogseverity-text" format="jsonf")
+  property(outname="program" name="programname" format="jsonf")
+  property(outname="message" name="msg" format="jsonf")
+}
+ruleset(name="es") {
+  action(type="omelasticsearch" server="127.0.0.1" serverport="$main_http" template="doc"
+         searchIndex="syslog" bulkmode="on" errorFile="$RS/es-errors.json")
+}
+input(type="imtcp" port="$TP" address="127.0.0.1" ruleset="es")
+RSC
+    rsyslogd -n -f "$RS/rs.conf" -i "$RS/rs.pid" > "$RS/rsyslog.log" 2>&1 &
+    rs_pid=$!
+    pids+=("$rs_pid")
+    for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$TP) 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 1 40); do
+        if [ $((i % 4)) -eq 0 ]; then logger --tcp -n 127.0.0.1 -P "$TP" -t cart -p user.err "order $i failed to charge card"
+        else logger --tcp -n 127.0.0.1 -P "$TP" -t web -p user.info "GET /item/$i 200"; fi
+    done
+    for _ in $(seq 1 100); do [ "$(P "SELECT count(*) FROM syslog" 2>/dev/null)" = 40 ] && break; sleep 0.1; done
+    eq "rsyslog omelasticsearch: 40 lines shipped, each once" "40|40" "$(P "SELECT count(*), count(DISTINCT message) FROM syslog")"
+    eq "rsyslog omelasticsearch: ... by program and severity" "$(printf 'cart|err|10\nweb|info|30')" \
+       "$(P "SELECT program, severity, count(*) FROM syslog GROUP BY 1, 2 ORDER BY 1")"
+    eq "rsyslog omelasticsearch: ... and searchable" 10 "$(P "SELECT count(*) FROM syslog WHERE message @@ 'charge'")"
+    check "rsyslog omelasticsearch: no item was refused" test ! -s "$RS/es-errors.json"
+    kill -TERM "$rs_pid" 2>/dev/null
+else
+    bad "rsyslogd with omelasticsearch is installed (scripts/install-deps)"
 fi
 
 # --- durability: SIGKILL after the answers, then a restart ----------------------------
