@@ -1,5 +1,14 @@
-/* live.c - each table's write-ahead log, its rows waiting in memory, the
- * flusher thread that writes them as segments, and recovery (live.h). */
+/* live.c - a running server's writes (live.h): each table's write-ahead
+ * log and its rows waiting in memory, back-pressure on writers, the
+ * flusher thread that writes waiting rows as segments, the wait of queries
+ * for acknowledged rows, the merger thread (retention and merges:
+ * merge.h), and recovery at start.
+ *
+ * Locks, in this order: the live mutex (the table list, the threads'
+ * flags), then a table's mutex (its log writes, waiting rows, flushing);
+ * neither is held while waiting for a table's writer slot, which flushes
+ * and merges take with a timeout (DROP holds the slot while it waits for
+ * them). */
 #include "sql/live.h"
 
 #include <errno.h>
