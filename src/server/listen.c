@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 
 #include "server/conn.h"
@@ -207,6 +208,10 @@ static void *conn_thread(void *p)
     pgw_serve_io(a.s, &io);
     pgw_io_free(&io);
     linger_close(a.fd);
+    /* this thread's OpenSSL state (the cancel key's random generator) goes
+     * now, not in a thread-exit destructor that the process's exit may
+     * outrun once the count below lets the server stop */
+    OPENSSL_thread_stop();
     pthread_mutex_lock(&a.s->mu);
     a.s->live--;
     pthread_cond_broadcast(&a.s->cv);

@@ -40,11 +40,14 @@ typedef struct blocks {
     size_t len; /* bytes in all */
 } blocks;
 
-static int blocks_room(blocks *b)
+/* Room for at least `need` blocks in all. 0, or -1 (out of memory: b as it was). */
+static int blocks_reserve(blocks *b, uint32_t need)
 {
-    if (b->nb < b->cap)
+    if (need <= b->cap)
         return 0;
-    uint32_t nc = b->cap ? b->cap * 2 : 16;
+    uint32_t nc = b->cap ? b->cap : 16;
+    while (nc < need)
+        nc *= 2;
     unsigned char **np = realloc(b->p, sizeof *np * nc);
     if (!np)
         return -1;
@@ -56,6 +59,9 @@ static int blocks_room(blocks *b)
     b->cap = nc;
     return 0;
 }
+
+/* Room for one more block. */
+static int blocks_room(blocks *b) { return blocks_reserve(b, b->nb + 1); }
 
 static void blocks_free(blocks *b)
 {
@@ -69,11 +75,12 @@ static void blocks_free(blocks *b)
 /* a's blocks, then b's, into a (b emptied). -1: out of memory (nothing moved). */
 static int blocks_append(blocks *a, blocks *b)
 {
-    while (a->cap < a->nb + b->nb)
-        if (blocks_room(a) != 0 && a->cap < a->nb + b->nb)
-            return -1;
-    memcpy(a->p + a->nb, b->p, sizeof *b->p * b->nb);
-    memcpy(a->n + a->nb, b->n, sizeof *b->n * b->nb);
+    if (blocks_reserve(a, a->nb + b->nb) != 0)
+        return -1;
+    if (b->nb) { /* b's arrays may be NULL when it holds nothing */
+        memcpy(a->p + a->nb, b->p, sizeof *b->p * b->nb);
+        memcpy(a->n + a->nb, b->n, sizeof *b->n * b->nb);
+    }
     a->nb += b->nb;
     a->len += b->len;
     free(b->p);

@@ -361,7 +361,9 @@ def disk_full(tmp):
                 refusals[0][1].splitlines()[0][:120], sum(1 for b in led.b.values()
                                                           if b[2] == "acked")))
         else:
-            bad("disk full: INSERT refused with 53100", refusals or "never refused")
+            bad("disk full: INSERT refused with 53100", "%s\n%s" % (
+                refusals or "never refused",
+                open(os.path.join(tmp, "server.log"), errors="replace").read()[-4000:]))
         st, body = post(srv, "/v1/ingest/crash", '{"ts":"2025-06-01T00:00:00Z","k":"h","bat":"hx"'
                         ',"n":1}\n' * 2000, {"Content-Type": "application/x-ndjson"})
         if st in (507, 429, 500):

@@ -15,6 +15,9 @@
 
 #include "index/table.h"
 #include "sql/merge.h"
+#include "util/fsutil.h"
+
+#include <errno.h>
 
 static void live(uint32_t refresh_ms, int merge)
 {
@@ -163,6 +166,27 @@ static void test_visibility_refreshed_does_not_wait(void **st)
     st_ok("RESET visibility", "RESET");
     insert_rows(4, 1);
     st_rows("SELECT count(*) FROM t", "count\n5\n");
+    st_close();
+}
+
+static void test_a_failed_flush_keeps_the_rows_and_retries(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    live(60000, 0);
+    for (int i = 0; i < 20; i++) /* 20 records waiting: more blocks than the first array holds */
+        insert_rows(i * 3, 3);
+    /* the flush's first write fails (the segment file: the log is not
+     * written while nobody inserts); the rows wait again and the retry
+     * writes them all */
+    qr_fault_set(QR_FAULT_WRITE, 1, ENOSPC);
+    st_rows("SELECT count(*), count(DISTINCT n), sum(n) FROM t", "count,count,sum\n60,60,1770\n");
+    assert_true(qr_fault_seen() >= 1);
+    qr_fault_set(QR_FAULT_OFF, 0, 0);
+    qr_manifest m = manifest_of(st_dir, "t");
+    assert_int_equal(m.wal_seq, 20);
+    free(m.segs);
     st_close();
 }
 
@@ -366,6 +390,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acknowledged_rows_are_seen_and_survive_a_crash),
         cmocka_unit_test(test_visibility_refreshed_does_not_wait),
+        cmocka_unit_test(test_a_failed_flush_keeps_the_rows_and_retries),
         cmocka_unit_test(test_truncate_and_drop_take_waiting_rows),
         cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
         cmocka_unit_test(test_merge_policy),
