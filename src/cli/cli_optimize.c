@@ -60,12 +60,14 @@ int cli_optimize(int argc, char **argv)
             table = optarg;
             break;
         case 'r': {
-            char *end;
-            seg_rows = strtoll(optarg, &end, 10);
-            if (*end || seg_rows < 1024 || seg_rows > (1 << 24)) {
+            uint64_t v;
+            if (cli_uint("--segment-rows", optarg, 1 << 24, &v) != 0) /* it says why */
+                return 2;
+            if (v < 1024) {
                 cli_fail(QR_E_ARGS, "--segment-rows takes a number from 1024 to 16777216");
                 return 2;
             }
+            seg_rows = (long long)v;
             break;
         }
         case 'h':
@@ -80,10 +82,6 @@ int cli_optimize(int argc, char **argv)
         fputs(optimize_usage, stderr);
         return 2;
     }
-    uint32_t s0, s1;
-    uint64_t b0, b1, r0, r1;
-    if (describe(data, table, &s0, &b0, &r0) != 0)
-        return 1;
     qr_err e;
     qr_err_clear(&e);
     qr_sql_db *db = qr_sql_db_open(data, 0, &e);
@@ -93,6 +91,12 @@ int cli_optimize(int argc, char **argv)
     }
     if (!db) {
         cli_fail(e.code, e.msg);
+        return 1;
+    }
+    uint32_t s0, s1;
+    uint64_t b0, b1, r0, r1;
+    if (describe(data, table, &s0, &b0, &r0) != 0) {
+        qr_sql_db_close(db);
         return 1;
     }
     qr_sql_session s;
