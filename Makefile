@@ -35,7 +35,7 @@ ASAN_BIN  := build/asan/quarry
 REL_TESTS := $(patsubst tests/%.c,build/rel/tests/%,$(TEST_SRC))
 ASAN_TESTS:= $(patsubst tests/%.c,build/asan/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test unit-rel unit-asan e2e fuzz demo bench clean check-layers clang-build format \
+.PHONY: all deps test unit-rel unit-asan e2e fuzz demo bench bench-grid bench-10m clean check-layers clang-build format \
         tsan-stress
 all: $(REL_BIN)
 	@ln -sf $(REL_BIN) quarry
@@ -114,6 +114,7 @@ e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/run.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
+	@QUARRY=$(REL_BIN) bash tests/e2e/grid.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/http.sh
 	@QUARRY=$(ASAN_BIN) bash tests/e2e/http.sh
 	@/usr/bin/python3 tests/e2e/crash.py $(REL_BIN) $${QUARRY_CRASH_ROUNDS:-50} 1
@@ -159,6 +160,17 @@ bench: deps
 	@bash bench/ingest.sh
 	@bash bench/search.sh
 	@bash bench/topk.sh
+	@/usr/bin/python3 bench/grid/grid.py --rows 1000000
+
+# the query grid alone: 85 queries, Quarry and its peers (bench/grid/REVIEW.md)
+bench-grid: deps
+	@$(MAKE) --no-print-directory -j2 all
+	@/usr/bin/python3 bench/grid/grid.py --rows 1000000
+
+# the headline: the grid at 10M rows (no brute-force oracle: engines cross-checked)
+bench-10m: deps
+	@$(MAKE) --no-print-directory -j2 all
+	@/usr/bin/python3 bench/grid/grid.py --rows 10000000
 
 format:
 	clang-format -i $(filter-out $(GEN_C),$(LIB_SRC)) $(CLI_SRC) $(TEST_SRC)

@@ -1,0 +1,658 @@
+#!/usr/bin/python3
+# bench/grid/grid.py - runs the query grid (bench/grid/queries.py) on Quarry
+# and its peers over the same generated corpus, and writes per-engine
+# results JSON and a markdown report with per-family medians, geometric means
+# and ratios.
+#
+#   /usr/bin/python3 bench/grid/grid.py (Debian's, for python3-psycopg2)
+#   [--rows 1000000] [--engines quarry,duckdb,sqlite]
+#                              [--oracle auto|on|off] [--cap 60]
+#
+# Method (the issue's, ClickBench's): every engine loads the same corpus
+# (load time includes its index build; bytes on disk after); each query runs
+# 3 times: the first cold (the engine restarted, the OS page cache dropped
+# when this user may), then twice in one warm session (the grid run
+# round-robin twice); the result is the best of the two hot runs. Quarry is
+# measured through its server (libpq, psycopg2: the wire protocol a client
+# uses); DuckDB and SQLite in-process, their natural form. Every answer is
+# normalised (counts, group sets, the newest timestamps, row counts) and
+# compared across engines and with a brute-force oracle over the NDJSON.
+import json, os, subprocess, sys, time, re, math, statistics, socket, platform, argparse, sqlite3, shutil
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import queries as G
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+Q = os.environ.get("Q", os.path.join(ROOT, "build/rel/quarry"))
+PEERS = os.path.join(ROOT, "bench/peers")
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def drop_caches():
+    try:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def du(path):
+    return int(subprocess.check_output(["du", "-sb", path]).split()[0])
+
+
+def parse_ts(v):
+    """nanoseconds since the epoch, UTC, from an integer or any engine's text"""
+    if isinstance(v, int):
+        return v
+    s = str(v)
+    if re.fullmatch(r"-?\d+", s):
+        return int(s)
+    m = re.match(r"(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?", s)
+    import calendar
+    secs = calendar.timegm(tuple(int(x) for x in m.groups()[:6]))
+    frac = (m.group(7) or "").ljust(9, "0")[:9]
+    return secs * 10**9 + int(frac)
+
+
+# ---- the corpus and the time window -------------------------------------------
+
+def corpus(rows, where):
+    path = os.path.join(where, "otel-%d.ndjson" % rows)
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        log("generating %d rows -> %s" % (rows, path))
+        with open(path + ".tmp", "wb") as f:
+            subprocess.check_call([Q, "gen", "--rows", str(rows), "--seed", "42"], stdout=f)
+        os.rename(path + ".tmp", path)
+    return path
+
+
+def window(path, rows):
+    """[from, to] covering rows 40%..50% of the corpus, each bound half-way
+    between two neighbouring rows"""
+    w0, w1 = int(rows * 0.40), int(rows * 0.50)
+    ts = {}
+    with open(path, "rb") as f:
+        for i, line in enumerate(f):
+            if i in (w0 - 1, w0, w1, w1 + 1):
+                ts[i] = parse_ts(line[14:44].split(b'"')[0].decode())
+            if i > w1:
+                break
+    return (ts[w0 - 1] + ts[w0]) // 2, (ts[w1] + ts[w1 + 1]) // 2
+
+
+# ---- the oracle: brute force over the NDJSON ---------------------------------------
+
+def damerau(a, b, limit):
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1): d[i][0] = i
+    for j in range(len(b) + 1): d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            c = 0 if a[i - 1] == b[j - 1] else 1
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + c)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+class Row:
+    __slots__ = ("toks", "set", "ts", "svc", "sev", "r")
+
+
+def like_ok(p, w):
+    return re.fullmatch("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in p), w) is not None
+
+
+def word_pred(n):
+    t = n["t"]
+    if t == "prefix": return lambda w: w.startswith(n["p"])
+    if t == "regexp": return lambda w: re.fullmatch(n["re"], w) is not None
+    if t == "like": return lambda w: like_ok(n["p"], w)
+    if t == "fuzzy": return lambda w: damerau(w, n["w"], n["d"]) <= n["d"]
+
+
+def compile_oracle(n):
+    """a function Row -> bool"""
+    t = n["t"]
+    if t == "term": return lambda r: n["w"] in r.set
+    if t == "and":
+        fs = [compile_oracle(c) for c in n["c"]]
+        return lambda r: all(f(r) for f in fs)
+    if t == "or":
+        fs = [compile_oracle(c) for c in n["c"]]
+        return lambda r: any(f(r) for f in fs)
+    if t == "not":
+        f = compile_oracle(n["c"])
+        return lambda r: not f(r)
+    if t == "atleast":
+        fs = [compile_oracle(c) for c in n["c"]]
+        return lambda r: sum(1 for f in fs if f(r)) >= n["k"]
+    if t in ("phrase", "gap", "near"):
+        ws = n["w"]
+        if t == "phrase": offs = [list(range(len(ws)))]
+        elif t == "gap": offs = [[0, n["gap"] + 1]]
+        else: offs = [[0, d] for d in range(1, n["n"] + 2)]
+        def ph(r):
+            if not all(w in r.set for w in ws): return False
+            tk = r.toks
+            for i, w in enumerate(tk):
+                if w != ws[0]: continue
+                for off in offs:
+                    if all(i + o < len(tk) and tk[i + o] == ws[k] for k, o in enumerate(off)):
+                        return True
+            return False
+        return ph
+    if t in ("prefix", "regexp", "like", "fuzzy"):
+        wp, cache = word_pred(n), {}
+        def anyword(r):
+            for w in r.set:
+                v = cache.get(w)
+                if v is None:
+                    v = cache[w] = wp(w)
+                if v: return True
+            return False
+        return anyword
+    if t == "field":
+        if n["col"] == "ServiceName": return lambda r: r.svc == n["v"]
+        if n["col"] == "SeverityNumber" and n["op"] == ">=": return lambda r: r.sev >= n["v"]
+    if t == "time": return lambda r: n["from_ns"] <= r.ts <= n["to_ns"]
+    raise ValueError(n)
+
+
+def oracle(path, qs):
+    """normalised answers for every query, by brute force"""
+    tok = re.compile(r"[^\W_]+")
+    fs = {}
+    for q in qs:
+        f = q["filter"] if q["family"] != "join" else q["join"]["b_filter"]
+        key = json.dumps(f, sort_keys=True)
+        if f is not None and key not in fs:
+            fs[key] = compile_oracle(f)
+    state = {q["id"]: None for q in qs}
+    counts = {q["id"]: 0 for q in qs}
+    groups = {q["id"]: {} for q in qs if q["family"] == "group"}
+    newest = {q["id"]: [] for q in qs if q["family"] == "recent" and q["order"] == "time"}
+    traces = {q["id"]: ({}, {}) for q in qs if q["family"] == "join"}
+    plan = []
+    for q in qs:
+        f = q["filter"] if q["family"] != "join" else q["join"]["b_filter"]
+        plan.append((q, fs[json.dumps(f, sort_keys=True)] if f is not None else None))
+    n = 0
+    with open(path) as fh:
+        for line in fh:
+            j = json.loads(line)
+            r = Row()
+            r.toks = tok.findall((j["Body"] or "").lower())
+            r.set = set(r.toks)
+            r.ts = parse_ts(j["Timestamp"])
+            r.svc, r.sev = j["ServiceName"], j["SeverityNumber"]
+            memo = {}
+            for q, f in plan:
+                if f is None:
+                    ok = True
+                else:
+                    ok = memo.get(id(f))
+                    if ok is None:
+                        ok = memo[id(f)] = f(r)
+                fam = q["family"]
+                if fam == "join":
+                    a, b = traces[q["id"]]
+                    tid = j["TraceId"]
+                    if tid:
+                        if r.svc == q["join"]["a_service"]:
+                            a[tid] = a.get(tid, 0) + 1
+                        if r.svc == q["join"]["b_service"] and ok:
+                            b[tid] = b.get(tid, 0) + 1
+                    continue
+                if not ok:
+                    continue
+                counts[q["id"]] += 1
+                if fam == "group":
+                    key = tuple((r.ts // 10**9 * 10**9) if k == "second" else j[k] for k in q["group_by"])
+                    g = groups[q["id"]]
+                    g[key] = g.get(key, 0) + 1
+                elif q["id"] in newest:
+                    newest[q["id"]].append(r.ts)
+                    if len(newest[q["id"]]) > 4096:
+                        newest[q["id"]] = sorted(newest[q["id"]], reverse=True)[:100]
+            n += 1
+            if n % 200000 == 0:
+                log("oracle: %d rows" % n)
+    out = {}
+    for q in qs:
+        i, fam = q["id"], q["family"]
+        if fam == "count": out[i] = counts[i]
+        elif fam == "topk": out[i] = min(100, counts[i])
+        elif fam == "group": out[i] = sorted([list(k) + [c] for k, c in groups[i].items()], key=repr)
+        elif fam == "recent":
+            out[i] = [t // 1000 for t in sorted(newest[i], reverse=True)[:100]] if i in newest else min(100, counts[i])
+        elif fam == "join":
+            a, b = traces[i]
+            pairs = sum(a[t] * b[t] for t in a if t in b)
+            out[i] = [pairs, sum(1 for t in a if t in b)]
+    return out
+
+
+def normalise(q, rows):
+    fam = q["family"]
+    if fam == "count": return int(rows[0][0])
+    if fam == "join": return [int(rows[0][0]), int(rows[0][1])]
+    if fam == "topk": return len(rows)
+    if fam == "recent":
+        # microseconds: PostgreSQL's wire format for timestamps (what Quarry's server sends)
+        return [parse_ts(r[0]) // 1000 for r in rows] if q["order"] == "time" else len(rows)
+    if fam == "group":
+        out = []
+        for r in rows:
+            keys = [parse_ts(v) if k == "second" else v for k, v in zip(q["group_by"], r)]
+            out.append(keys + [int(r[-1])])
+        return sorted(out, key=repr)
+
+
+def show(a):
+    if isinstance(a, int): return str(a)
+    if isinstance(a, list) and a and isinstance(a[0], list): return "%d groups" % len(a)
+    if isinstance(a, list) and a and a[0] > 10**12: return "%d newest" % len(a)
+    if isinstance(a, list): return ", ".join(map(str, a))
+    return str(a)
+
+
+# ---- engines -----------------------------------------------------------------------
+# Each engine: load(corpus, dir) -> info; session(dir) -> object with run(sql) -> rows
+# and close(); version().
+
+class QuarryServer:
+    name = "quarry"
+    path = "server, libpq (psycopg2)"
+
+    def __init__(self, data):
+        import psycopg2, psycopg2.extensions
+        self.pg = psycopg2
+        pf = data + ".port"
+        if os.path.exists(pf): os.unlink(pf)
+        self.proc = subprocess.Popen([Q, "serve", "--data", data, "--listen", "127.0.0.1:0", "--port-file", pf],
+                                     stdout=subprocess.DEVNULL, stderr=open(data + ".serve.log", "a"))
+        for _ in range(300):
+            if os.path.exists(pf) and os.path.getsize(pf) > 0: break
+            time.sleep(0.02)
+        port = int(open(pf).read())
+        self.con = psycopg2.connect(host="127.0.0.1", port=port, user="bench", dbname="quarry")
+        self.con.autocommit = True
+        keep = psycopg2.extensions.new_type((1114, 1184), "TSTEXT", lambda v, c: v)
+        psycopg2.extensions.register_type(keep, self.con)
+        self.cur = self.con.cursor()
+
+    def set_cap(self, s):
+        self.cur.execute("SET statement_timeout = '%ds'" % s)
+
+    def run(self, sql):
+        self.cur.execute(sql)
+        return self.cur.fetchall()
+
+    def close(self):
+        self.con.close()
+        self.proc.terminate()
+        self.proc.wait()
+
+    @staticmethod
+    def load(path, data):
+        shutil.rmtree(data, ignore_errors=True)
+        t0 = time.time()
+        subprocess.check_call([Q, "ingest", "--data", data, "--table", "logs", "--quiet", path])
+        t1 = time.time()
+        subprocess.check_call([Q, "optimize", "--data", data, "--table", "logs"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        return {"load_s": time.time() - t0, "ingest_s": t1 - t0, "note": "quarry ingest, then quarry optimize (merge)"}
+
+    @staticmethod
+    def version():
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+
+
+class SQLiteFTS:
+    name = "sqlite"
+    path = "in-process (Python sqlite3)"
+
+    def __init__(self, db):
+        self.con = sqlite3.connect(db)
+        self.con.execute("PRAGMA cache_size = -2000000")
+        self.con.execute("PRAGMA mmap_size = 17179869184")
+        self.deadline = None
+        self.con.set_progress_handler(self._tick, 100000)
+
+    def _tick(self):
+        return 1 if self.deadline and time.time() > self.deadline else 0
+
+    def set_cap(self, s):
+        self.cap = s
+
+    def run(self, sql):
+        def expand(m):
+            terms = [r[0] for r in self.con.execute("SELECT term FROM body_vocab WHERE term LIKE ?", (m.group(1),))]
+            return "(" + " OR ".join('"%s"' % t for t in terms) + ")" if terms else '"\x01none"'
+        # the MATCH text is a literal: expansion rewrites it in place, and the
+        # doubled quotes of lit() survive because terms hold no quote
+        sql = re.sub(r"\{LIKE:([^}]*)\}", expand, sql)
+        self.deadline = time.time() + getattr(self, "cap", 60)
+        try:
+            return self.con.execute(sql).fetchall()
+        except sqlite3.OperationalError as e:
+            if "interrupted" in str(e): raise TimeoutError()
+            raise
+
+    def close(self):
+        self.con.close()
+
+    @staticmethod
+    def load(path, db):
+        for p in (db, db + "-journal"):
+            if os.path.exists(p): os.unlink(p)
+        t0 = time.time()
+        con = sqlite3.connect(db)
+        con.executescript("""
+            PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -2000000;
+            CREATE TABLE logs (ts INTEGER, TraceId TEXT, SpanId TEXT, TraceFlags INTEGER, SeverityText TEXT,
+              SeverityNumber INTEGER, ServiceName TEXT, Body TEXT, ResourceSchemaUrl TEXT, ResourceAttributes TEXT,
+              ScopeSchemaUrl TEXT, ScopeName TEXT, ScopeVersion TEXT, ScopeAttributes TEXT, LogAttributes TEXT);
+            CREATE TEMP TABLE raw (j TEXT);""")
+        ins = """INSERT INTO logs SELECT
+              unixepoch(substr(j->>'Timestamp', 1, 19)) * 1000000000 + CAST(substr(j->>'Timestamp', 21, 9) AS INTEGER),
+              j->>'TraceId', j->>'SpanId', j->>'TraceFlags', j->>'SeverityText', j->>'SeverityNumber',
+              j->>'ServiceName', j->>'Body', j->>'ResourceSchemaUrl', j->'ResourceAttributes', j->>'ScopeSchemaUrl',
+              j->>'ScopeName', j->>'ScopeVersion', j->'ScopeAttributes', j->'LogAttributes' FROM raw"""
+        with open(path) as f:
+            while True:
+                chunk = [(l,) for _, l in zip(range(100000), f)]
+                if not chunk: break
+                con.executemany("INSERT INTO raw VALUES (?)", chunk)
+                con.execute(ins)
+                con.execute("DELETE FROM raw")
+        con.executescript("""
+            CREATE VIRTUAL TABLE body_fts USING fts5(Body, content='logs', content_rowid='rowid',
+              tokenize = "unicode61 remove_diacritics 0");
+            INSERT INTO body_fts(body_fts) VALUES ('rebuild');
+            INSERT INTO body_fts(body_fts) VALUES ('optimize');
+            CREATE VIRTUAL TABLE body_vocab USING fts5vocab(body_fts, 'row');
+            CREATE INDEX logs_ts ON logs(ts);
+            CREATE INDEX logs_service ON logs(ServiceName, TraceId);
+            CREATE INDEX logs_trace ON logs(TraceId);
+            ANALYZE;""")
+        con.commit()
+        con.close()
+        return {"load_s": time.time() - t0,
+                "note": "rows through SQLite's JSON functions; FTS5 external content, unicode61; indexes on ts, (ServiceName, TraceId), TraceId"}
+
+    @staticmethod
+    def version():
+        return sqlite3.sqlite_version
+
+
+class DuckDB:
+    """in-process through @duckdb/node-api: one node process per session"""
+    name = "duckdb"
+    path = "in-process (@duckdb/node-api)"
+
+    def __init__(self, db):
+        env = dict(os.environ, NODE_PATH=os.path.join(PEERS, "node_modules"))
+        self.proc = subprocess.Popen(["node", os.path.join(ROOT, "bench/grid/duck.cjs"), db], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=env)
+        self.cap = 60
+
+    def set_cap(self, s):
+        self.cap = s
+
+    def run(self, sql):
+        self.proc.stdin.write(json.dumps({"sql": sql, "cap": self.cap}) + "\n")
+        self.proc.stdin.flush()
+        r = json.loads(self.proc.stdout.readline())
+        if r.get("timeout"): raise TimeoutError()
+        if "error" in r: raise RuntimeError(r["error"])
+        self.last_ms = r["ms"]
+        return r["rows"]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+    @staticmethod
+    def ensure():
+        if not os.path.exists(os.path.join(PEERS, "node_modules/@duckdb/node-api/package.json")):
+            log("installing @duckdb/node-api into bench/peers")
+            subprocess.check_call(["npm", "install", "--prefix", PEERS, "--no-audit", "--no-fund", "--loglevel=error",
+                                   "@duckdb/node-api"])
+
+    @staticmethod
+    def load(path, db):
+        DuckDB.ensure()
+        for p in (db, db + ".wal"):
+            if os.path.exists(p): os.unlink(p)
+        env = dict(os.environ, NODE_PATH=os.path.join(PEERS, "node_modules"))
+        t0 = time.time()
+        out = subprocess.check_output(["node", os.path.join(ROOT, "bench/duckdb-load.cjs"), path, db], env=env)
+        info = json.loads(out)
+        return {"load_s": time.time() - t0, "version": info["version"], "note": "native table (read_json, explicit schema)"}
+
+    @staticmethod
+    def version():
+        return "duckdb"
+
+
+ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS}
+
+
+def translate(q, eng):
+    try:
+        return G.sql_for(q, eng), None
+    except G.Unsupported as e:
+        return None, str(e)
+
+
+def timed(sess, sql):
+    t0 = time.perf_counter()
+    rows = sess.run(sql)
+    ms = (time.perf_counter() - t0) * 1e3
+    return getattr(sess, "last_ms", None) or ms, rows
+
+
+def run_engine(cls, store, qs, cap, cold):
+    res = {}
+    todo = []
+    for q in qs:
+        sql, why = translate(q, cls.name)
+        res[q["id"]] = {"id": q["id"], "sql": sql, "status": "unsupported" if why else "ok", "msg": why,
+                        "cold_ms": None, "hot_ms": []}
+        if sql: todo.append((q, sql))
+    if cold:
+        for q, sql in todo:
+            dropped = drop_caches()
+            s = cls(store)
+            s.set_cap(cap)
+            try:
+                res[q["id"]]["cold_ms"] = timed(s, sql)[0]
+                res[q["id"]]["cache_dropped"] = dropped
+            except Exception as e:
+                res[q["id"]].update(status="timeout" if isinstance(e, TimeoutError) else "error", msg=str(e)[:300])
+            s.close()
+    s = cls(store)
+    s.set_cap(cap)
+    for rnd in range(2):
+        for q, sql in todo:
+            r = res[q["id"]]
+            if r["status"] != "ok": continue
+            try:
+                ms, rows = timed(s, sql)
+                r["hot_ms"].append(ms)
+                if rnd == 1:
+                    r["answer"] = normalise(q, rows)
+            except Exception as e:
+                r.update(status="timeout" if isinstance(e, TimeoutError) else "error", msg=str(e)[:300])
+                s.close()
+                s = cls(store)
+                s.set_cap(cap)
+    s.close()
+    for r in res.values():
+        r["best_ms"] = min(r["hot_ms"]) if len(r["hot_ms"]) == 2 else None
+    return res
+
+
+# ---- report ------------------------------------------------------------------------
+
+FAMS = ["count", "topk", "group", "recent", "join"]
+
+
+def gmean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def fmt(x):
+    return "-" if x is None else ("%.2f" % x if x < 10 else "%.1f" % x if x < 100 else "%.0f" % x)
+
+
+def report(rows, qs, results, loads, truth, outdir):
+    engines = list(results)
+    L = []
+    L.append("# Query grid at %d rows (%s, %d CPUs, %s)" % (rows, time.strftime("%Y-%m-%d"), os.cpu_count(),
+                                                          platform.platform()))
+    L.append("")
+    L.append("Generated by `bench/grid/grid.py --rows %d --engines %s`. %d queries; hot = best of two warm"
+             " runs, cold = first run after restarting the engine and dropping the page cache. Times in ms."
+             % (rows, ",".join(engines), len(qs)))
+    L.append("")
+    L.append("| engine | how measured | version | load s | bytes on disk | B/row |")
+    L.append("|---|---|---|---:|---:|---:|")
+    for e in engines:
+        ld = loads[e]
+        L.append("| %s | %s | %s | %.1f | %d | %.1f |" % (e, ENGINES[e].path, ld.get("version", ""), ld["load_s"],
+                                                       ld["bytes"], ld["bytes"] / rows))
+    L.append("")
+    L.append("## Per family: hot medians (geometric means in brackets), ratio = peer / Quarry")
+    L.append("")
+    L.append("| family | queries | " + " | ".join(engines) + " | " + " | ".join("%s/quarry" % e for e in engines[1:]) + " |")
+    L.append("|---|---:|" + "---:|" * (2 * len(engines) - 1))
+    allratio = {e: [] for e in engines}
+    for fam in FAMS:
+        ids = [q["id"] for q in qs if q["family"] == fam]
+        cells, ratios = [], []
+        for e in engines:
+            xs = [results[e][i]["best_ms"] for i in ids if results[e][i]["best_ms"] is not None]
+            cells.append("%s (%s) n=%d" % (fmt(statistics.median(xs)) if xs else "-", fmt(gmean(xs)), len(xs)))
+        for e in engines[1:]:
+            both = [(results[e][i]["best_ms"], results["quarry"][i]["best_ms"]) for i in ids
+                    if results[e][i]["best_ms"] and results["quarry"][i]["best_ms"]]
+            r = gmean([a / b for a, b in both])
+            allratio[e] += [a / b for a, b in both]
+            ratios.append(fmt(r) + "x" if r else "unsupported")
+        L.append("| %s | %d | %s | %s |" % (fam, len(ids), " | ".join(cells), " | ".join(ratios)))
+    L.append("| all (geometric mean of per-query ratios) | %d | %s | %s |" % (
+        len(qs), " | ".join("" for _ in engines), " | ".join(fmt(gmean(allratio[e])) + "x" for e in engines[1:])))
+    L.append("")
+    L.append("## Cross-check")
+    L.append("")
+    bad = []
+    for q in qs:
+        for e in engines:
+            r = results[e][q["id"]]
+            if r["status"] != "ok": continue
+            ref = truth.get(q["id"]) if truth else results["quarry"][q["id"]].get("answer")
+            if ref is not None and r.get("answer") != ref:
+                bad.append((q, e, r.get("answer"), ref))
+    L.append("Answers compared with %s: %d mismatches." % ("the brute-force oracle" if truth else "Quarry's", len(bad)))
+    for q, e, got, ref in bad:
+        L.append("- **%s** %s on %s: %s, expected %s" % (q["id"], q["name"], e, show(got)[:80], show(ref)[:80]))
+    L.append("")
+    L.append("## Every query (hot ms; cold in brackets)")
+    L.append("")
+    L.append("| id | family | kind | band | query | answer | " + " | ".join(engines) + " |")
+    L.append("|---|---|---|---|---|---|" + "---:|" * len(engines))
+    for q in qs:
+        cells = []
+        for e in engines:
+            r = results[e][q["id"]]
+            cells.append("%s (%s)" % (fmt(r["best_ms"]), fmt(r["cold_ms"])) if r["status"] == "ok" else r["status"])
+        ans = truth.get(q["id"]) if truth else results["quarry"][q["id"]].get("answer")
+        L.append("| %s | %s | %s | %s | %s | %s | %s |" % (q["id"], q["family"], q["kind"], q["band"],
+                                                          q["name"].replace("|", "\\|"), show(ans), " | ".join(cells)))
+    L.append("")
+    L.append("Unsupported: " + "; ".join(sorted({"%s: %s" % (e, results[e][i]["msg"]) for e in engines
+                                                 for i in results[e] if results[e][i]["status"] == "unsupported"})))
+    path = os.path.join(outdir, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+    return path, len(bad)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1000000)
+    ap.add_argument("--engines", default="quarry,duckdb,sqlite")
+    ap.add_argument("--oracle", default="auto")
+    ap.add_argument("--cap", type=int, default=60)
+    ap.add_argument("--no-cold", action="store_true")
+    ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated query ids")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/out"), help="corpus and results under here")
+    a = ap.parse_args()
+    outdir = os.path.join(a.out, "grid/%d" % a.rows)
+    os.makedirs(outdir, exist_ok=True)
+    path = corpus(a.rows, a.out)
+    win = window(path, a.rows)
+    qs = G.grid(win)
+    if a.only:
+        qs = [q for q in qs if q["id"] in a.only.split(",")]
+    for q in qs:
+        q["sql"] = {e: translate(q, e)[0] for e in ENGINES}
+    with open(os.path.join(outdir, "queries.json"), "w") as f:
+        json.dump({"rows": a.rows, "window": win, "queries": qs}, f, indent=1)
+    truth = None
+    if a.oracle == "on" or (a.oracle == "auto" and a.rows <= 1000000):
+        tp = os.path.join(outdir, "oracle.json")
+        key = json.dumps([q["filter"] for q in qs] + [q.get("join") for q in qs] + ["us"], sort_keys=True)
+        cached = json.load(open(tp)) if os.path.exists(tp) else {}
+        if cached.get("key") == key:
+            truth = cached["answers"]
+        else:
+            log("oracle: brute force over %s" % path)
+            truth = oracle(path, qs)
+            json.dump({"key": key, "answers": truth}, open(tp, "w"))
+    engines = a.engines.split(",")
+    results, loads = {}, {}
+    for e in engines:
+        cls = ENGINES[e]
+        store = os.path.join(outdir, {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db"}[e])
+        lp = store + ".load.json"
+        ld = json.load(open(lp)) if os.path.exists(lp) and os.path.exists(store) else None
+        if ld is None or ld.get("corpus_mtime") != os.path.getmtime(path):
+            log("%s: loading %s" % (e, path))
+            ld = cls.load(path, store)
+            ld["corpus_mtime"] = os.path.getmtime(path)
+            ld["bytes"] = du(store)
+            ld.setdefault("version", cls.version())
+            json.dump(ld, open(lp, "w"))
+        loads[e] = ld
+        log("%s: running %d queries" % (e, len(qs)))
+        results[e] = run_engine(cls, store, qs, a.cap, not a.no_cold)
+        with open(os.path.join(outdir, "%s.json" % e), "w") as f:
+            json.dump({"engine": e, "how": cls.path, "load": ld, "rows": a.rows, "machine": platform.platform(),
+                       "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "queries": list(results[e].values())}, f, indent=1)
+    if "quarry" not in results:
+        sys.exit("the report compares with quarry: include it in --engines")
+    rp, bad = report(a.rows, qs, results, loads, truth, outdir)
+    print(rp)
+    failed = [r["id"] + ": " + str(r["msg"]) for r in results["quarry"].values() if r["status"] != "ok"]
+    for f in failed:
+        log("quarry failed " + f)
+    # --strict (the test suite): any mismatch, or any Quarry query not answered, fails
+    sys.exit(1 if a.strict and (bad or failed) else 0)
+
+
+if __name__ == "__main__":
+    main()
