@@ -5,7 +5,7 @@
 # and ratios.
 #
 #   /usr/bin/python3 bench/grid/grid.py (Debian's, for python3-psycopg2)
-#   [--rows 1000000] [--engines quarry,duckdb,sqlite]
+#   [--rows 1000000] [--engines quarry,duckdb,sqlite,postgres] [--reuse]
 #                              [--oracle auto|on|off] [--cap 60]
 #
 # Method (the issue's, ClickBench's): every engine loads the same corpus
@@ -14,7 +14,8 @@
 # when this user may), then twice in one warm session (the grid run
 # round-robin twice); the result is the best of the two hot runs. Quarry is
 # measured through its server (libpq, psycopg2: the wire protocol a client
-# uses); DuckDB and SQLite in-process, their natural form. Every answer is
+# uses), PostgreSQL the same way; DuckDB and SQLite in-process, their
+# natural form. Every answer is
 # normalised (counts, group sets, the newest timestamps, row counts) and
 # compared across engines and with a brute-force oracle over the NDJSON.
 import json, os, subprocess, sys, time, re, math, statistics, socket, platform, argparse, sqlite3, shutil
@@ -444,7 +445,115 @@ class DuckDB:
         return "duckdb"
 
 
-ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS}
+PGBIN = "/usr/lib/postgresql/15/bin"
+PGCONF = ["shared_buffers=4GB", "work_mem=256MB", "maintenance_work_mem=2GB", "effective_cache_size=16GB",
+          "max_parallel_workers_per_gather=2", "max_worker_processes=8", "random_page_cost=1.1",
+          "wal_level=minimal", "max_wal_senders=0", "max_wal_size=8GB", "synchronous_commit=off",
+          "listen_addresses=127.0.0.1", "jit=off"]
+
+
+class Postgres:
+    """PostgreSQL 15, a cluster of its own under the output folder, run as the
+    postgres user on a free loopback port; queried through psycopg2 (libpq)"""
+    name = "postgres"
+    path = "server, libpq (psycopg2)"
+
+    def __init__(self, cluster):
+        import psycopg2
+        Postgres.start(cluster)
+        self.cluster = cluster
+        self.con = psycopg2.connect(host="127.0.0.1", port=Postgres.port, user="postgres", dbname="postgres")
+        self.con.autocommit = True
+        self.cur = self.con.cursor()
+
+    def set_cap(self, s):
+        self.cur.execute("SET statement_timeout = '%ds'" % s)
+
+    def run(self, sql):
+        import psycopg2
+        try:
+            self.cur.execute(sql)
+        except psycopg2.errors.QueryCanceled:
+            raise TimeoutError()
+        return [[str(v) if hasattr(v, "isoformat") else v for v in r] for r in self.cur.fetchall()]
+
+    def close(self):
+        self.con.close()
+        Postgres.stop(self.cluster)
+
+    port = None
+
+    @staticmethod
+    def start(cluster):
+        if not os.path.exists(os.path.join(PGBIN, "postgres")):
+            subprocess.check_call(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "postgresql-15"])
+        if not os.path.exists(os.path.join(cluster, "PG_VERSION")):
+            os.makedirs(cluster, exist_ok=True)
+            shutil.chown(cluster, "postgres", "postgres")
+            subprocess.check_call(["runuser", "-u", "postgres", "--", PGBIN + "/initdb", "-D", cluster, "-E", "UTF8",
+                                   "--locale=C.UTF-8", "--auth=trust"], stdout=subprocess.DEVNULL)
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        Postgres.port = s.getsockname()[1]
+        s.close()
+        opts = " ".join("-c " + c for c in PGCONF + ["port=%d" % Postgres.port, "unix_socket_directories=/tmp"])
+        subprocess.check_call(["runuser", "-u", "postgres", "--", PGBIN + "/pg_ctl", "-D", cluster, "-w", "-s", "-l",
+                               cluster + "/server.log", "-o", opts, "start"])
+
+    @staticmethod
+    def stop(cluster):
+        subprocess.check_call(["runuser", "-u", "postgres", "--", PGBIN + "/pg_ctl", "-D", cluster, "-w", "-s",
+                               "-m", "fast", "stop"])
+
+    @staticmethod
+    def load(path, cluster):
+        import psycopg2
+        shutil.rmtree(cluster, ignore_errors=True)
+        t0 = time.time()
+        Postgres.start(cluster)
+        con = psycopg2.connect(host="127.0.0.1", port=Postgres.port, user="postgres", dbname="postgres")
+        con.autocommit = True
+        c = con.cursor()
+        tsv = "to_tsvector('simple', regexp_replace(Body, '[^[:alnum:]]+', ' ', 'g'))"
+        for sql in [
+            "CREATE EXTENSION pg_trgm",
+            "CREATE UNLOGGED TABLE raw (j text)",
+            # each line one field: no character of JSON text is the quote or the delimiter
+            "COPY raw FROM %s WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02')" % G.lit(os.path.abspath(path)),
+            """CREATE TABLE logs (Timestamp timestamptz, TraceId text, SpanId text, TraceFlags smallint,
+                 SeverityText text, SeverityNumber integer, ServiceName text, Body text, ResourceSchemaUrl text,
+                 ResourceAttributes jsonb, ScopeSchemaUrl text, ScopeName text, ScopeVersion text,
+                 ScopeAttributes jsonb, LogAttributes jsonb,
+                 body_tsv tsvector GENERATED ALWAYS AS (%s) STORED)""" % tsv,
+            # microseconds truncated, as Quarry's wire format sends them (the cast would round)
+            """INSERT INTO logs SELECT (left(x->>'Timestamp', 26) || 'Z')::timestamptz, x->>'TraceId', x->>'SpanId',
+                 (x->>'TraceFlags')::smallint, x->>'SeverityText', (x->>'SeverityNumber')::integer,
+                 x->>'ServiceName', x->>'Body', x->>'ResourceSchemaUrl', x->'ResourceAttributes',
+                 x->>'ScopeSchemaUrl', x->>'ScopeName', x->>'ScopeVersion', x->'ScopeAttributes', x->'LogAttributes'
+               FROM (SELECT j::jsonb AS x FROM raw) r""",
+            "DROP TABLE raw",
+            "CREATE INDEX logs_tsv ON logs USING gin (body_tsv)",
+            "CREATE INDEX logs_trgm ON logs USING gin (Body gin_trgm_ops)",
+            "CREATE INDEX logs_ts ON logs (Timestamp)",
+            "CREATE INDEX logs_service ON logs (ServiceName, TraceId)",
+            "CREATE INDEX logs_trace ON logs (TraceId)",
+            "VACUUM ANALYZE logs",
+            "CHECKPOINT"]:
+            c.execute(sql)
+        c.execute("SELECT version()")
+        ver = c.fetchone()[0].split(" on ")[0]
+        con.close()
+        Postgres.stop(cluster)
+        return {"load_s": time.time() - t0, "version": ver,
+                "note": "COPY of the lines, jsonb into typed columns, stored tsvector + GIN, pg_trgm GIN on Body, "
+                        "B-trees on Timestamp, (ServiceName, TraceId), TraceId; " + ", ".join(PGCONF)}
+
+    @staticmethod
+    def version():
+        return "PostgreSQL 15"
+
+
+ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS, "postgres": Postgres}
 
 
 def translate(q, eng):
@@ -592,11 +701,12 @@ def report(rows, qs, results, loads, truth, outdir):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--engines", default="quarry,duckdb,sqlite")
+    ap.add_argument("--engines", default="quarry,duckdb,sqlite,postgres")
     ap.add_argument("--oracle", default="auto")
     ap.add_argument("--cap", type=int, default=60)
     ap.add_argument("--no-cold", action="store_true")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--reuse", action="store_true", help="keep an engine's results JSON from an earlier run")
     ap.add_argument("--only", default="", help="comma-separated query ids")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/out"), help="corpus and results under here")
     a = ap.parse_args()
@@ -626,7 +736,8 @@ def main():
     results, loads = {}, {}
     for e in engines:
         cls = ENGINES[e]
-        store = os.path.join(outdir, {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db"}[e])
+        store = os.path.join(outdir, {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db",
+                                      "postgres": "pg-cluster"}[e])
         lp = store + ".load.json"
         ld = json.load(open(lp)) if os.path.exists(lp) and os.path.exists(store) else None
         if ld is None or ld.get("corpus_mtime") != os.path.getmtime(path):
@@ -637,6 +748,14 @@ def main():
             ld.setdefault("version", cls.version())
             json.dump(ld, open(lp, "w"))
         loads[e] = ld
+        rp = os.path.join(outdir, "%s.json" % e)
+        if a.reuse and os.path.exists(rp):
+            old = json.load(open(rp))
+            byid = {r["id"]: r for r in old["queries"]}
+            if old["load"].get("corpus_mtime") == ld["corpus_mtime"] and all(q["id"] in byid for q in qs):
+                log("%s: results of %s reused" % (e, old["date"]))
+                results[e] = {q["id"]: byid[q["id"]] for q in qs}
+                continue
         log("%s: running %d queries" % (e, len(qs)))
         results[e] = run_engine(cls, store, qs, a.cap, not a.no_cold)
         with open(os.path.join(outdir, "%s.json" % e), "w") as f:

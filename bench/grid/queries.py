@@ -234,6 +234,46 @@ def sqlite_pred(n, al=""):
     raise Unsupported("mixed text and field predicates under %s" % t)
 
 
+# PostgreSQL 15: tsquery over a stored tsvector of the Body with every
+# non-alphanumeric run replaced by a space (so its parser sees exactly
+# Quarry's words; 'simple' lowercases), pg_trgm GIN for regular expressions
+# and LIKE on words (POSIX classes, case-insensitive ~*).
+def tsq(n):
+    t = n["t"]
+    if t == "term": return n["w"]
+    if t == "and":
+        return "(" + " & ".join(("!" + tsq(c["c"])) if c["t"] == "not" else tsq(c) for c in n["c"]) + ")"
+    if t == "or": return "(" + " | ".join(tsq(c) for c in n["c"]) + ")"
+    if t == "not": return "!" + tsq(n["c"])
+    if t == "atleast":
+        import itertools
+        return "(" + " | ".join("(" + " & ".join(tsq(x) for x in comb) + ")"
+                                 for comb in itertools.combinations(n["c"], n["k"])) + ")"
+    if t == "phrase": return "(" + " <-> ".join(n["w"]) + ")"
+    if t == "gap": return "(%s <%d> %s)" % (n["w"][0], n["gap"] + 1, n["w"][1])
+    if t == "near": return "(" + " | ".join("%s <%d> %s" % (n["w"][0], d, n["w"][1]) for d in range(1, n["n"] + 2)) + ")"
+    if t == "prefix": return n["p"] + ":*"
+    raise Unsupported(t)
+
+
+def pg_pred(n, al=""):
+    t, col = n["t"], al + "Body"
+    if t in ("regexp", "like"):
+        core = regexp_re(n["re"]) if t == "regexp" else like_re(n["p"])
+        return "%s ~* %s" % (col, lit(word_re(core)))
+    if t == "fuzzy": raise Unsupported("no Damerau-Levenshtein in PostgreSQL (fuzzystrmatch's levenshtein counts a swap as 2)")
+    if t == "field": return quarry_pred(n, al)
+    if t == "time":
+        return "%sTimestamp BETWEEN %s::timestamptz AND %s::timestamptz" % (
+            al, lit(ts_text(n["from_ns"]) + "Z"), lit(ts_text(n["to_ns"]) + "Z"))
+    if t in ("and", "or") and not all(c["t"] not in ("regexp", "like", "fuzzy", "field", "time") and is_text(c)
+                                      for c in n["c"]):
+        return "(" + (" %s " % t.upper()).join(
+            ("NOT " + pg_pred(c["c"], al)) if c["t"] == "not" else pg_pred(c, al) for c in n["c"]) + ")"
+    if t == "not": return "NOT " + pg_pred(n["c"], al)
+    return "%sbody_tsv @@ to_tsquery('simple', %s)" % (al, lit(tsq(n)))
+
+
 def split_text(n):
     """(text part, other conjuncts) of an AND filter"""
     if n is None: return None, []
@@ -252,7 +292,7 @@ COLS = "Timestamp, ServiceName, Body"
 
 def sql_for(q, engine):
     fam, f = q["family"], q["filter"]
-    pred = {"quarry": quarry_pred, "duckdb": duck_pred, "sqlite": sqlite_pred}[engine]
+    pred = {"quarry": quarry_pred, "duckdb": duck_pred, "sqlite": sqlite_pred, "postgres": pg_pred}[engine]
     ts = "ts" if engine == "sqlite" else "Timestamp"
     where = (" WHERE " + pred(f)) if f else ""
     if fam == "count":
@@ -261,6 +301,7 @@ def sql_for(q, engine):
         return "SELECT count(*) FROM logs" + where
     if fam == "topk":
         if engine == "duckdb": raise Unsupported("no BM25: DuckDB's fts extension cannot be installed here")
+        if engine == "postgres": raise Unsupported("no BM25 in PostgreSQL (ts_rank is another score)")
         if engine == "quarry":
             return "SELECT %s, bm25() FROM logs%s ORDER BY bm25() DESC LIMIT %d" % (COLS, where, q["limit"])
         tx, other = split_text(f)
@@ -276,6 +317,7 @@ def sql_for(q, engine):
         for k in q["group_by"]:
             if k == "second":
                 keys.append({"quarry": "date_trunc('second', Timestamp)", "duckdb": "date_trunc('second', Timestamp)",
+                             "postgres": "date_trunc('second', Timestamp)",
                              "sqlite": "ts / 1000000000 * 1000000000"}[engine])
             else:
                 keys.append(k)
