@@ -692,10 +692,48 @@ def report(rows, qs, results, loads, truth, outdir):
     L.append("")
     L.append("Unsupported: " + "; ".join(sorted({"%s: %s" % (e, results[e][i]["msg"]) for e in engines
                                                  for i in results[e] if results[e][i]["status"] == "unsupported"})))
+    L.append("")
+    L.append("![family medians](chart.svg)")
+    chart(os.path.join(outdir, "chart.svg"), rows, engines, qs, results)
     path = os.path.join(outdir, "report.md")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
     return path, len(bad)
+
+
+def chart(path, rows, engines, qs, results):
+    """per-family hot medians as grouped bars on a log scale (0.01 ms .. 10 s)"""
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    W, H, left, top, bottom = 760, 360, 60, 40, 60
+    lo, hi = -2, 4
+    y = lambda ms: top + (H - top - bottom) * (1 - (math.log10(max(ms, 10 ** lo)) - lo) / (hi - lo))
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">'
+           % (W, H), '<text x="%d" y="20" font-size="14">Hot median per family, ms (log scale), %d rows</text>'
+           % (left, rows)]
+    for p in range(lo, hi + 1):
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%s'
+                   '</text>' % (left, W - 10, y(10 ** p), y(10 ** p), left - 5, y(10 ** p) + 4, "%g" % 10 ** p))
+    slot = (W - left - 10) / len(FAMS)
+    bw = slot * 0.8 / len(engines)
+    for fi, fam in enumerate(FAMS):
+        ids = [q["id"] for q in qs if q["family"] == fam]
+        for ei, e in enumerate(engines):
+            xs = [results[e][i]["best_ms"] for i in ids if results[e][i]["best_ms"] is not None]
+            x = left + fi * slot + slot * 0.1 + ei * bw
+            if xs:
+                m = statistics.median(xs)
+                out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s %.3g ms</title>'
+                           '</rect>' % (x, y(m), bw - 2, H - bottom - y(m), colours[ei % 5], e, fam, m))
+            else:
+                out.append('<text x="%.1f" y="%d" font-size="9" transform="rotate(-90 %.1f %d)">n/a</text>'
+                           % (x + bw / 2, H - bottom - 4, x + bw / 2, H - bottom - 4))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (left + fi * slot + slot / 2, H - bottom + 18, fam))
+    for ei, e in enumerate(engines):
+        out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
+                   % (left + ei * 130, H - 22, colours[ei % 5], left + ei * 130 + 16, H - 12, e))
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def main():
