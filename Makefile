@@ -115,6 +115,7 @@ e2e: $(REL_BIN) $(ASAN_BIN)
 	@QUARRY=$(REL_BIN) bash tests/e2e/server.sh
 	@QUARRY=$(ASAN_BIN) QUARRY_SMALL=1 bash tests/e2e/server.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/grid.sh
+	@QUARRY=$(ASAN_BIN) bash tests/e2e/grid.sh
 	@QUARRY=$(REL_BIN) bash tests/e2e/http.sh
 	@QUARRY=$(ASAN_BIN) bash tests/e2e/http.sh
 	@/usr/bin/python3 tests/e2e/crash.py $(REL_BIN) $${QUARRY_CRASH_ROUNDS:-50} 1

@@ -275,6 +275,7 @@ class QuarryServer:
     def __init__(self, data):
         import psycopg2, psycopg2.extensions
         self.pg = psycopg2
+        self.data = data
         pf = data + ".port"
         if os.path.exists(pf): os.unlink(pf)
         self.proc = subprocess.Popen([Q, "serve", "--data", data, "--listen", "127.0.0.1:0", "--port-file", pf],
@@ -299,7 +300,10 @@ class QuarryServer:
     def close(self):
         self.con.close()
         self.proc.terminate()
-        self.proc.wait()
+        # a clean stop exits 0; a sanitizer's report at exit does not
+        if self.proc.wait() != 0:
+            raise RuntimeError("quarry serve exited with status %d (see %s.serve.log)" % (self.proc.returncode,
+                                                                                       self.data))
 
     @staticmethod
     def load(path, data):

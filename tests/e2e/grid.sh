@@ -24,6 +24,12 @@ grep -q '| c01 | count | term | high | failed |' "$T/grid/20000/report.md" 2>/de
     grep -q 'Answers compared with the brute-force oracle: 0 mismatches' "$T/grid/20000/report.md" &&
     { pass=$((pass + 1)); echo "ok   grid[$tag] the report lists every query and its cross-check"; } ||
     { fail=$((fail + 1)); echo "FAIL grid[$tag] the report"; }
+# the server's stderr: nothing from a sanitizer (the ASan build runs this too)
+if grep -q -E 'AddressSanitizer|LeakSanitizer|runtime error' "$T/grid/20000/quarry-data.serve.log" 2>/dev/null; then
+    fail=$((fail + 1)); echo "FAIL grid[$tag] the server's log"; grep -m5 -E 'Sanitizer|runtime error' "$T/grid/20000/quarry-data.serve.log"
+else
+    pass=$((pass + 1)); echo "ok   grid[$tag] no sanitizer report in the server's log"
+fi
 echo "grid[$tag]: $pass passed, $fail failed"
 mkdir -p "$root/build/results"
 echo "$pass $fail" >> "$root/build/results/grid-$tag"
