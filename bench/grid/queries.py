@@ -98,7 +98,7 @@ def grid(window):
             add("group", "by %s: %s" % ("+".join(keys), n), kind, band, flt, group_by=keys)
     for a, b, name in [("frontend", "checkout", None), ("frontend", "checkout", "failed"),
                        ("checkout", "payment", None), ("checkout", "email", None),
-                       ("frontend", "checkout", '"failed to place order"')]:
+                       ("checkout", "frontend", '"failed to place order"')]:
         flt = F[name][3] if name else None
         add("join", "%s x %s%s" % (a, b, ", b: " + name if name else ""), F[name][1] if name else "none",
             F[name][2] if name else "none", None, join={"a_service": a, "b_service": b, "b_filter": flt})
