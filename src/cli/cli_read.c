@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "format/segfmt.h"
 #include "index/invindex.h"
+#include "index/deletes.h"
 #include "index/table.h"
 #include "util/fsutil.h"
 
@@ -62,16 +63,7 @@ usage:
 
 static qr_segment *open_seg(qr_table *t, uint32_t i, qr_err *e)
 {
-    char path[PATH_MAX];
-    qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-    qr_segment *s = qr_seg_open(path, e);
-    if (s && s->rows != t->man.segs[i].rows) {
-        qr_errf(e, QR_E_CORRUPT, "segment %s has %llu rows, the manifest says %llu", path,
-                (unsigned long long)s->rows, (unsigned long long)t->man.segs[i].rows);
-        qr_seg_close(s);
-        return NULL;
-    }
-    return s;
+    return qr_table_open_segment(t->dir, &t->man.segs[i], e);
 }
 
 int cli_cat(int argc, char **argv)
@@ -110,6 +102,8 @@ int cli_cat(int argc, char **argv)
         for (uint32_t r = 0; r < s->rows && rc == 0; r++) {
             if (a.have_limit && printed >= a.limit)
                 break;
+            if (qr_seg_is_deleted(s, r))
+                continue;
             if (qr_row_json(d, rd, r, &out, &e) != 0) {
                 rc = -1;
                 break;
@@ -175,7 +169,7 @@ int cli_stats(int argc, char **argv)
         cli_fail(QR_E_NOMEM, "out of memory");
         return 1;
     }
-    uint64_t rows = 0, file_bytes = 0, footer = 0, header = 0;
+    uint64_t rows = 0, deleted = 0, file_bytes = 0, footer = 0, header = 0;
     /* index sections: bytes by section id and block kind */
     uint64_t sec_bytes[QR_SEG_MAX_SECTIONS][QR_BLK_SECTION_MIN + 8];
     memset(sec_bytes, 0, sizeof sec_bytes);
@@ -187,6 +181,7 @@ int cli_stats(int argc, char **argv)
             break;
         }
         rows += s->rows;
+        deleted += s->ndeleted;
         file_bytes += s->len;
         footer += s->footer_bytes + s->dir_bytes; /* directories */
         header += QR_SEG_HEADER_LEN;
@@ -226,6 +221,9 @@ int cli_stats(int argc, char **argv)
     printf("table %s: %llu rows in %u segments, %llu bytes on disk (%.1f bytes/row)\n",
            a.table, (unsigned long long)rows, t->man.nsegs, (unsigned long long)file_bytes,
            rows ? (double)file_bytes / rows : 0.0);
+    if (deleted)
+        printf("of them %llu deleted (their bytes stay until a merge rewrites the segments)\n",
+               (unsigned long long)deleted);
     printf("%-20s %-11s %12s %12s %10s %10s %10s %9s %9s\n", "column", "encoding", "data",
            "dict", "zdict", "keys", "nulls", "bytes/row", "raw/row");
     for (uint32_t c = 0; c < nc; c++) {
@@ -298,7 +296,7 @@ int cli_verify(int argc, char **argv)
             cli_fail(e.code, e.msg);
             bad++;
         } else {
-            rows += s->rows;
+            rows += s->rows - s->ndeleted;
         }
         qr_seg_close(s);
     }

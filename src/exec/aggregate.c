@@ -355,7 +355,7 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
     }
     /* every row, counts only, one or two keys whose code blocks cover the
      * same rows: the blocks counted whole, without selections or gathers */
-    int blocks = direct && g->all_rows && g->nkeys <= 2;
+    int blocks = direct && g->all_rows && g->nkeys <= 2 && !seg->deleted;
     for (uint32_t a = 0; blocks && a < g->naggs; a++)
         blocks = sc.rd[g->nkeys + a] == NULL;
     if (blocks && g->nkeys == 2) {
@@ -719,7 +719,7 @@ static int run_segment_expr(job *jb, int t, uint32_t si, qr_err *e)
     }
     /* count(*) of every row that passes a residual on one dictionary-coded
      * column: that column's code blocks counted whole against the memo */
-    int counts_only = g->nkeys == 0 && g->index_all && mw.x;
+    int counts_only = g->nkeys == 0 && g->index_all && mw.x && !seg->deleted;
     for (uint32_t a = 0; counts_only && a < g->naggs; a++)
         counts_only = g->fn[a] == QR_AGG_COUNT_STAR;
     if (rc == 0 && counts_only) {

@@ -141,7 +141,18 @@ typedef struct qr_segment {
     uint64_t data_end;    /* where the footer starts */
     pthread_mutex_t dir_mu; /* taken to read an out-of-line column directory */
     int dir_mu_init;
+    /* Rows deleted by DELETE (index/deletes.h attaches them when the table
+     * opens the segment; owned, freed by qr_seg_close): bit r of the
+     * ceil(rows/64) little-endian words is set when row r is gone. NULL:
+     * none. Searches exclude these rows; the file itself keeps them. */
+    uint64_t *deleted;
+    uint64_t ndeleted;
 } qr_segment;
+
+static inline int qr_seg_is_deleted(const qr_segment *s, uint32_t row)
+{
+    return s->deleted && (s->deleted[row >> 6] >> (row & 63) & 1);
+}
 
 /* Open and validate a segment (trailer, version, footer checksum, directory
  * structure). Block checksums are verified when a block is first decoded;

@@ -535,6 +535,7 @@ void qr_seg_close(qr_segment *s)
     free(s->names);
     free(s->chunk_sums);
     free(s->chunk_ok);
+    free(s->deleted);
     free(s->path);
     free(s);
 }

@@ -17,6 +17,8 @@
  */
 #include "index/segcache.h"
 
+#include "index/deletes.h"
+
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -48,7 +50,8 @@ struct qr_segref {
     uint8_t fopen[QR_SEG_MAX_SECTIONS_PUBLIC]; /* fields[i] is open (release
                                                 * store / acquire load) */
     _Alignas(64) tabkey *tab;                  /* under c->mu from here */
-    uint64_t id, hash;
+    uint64_t id, gen, hash; /* gen: the deletion file's generation (0: none) */
+    qr_seg_entry ent;       /* the manifest entry it was opened for */
     qr_segref *hnext;       /* hash chain (listed) */
     qr_segref *prev, *next; /* idle list (listed, refs == 0); next: free list */
     uint32_t refs;
@@ -145,9 +148,12 @@ void qr_segcache_free(qr_segcache *c)
 
 static uint64_t dir_hash(const char *dir, size_t dl) { return qr_hash64(dir, dl); }
 
-static uint64_t key_hash(uint64_t dh, uint64_t id)
+/* An entry is a segment file with one generation of its deletions: a
+ * DELETE makes a new key, so a query never sees bits another snapshot
+ * committed. */
+static uint64_t key_hash(uint64_t dh, uint64_t id, uint64_t gen)
 {
-    uint64_t h = dh ^ (id * 0x9E3779B97F4A7C15ull);
+    uint64_t h = dh ^ (id * 0x9E3779B97F4A7C15ull) ^ (gen * 0xC2B2AE3D27D4EB4Full);
     return h ^ (h >> 29);
 }
 
@@ -184,10 +190,11 @@ static void tab_put(qr_segcache *c, tabkey *t)
     free(t);
 }
 
-static qr_segref *find(const qr_segcache *c, const tabkey *t, uint64_t h, uint64_t id)
+static qr_segref *find(const qr_segcache *c, const tabkey *t, uint64_t h, uint64_t id,
+                       uint64_t gen)
 {
     for (qr_segref *x = c->bucket[h & c->mask]; x; x = x->hnext)
-        if (x->hash == h && x->id == id && x->tab == t)
+        if (x->hash == h && x->id == id && x->gen == gen && x->tab == t)
             return x;
     return NULL;
 }
@@ -282,6 +289,13 @@ static int open_entry(qr_segref *x)
     qr_segment *s = qr_seg_open(path, &x->err);
     if (!s)
         return -1;
+    if (x->gen && (s->rows != x->ent.rows || qr_del_attach(x->tab->dir, &x->ent, s, &x->err) != 0)) {
+        if (s->rows != x->ent.rows)
+            qr_errf(&x->err, QR_E_CORRUPT, "segment %s has %llu rows, the manifest says %llu",
+                    path, (unsigned long long)s->rows, (unsigned long long)x->ent.rows);
+        qr_seg_close(s);
+        return -1;
+    }
     x->fields = calloc(s->nsecs ? s->nsecs : 1, sizeof *x->fields);
     if (!x->fields) {
         qr_seg_close(s);
@@ -291,14 +305,17 @@ static int open_entry(qr_segref *x)
     return 0;
 }
 
-qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_err *e)
+/* The entry of manifest entry ent (its id and deletions) in dir. */
+static qr_segref *acquire_entry(qr_segcache *c, const char *dir, const qr_seg_entry *ent,
+                                qr_err *e)
 {
+    uint64_t id = ent->id, gen = ent->del_gen;
     size_t dl = strlen(dir);
-    uint64_t dh = dir_hash(dir, dl), h = key_hash(dh, id);
+    uint64_t dh = dir_hash(dir, dl), h = key_hash(dh, id, gen);
     qr_segref *fl = NULL;
     pthread_mutex_lock(&c->mu);
     tabkey *t = tab_find(c, dir, dl, dh);
-    qr_segref *x = t ? find(c, t, h, id) : NULL;
+    qr_segref *x = t ? find(c, t, h, id, gen) : NULL;
     if (x) {
         ref_locked(c, x);
         while (x->state == ST_OPENING)
@@ -331,6 +348,8 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
     t->entries++;
     x->c = c;
     x->id = id;
+    x->gen = gen;
+    x->ent = *ent;
     x->hash = h;
     x->refs = 1;
     x->state = ST_OPENING;
@@ -366,6 +385,12 @@ qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_
     return rc == 0 ? x : NULL;
 }
 
+qr_segref *qr_segcache_acquire(qr_segcache *c, const char *dir, uint64_t id, qr_err *e)
+{
+    qr_seg_entry ent = {.id = id};
+    return acquire_entry(c, dir, &ent, e);
+}
+
 /* The misses of one acquire_all, opened by the slots of a pool job. */
 typedef struct open_job {
     qr_segcache *c;
@@ -386,7 +411,7 @@ static void open_slot(void *arg, int slot)
         if (i >= j->m->nsegs || atomic_load(&j->failed))
             return;
         if (!j->refs[i] &&
-            !(j->refs[i] = qr_segcache_acquire(j->c, j->dir, j->m->segs[i].id, &j->err[slot]))) {
+            !(j->refs[i] = acquire_entry(j->c, j->dir, &j->m->segs[i], &j->err[slot]))) {
             j->slot_failed[slot] = 1;
             atomic_store(&j->failed, 1);
             return;
@@ -402,7 +427,8 @@ int qr_segcache_acquire_all(qr_segcache *c, const char *dir, const qr_manifest *
     pthread_mutex_lock(&c->mu);
     tabkey *t = tab_find(c, dir, dl, dh);
     for (uint32_t i = 0; i < m->nsegs; i++) {
-        qr_segref *x = t ? find(c, t, key_hash(dh, m->segs[i].id), m->segs[i].id) : NULL;
+        const qr_seg_entry *g = &m->segs[i];
+        qr_segref *x = t ? find(c, t, key_hash(dh, g->id, g->del_gen), g->id, g->del_gen) : NULL;
         refs[i] = NULL;
         if (x && x->state == ST_READY) {
             ref_locked(c, x);
@@ -561,29 +587,36 @@ void qr_segref_reader_done(qr_segref *r, qr_colreader *rd)
     pthread_mutex_unlock(&r->fmu);
 }
 
-static int cmp_u64(const void *a, const void *b)
+typedef struct idgen {
+    uint64_t id, gen;
+} idgen;
+
+static int cmp_idgen(const void *a, const void *b)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    const idgen *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
-static int listed_in(const uint64_t *ids, const qr_manifest *m, uint64_t id)
+static int listed_in(const idgen *ids, const qr_manifest *m, uint64_t id, uint64_t gen)
 {
+    idgen k = {id, gen};
     if (ids)
-        return bsearch(&id, ids, m->nsegs, sizeof *ids, cmp_u64) != NULL;
+        return bsearch(&k, ids, m->nsegs, sizeof *ids, cmp_idgen) != NULL;
     for (uint32_t i = 0; i < m->nsegs; i++) /* no memory for the sorted copy */
-        if (m->segs[i].id == id)
+        if (m->segs[i].id == id && m->segs[i].del_gen == gen)
             return 1;
     return 0;
 }
 
 void qr_segcache_invalidate(qr_segcache *c, const char *dir, const qr_manifest *m)
 {
-    uint64_t *ids = m ? malloc(sizeof *ids * (m->nsegs ? m->nsegs : 1)) : NULL;
+    idgen *ids = m ? malloc(sizeof *ids * (m->nsegs ? m->nsegs : 1)) : NULL;
     for (uint32_t i = 0; ids && i < m->nsegs; i++)
-        ids[i] = m->segs[i].id;
+        ids[i] = (idgen){m->segs[i].id, m->segs[i].del_gen};
     if (ids)
-        qsort(ids, m->nsegs, sizeof *ids, cmp_u64);
+        qsort(ids, m->nsegs, sizeof *ids, cmp_idgen);
     qr_segref *fl = NULL;
     size_t dl = strlen(dir);
     pthread_mutex_lock(&c->mu);
@@ -593,7 +626,7 @@ void qr_segcache_invalidate(qr_segcache *c, const char *dir, const qr_manifest *
         for (uint64_t b = 0; b <= c->mask; b++)
             for (qr_segref *x = c->bucket[b], *next; x; x = next) {
                 next = x->hnext;
-                if (x->tab == t && (!m || !listed_in(ids, m, x->id))) {
+                if (x->tab == t && (!m || !listed_in(ids, m, x->id, x->gen))) {
                     detach(c, x, &fl);
                     c->st.invalidated++;
                 }

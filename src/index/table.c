@@ -3,11 +3,13 @@
  *
  * MANIFEST: "QRYMANI\n" | u32 version | u32 0 | u64 generation | u64 next_id |
  * u64 wal_seq (version 2) | u32 nsegs | nsegs x {u64 id, u64 rows, i64 min_ts, i64 max_ts,
- * u64 file_bytes} | u32 checksum (XXH3 low 32 bits of all preceding bytes).
+ * u64 file_bytes, u64 del_gen, u64 deleted (version 3)} | u32 checksum (XXH3 low 32 bits
+ * of all preceding bytes).
  */
 #include "index/table.h"
 
 #include "index/catalog.h"
+#include "index/deletes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +26,8 @@
 #include "util/hash.h"
 
 #define MAN_MAGIC "QRYMANI\n"
-#define MAN_ENTRY 40u
+#define MAN_ENTRY_V2 40u
+#define MAN_ENTRY    56u
 
 void qr_manifest_encode(const qr_manifest *m, qr_buf *out)
 {
@@ -43,6 +46,8 @@ void qr_manifest_encode(const qr_manifest *m, qr_buf *out)
         qr_buf_put_u64(out, (uint64_t)s->min_ts);
         qr_buf_put_u64(out, (uint64_t)s->max_ts);
         qr_buf_put_u64(out, s->file_bytes);
+        qr_buf_put_u64(out, s->del_gen);
+        qr_buf_put_u64(out, s->deleted);
     }
     if (!out->oom)
         qr_buf_put_u32(out, qr_checksum32(out->p + start, out->len - start));
@@ -60,14 +65,15 @@ int qr_manifest_decode(const unsigned char *p, size_t n, const char *path, qr_ma
     qr_rd_init(&r, p + 8, n - 12);
     uint32_t ver = qr_rd_u32(&r);
     (void)qr_rd_u32(&r);
-    if (ver != 1 && ver != QR_MANIFEST_VERSION)
+    if (ver < 1 || ver > QR_MANIFEST_VERSION)
         return qr_errf(e, QR_E_VERSION, "manifest %s: format version %u, this build reads 1 to %u",
                        path, ver, QR_MANIFEST_VERSION);
     m->generation = qr_rd_u64(&r);
     m->next_id = qr_rd_u64(&r);
     m->wal_seq = ver >= 2 ? qr_rd_u64(&r) : 0;
     uint32_t ns = qr_rd_u32(&r);
-    if (r.bad || (uint64_t)ns * MAN_ENTRY != qr_rd_left(&r))
+    uint64_t entry = ver >= 3 ? MAN_ENTRY : MAN_ENTRY_V2;
+    if (r.bad || (uint64_t)ns * entry != qr_rd_left(&r))
         return qr_errf(e, QR_E_CORRUPT,
                        "manifest %s: corrupt: segment count %u does not match size", path, ns);
     m->segs = calloc(ns ? ns : 1, sizeof *m->segs);
@@ -80,11 +86,20 @@ int qr_manifest_decode(const unsigned char *p, size_t n, const char *path, qr_ma
         s->min_ts = (int64_t)qr_rd_u64(&r);
         s->max_ts = (int64_t)qr_rd_u64(&r);
         s->file_bytes = qr_rd_u64(&r);
-        if (s->id >= m->next_id) {
+        s->del_gen = ver >= 3 ? qr_rd_u64(&r) : 0;
+        s->deleted = ver >= 3 ? qr_rd_u64(&r) : 0;
+        const char *bad = s->id >= m->next_id ? "segment id %llu >= next id"
+                          : (s->del_gen == 0) != (s->deleted == 0) ||
+                                  (s->deleted && s->deleted >= s->rows) ||
+                                  s->del_gen > m->generation
+                              ? "segment %llu: bad deletion entry"
+                              : NULL;
+        if (bad) {
+            char what[96];
+            snprintf(what, sizeof what, bad, (unsigned long long)s->id);
             free(m->segs);
             m->segs = NULL;
-            return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: segment id %llu >= next id",
-                           path, (unsigned long long)s->id);
+            return qr_errf(e, QR_E_CORRUPT, "manifest %s: corrupt: %s", path, what);
         }
     }
     m->nsegs = ns;
@@ -123,7 +138,16 @@ static int in_manifest(const qr_manifest *m, uint64_t id)
     return 0;
 }
 
-/* Remove segment files and temp files the manifest does not name. */
+/* Some entry of segs[0..n) names deletion file (id, gen). */
+static int del_named(const qr_seg_entry *segs, uint32_t n, uint64_t id, uint64_t gen)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (segs[i].id == id && segs[i].del_gen == gen)
+            return 1;
+    return 0;
+}
+
+/* Remove segment, deletion and temp files the manifest does not name. */
 static void remove_leftovers(qr_table *t)
 {
     DIR *d = opendir(t->dir);
@@ -134,10 +158,16 @@ static void remove_leftovers(qr_table *t)
     while ((de = readdir(d))) {
         unsigned long long id;
         int used = 0;
+        unsigned long long gen;
         int is_seg = sscanf(de->d_name, "seg-%16llx.qseg%n", &id, &used) == 1;
+        int stale_seg = is_seg && de->d_name[used] == 0 && !in_manifest(&t->man, id);
+        used = 0;
+        int is_del = sscanf(de->d_name, "del-%16llx-%16llx.qdel%n", &id, &gen, &used) == 2;
+        int stale_del = is_del && used && de->d_name[used] == 0 &&
+                        !del_named(t->man.segs, t->man.nsegs, id, gen);
         int is_tmp =
             strlen(de->d_name) > 4 && strcmp(de->d_name + strlen(de->d_name) - 4, ".tmp") == 0;
-        if ((is_seg && de->d_name[used] == 0 && !in_manifest(&t->man, id)) || is_tmp) {
+        if (stale_seg || stale_del || is_tmp) {
             snprintf(path, sizeof path, "%s/%s", t->dir, de->d_name);
             unlink(path);
         }
@@ -319,11 +349,17 @@ int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *
         free(m.segs);
         return -1;
     }
-    for (uint32_t i = 0; i < t->man.nsegs; i++)
-        if (!listed(segs, n, t->man.segs[i].id)) {
-            qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
+    for (uint32_t i = 0; i < t->man.nsegs; i++) {
+        const qr_seg_entry *o = &t->man.segs[i];
+        if (!listed(segs, n, o->id)) {
+            qr_table_seg_path(t, o->id, path, sizeof path);
             unlink(path);
         }
+        if (o->del_gen && !del_named(segs, n, o->id, o->del_gen)) {
+            qr_del_path_in(t->dir, o->id, o->del_gen, path, sizeof path);
+            unlink(path);
+        }
+    }
     free(t->man.segs);
     t->man = m;
     return 0;

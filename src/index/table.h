@@ -3,6 +3,7 @@
  *
  *   DATA/<table>/MANIFEST        live segments (written atomically)
  *   DATA/<table>/seg-<id>.qseg   segment files (id in 16 hex digits)
+ *   DATA/<table>/del-<id>-<gen>.qdel  rows of a segment deleted (deletes.h)
  *   DATA/<table>/LOCK            flock'ed by the one writer
  *
  * Readers take the manifest as of open. A writer holds the lock from open to
@@ -19,13 +20,15 @@
 #include "format/segment.h"
 #include "util/err.h"
 
-#define QR_MANIFEST_VERSION 2u /* reads 1 (no wal_seq) and 2 */
+#define QR_MANIFEST_VERSION 3u /* reads 1 (no wal_seq), 2 (no deletions) and 3 */
 
 typedef struct qr_seg_entry {
     uint64_t id;
-    uint64_t rows;
+    uint64_t rows; /* in the file, deleted ones included */
     int64_t min_ts, max_ts;
     uint64_t file_bytes;
+    uint64_t del_gen; /* its deletion file's generation (index/deletes.h), 0: none */
+    uint64_t deleted; /* rows deleted (0 when del_gen is 0; < rows) */
 } qr_seg_entry;
 
 typedef struct qr_manifest {
@@ -79,9 +82,10 @@ int qr_table_commit_wal(qr_table *t, const qr_seg_entry *add, uint32_t nadd, uin
  * On failure the manifest, on disk and in t->man, is unchanged. */
 int qr_table_truncate(qr_table *t, qr_err *e);
 /* Publish exactly segments segs[0..n) (writer only; a table rewritten, as
- * CREATE INDEX does for the segments it had): fsync of the directory, one
- * atomic manifest replace, then the files of the segments no longer listed
- * are removed. On failure the manifest, on disk and in t->man, is
+ * CREATE INDEX does for the segments it had, or its deletions changed):
+ * fsync of the directory, one atomic manifest replace, then the files of
+ * the segments no longer listed, and the deletion files no entry names any
+ * more, are removed. On failure the manifest, on disk and in t->man, is
  * unchanged. */
 int qr_table_replace(qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e);
 /* Table names: 1-63 chars of [A-Za-z0-9_], not starting with a digit. */

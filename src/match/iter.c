@@ -69,6 +69,14 @@ static uint64_t range_count(qr_it *it)
     return from < r->hi ? r->hi - from : 0;
 }
 static const qr_it_vt range_vt = {range_next, range_advance, range_count, NULL, "row range"};
+int qr_it_range_bounds(const qr_it *it, uint32_t *lo, uint32_t *hi)
+{
+    if (it->vt != &range_vt || it->started)
+        return 0;
+    *lo = ((const range_it *)it)->lo;
+    *hi = ((const range_it *)it)->hi;
+    return 1;
+}
 qr_it *qr_it_range(qr_arena *a, uint32_t lo, uint32_t hi)
 {
     if (hi <= lo)

@@ -66,6 +66,8 @@ qr_it *qr_it_andnot(qr_arena *a, qr_it *inc, qr_it *exc);
  * words at `bits` (any alignment; bits past `rows` must be 0). `count` is
  * the number of bits set, exactly: an untouched bitmap's count returns it. */
 qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count);
+/* 1 with its bounds for an untouched row-range iterator, else 0. */
+int qr_it_range_bounds(const qr_it *it, uint32_t *lo, uint32_t *hi);
 /* The words of an untouched bitmap iterator, or NULL for other iterators. */
 const void *qr_it_bitmap_bits(const qr_it *it);
 /* 1 for an untouched postings iterator (one word's list). */

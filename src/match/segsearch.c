@@ -368,15 +368,52 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
     return it;
 }
 
+/* The matches of it that a DELETE has not removed (qr_segment.deleted):
+ * a bitmap or a row range stays a bitmap (the deleted words cleared, so
+ * counts and selections keep their word-at-a-time paths); any other
+ * iterator is walked minus the deleted rows' bitmap. */
+static qr_it *live_only(qr_segsearch *ss, qr_it *it, qr_arena *a, qr_err *e)
+{
+    const qr_segment *seg = ss->seg;
+    if (!it || !seg->deleted)
+        return it;
+    uint32_t rows = (uint32_t)seg->rows, lo, hi;
+    const void *b = qr_it_bitmap_bits(it);
+    if (b || qr_it_range_bounds(it, &lo, &hi)) {
+        uint64_t *acc = bm_new(a, rows);
+        if (!acc)
+            return mt_nomem(e);
+        if (b) {
+            memcpy(acc, b, nwords(rows) * 8);
+        } else {
+            for (uint32_t r = lo; r < hi && r < rows;) {
+                if ((r & 63) == 0 && r + 64 <= hi) {
+                    acc[r >> 6] = ~0ull;
+                    r += 64;
+                } else {
+                    acc[r >> 6] |= 1ull << (r & 63);
+                    r++;
+                }
+            }
+        }
+        bm_apply(acc, seg->deleted, nwords(rows), BM_ANDNOT);
+        qr_it *live = qr_it_bitmap(a, acc, rows, bm_count_words(acc, nwords(rows)));
+        return live ? live : mt_nomem(e);
+    }
+    qr_it *gone = qr_it_bitmap(a, seg->deleted, rows, seg->ndeleted);
+    qr_it *live = gone ? qr_it_andnot(a, it, gone) : NULL;
+    return live ? live : mt_nomem(e);
+}
+
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
-    return compile(ss, q, a, e);
+    return live_only(ss, compile(ss, q, a, e), a, e);
 }
 
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e)
 {
-    qr_it *it = compile(ss, q, a, e);
+    qr_it *it = qr_segsearch_compile(ss, q, a, e);
     if (!it)
         return -1;
     *count = qr_it_count(it);

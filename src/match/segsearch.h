@@ -78,7 +78,8 @@ qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e);
  * them). */
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
                               qr_terminfo **tis, qr_err *e);
-/* Build the iterator for q over this segment (memory from `a`). */
+/* Build the iterator for q over this segment (memory from `a`): rows a
+ * DELETE removed (qr_segment.deleted) never match. */
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
 /* Count matches of q in the segment (0 ok / -1 error). */
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,

@@ -92,7 +92,10 @@ static int score_segment(task *k, uint32_t si)
     }
     k->st.segments++;
     uint64_t n = 0;
+    const qr_segment *seg = p->ss[si].seg;
     for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc)) {
+        if (qr_seg_is_deleted(seg, d)) /* removed by a DELETE: never a hit */
+            continue;
         qr_hit h = {qr_sc_score(sc), 0, si, d};
         n++;
         if (!heap_offer(&k->h, &h) && (n & 1023))

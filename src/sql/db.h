@@ -18,7 +18,9 @@
  * than the one that took it (a server's COPY FROM STDIN). */
 #ifndef QR_SQL_DB_H
 #define QR_SQL_DB_H
+#include "index/table.h"
 #include "sql/parse.h"
+#include "sql/run.h"
 #include "sql/sql.h"
 
 /* The live state (sql/live.c) when the database runs live, else NULL. */
@@ -54,4 +56,12 @@ void qr_sqldb_writer_end(qr_sql_db *db, const char *name);
  * the catalog lock, shared or exclusive). 0, or -1 with e set. */
 int qr_sql_select_node(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
                        qr_result *out, qr_err *e);
+/* DELETE's scan: bind SELECT node st of parse p (its scalar and IN
+ * subqueries run first) against table t, which the caller holds for
+ * writing, and hand fn the rows its WHERE clause selects in t's manifest
+ * (segment i of fn is t->man.segs[i]). Takes the catalog lock shared.
+ * Charged to ctx. 0, or -1 with e set. */
+int qr_sql_table_matches(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
+                         const qr_table *t, qr_qctx *ctx, qr_run_rows_fn fn, void *arg,
+                         qr_err *e);
 #endif

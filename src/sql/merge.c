@@ -39,6 +39,12 @@ int qr_merge_pick(const qr_seg_entry *segs, uint32_t nsegs, uint32_t *first, uin
             i = j + 1;
         }
     }
+    for (uint32_t i = 0; i < nsegs; i++) /* a quarter or more deleted: rewritten alone */
+        if (segs[i].deleted && segs[i].deleted * QR_MERGE_EXPUNGE >= segs[i].rows) {
+            *first = i;
+            *n = 1;
+            return 1;
+        }
     return 0;
 }
 
@@ -76,16 +82,20 @@ typedef struct swap {
     const uint32_t *from, *count;
 } swap;
 
-static int64_t old_at(const swap *w, uint64_t id)
+/* Where the manifest entry g is among w's old segments; -1 not there, -2
+ * there but with other deletions than w read (a DELETE committed since:
+ * the rows w rebuilt include rows now deleted, so w must not publish). */
+static int64_t old_at(const swap *w, const qr_seg_entry *g)
 {
     for (uint32_t i = 0; i < w->nold; i++)
-        if (w->old[i].id == id)
-            return i;
+        if (w->old[i].id == g->id)
+            return w->old[i].del_gen == g->del_gen ? (int64_t)i : -2;
     return -1;
 }
 
 /* Apply w to table name's manifest: 1 done, 0 given up (a segment of it is
- * not in the manifest any more, the table went, or *cancel), -1 with e. */
+ * not in the manifest any more or has new deletions, the table went, or
+ * *cancel), -1 with e. */
 static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap *w,
                    const atomic_int *cancel, uint32_t *after, qr_err *e)
 {
@@ -105,7 +115,7 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap
     }
     uint32_t found = 0, nmade = 0;
     for (uint32_t i = 0; i < t->man.nsegs; i++)
-        found += old_at(w, t->man.segs[i].id) >= 0;
+        found += old_at(w, &t->man.segs[i]) >= 0;
     for (uint32_t i = 0; i < w->nold; i++)
         nmade += w->count[i];
     int rc = 0, done = 0;
@@ -119,7 +129,7 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap
     }
     char from[PATH_MAX], to[PATH_MAX];
     for (uint32_t i = 0; list && rc == 0 && i < t->man.nsegs; i++) {
-        int64_t o = old_at(w, t->man.segs[i].id);
+        int64_t o = old_at(w, &t->man.segs[i]);
         if (o < 0) {
             list[nl++] = t->man.segs[i];
             continue;

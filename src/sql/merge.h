@@ -12,16 +12,21 @@
  * order, which for logs is time), and the manifest keeps that order. Under
  * steady ingest the flusher's small segments merge eight at a time into
  * ever larger ones, and the table holds at most about QR_MERGE_FACTOR - 1
- * segments per level besides its final ones.
+ * segments per level besides its final ones. When no run qualifies, a
+ * segment (final ones too) of which at least 1/QR_MERGE_EXPUNGE of the
+ * rows are deleted is rewritten alone, without them (DELETE's space comes
+ * back; stmt_delete.c).
  *
  * A merge reads the run's rows (table order) and writes them as new
  * segments of up to QR_MERGE_SEG_ROWS rows in DATA/<table>/merge/, holding
  * no lock; then, with the table's writer slot (taken with a timeout, so a
  * DROP can make it give up) and LOCK, it checks that the run is still in
- * the manifest, moves the new files in and commits the manifest with the
- * run replaced (qr_table_replace), which deletes the old files. Queries
- * keep the segments of the snapshot they started with. Index-wide
- * statistics are sums over rows, so BM25 scores do not change. */
+ * the manifest with the deletions it read, moves the new files in and
+ * commits the manifest with the run replaced (qr_table_replace), which
+ * deletes the old files. Queries keep the segments of the snapshot they
+ * started with. Index-wide statistics are sums over rows, so BM25 scores
+ * do not change, except that deleted rows, which count in them until
+ * their segment is rewritten, then leave them. */
 #ifndef QR_SQL_MERGE_H
 #define QR_SQL_MERGE_H
 #include <stdatomic.h>
@@ -31,6 +36,7 @@
 #include "sql/sql.h"
 
 #define QR_MERGE_FACTOR     8u
+#define QR_MERGE_EXPUNGE    4u
 #define QR_MERGE_MAX_RUN    16u
 #define QR_MERGE_BASE_ROWS  16384u
 #define QR_MERGE_FINAL_ROWS (1u << 20)

@@ -1,12 +1,15 @@
 /* rows.c - rows from SQL into a table's segments and one commit (rows.h). */
 #include "sql/rows.h"
 
+#include "index/deletes.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "index/deletes.h"
 #include "index/invindex.h"
 #include "sql/db.h"
 #include "sql/live.h"
@@ -164,7 +167,7 @@ static int flush(qr_rowwriter *w, qr_err *e)
     qr_seg_summary sum;
     if (qr_segment_build(path, &w->b, &o, &sum, e) != 0)
         return -1;
-    w->segs[w->nsegs++] = (qr_seg_entry){id, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes};
+    w->segs[w->nsegs++] = (qr_seg_entry){id, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
     qr_batch_clear(&w->b);
     qr_arena_reset(&w->lines);
     return 0;
@@ -283,7 +286,7 @@ int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
     for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
         char path[PATH_MAX];
         qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        qr_segment *sg = qr_seg_open(path, e);
+        qr_segment *sg = qr_table_open_segment(t->dir, &t->man.segs[i], e);
         if (!sg || qr_row_readers_open(sg, d, rd, e) != 0) {
             qr_seg_close(sg);
             rc = -1;
@@ -291,6 +294,8 @@ int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
         }
         int read_rc = 0;
         for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
+            if (qr_seg_is_deleted(sg, r)) /* a DELETE removed it: rewrites drop it */
+                continue;
             if (filter && rd[d->sort_col]) {
                 int64_t v;
                 int isnull;

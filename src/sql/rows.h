@@ -88,7 +88,8 @@ int qr_rows_flush(qr_rowwriter *w, qr_err *e);
 /* Write the last batch and publish exactly the segments written, in place
  * of the table's (index/table.h qr_table_replace). Ends w, as commit. */
 int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
-/* Every row of t's segments in table order as a canonical NDJSON line
+/* Every row of t's segments in table order (but those a DELETE removed)
+ * as a canonical NDJSON line
  * (what `quarry cat` prints, which reads back as the same row) with
  * definition d: row(arg, line, n, e) for each (n counts the '\n'), then
  * seg_end(arg, e) after each segment (may be NULL). ctx (may be NULL) is

@@ -138,6 +138,8 @@ typedef struct rowrun {
     uint64_t skip, want; /* FIRST: OFFSET rows still to skip, rows wanted */
     uint64_t topn;       /* SORT with a LIMIT: rows worth keeping (LIMIT + OFFSET), else 0 */
     int done;
+    qr_run_rows_fn pass; /* qr_sql_run_matches: the rows that pass go here, not into out */
+    void *pass_arg;
 } rowrun;
 
 /* Rows for hits[0..n) (scores: theirs, or NULL): filtered by the residual,
@@ -176,6 +178,20 @@ static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const doubl
     else if (rc == 0)
         for (uint32_t i = 0; i < n; i++)
             sel[i] = i;
+    if (rr->pass) { /* the rows themselves, a run of one segment at a time */
+        uint32_t *rows = rc == 0 ? qr_arena_alloc(&a, sizeof *rows * (ns ? ns : 1)) : NULL;
+        if (rc == 0 && !rows)
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+        for (uint32_t i = 0; rc == 0 && i < ns;) {
+            uint32_t seg = hits[sel[i]].seg, k = 0;
+            for (; i < ns && hits[sel[i]].seg == seg; i++)
+                rows[k++] = hits[sel[i]].doc;
+            rc = rr->pass(rr->pass_arg, seg, rows, k, e);
+        }
+        qr_arena_free(&a);
+        qr_result_free(&T);
+        return rc;
+    }
     /* FIRST: OFFSET and the LIMIT apply to the rows that passed */
     uint32_t from = 0;
     if (rr->skip) {
@@ -649,7 +665,7 @@ static int walk_buckets(const qr_sqlsel *s, qr_par_search *ps, int unit, int64_t
         qr_segment *seg = ps->ss[si].seg;
         int sc = qr_seg_col(seg, s->def->cols[s->def->sort_col].name);
         if (sc < 0) {
-            cnt[nb] += seg->rows;
+            cnt[nb] += seg->rows - seg->ndeleted;
             continue;
         }
         qr_colreader *rd = qr_colr_open(seg, sc, e);
@@ -669,6 +685,8 @@ static int walk_buckets(const qr_sqlsel *s, qr_par_search *ps, int unit, int64_t
                 break;
             }
             for (uint32_t j = 0; j < n; j++) {
+                if (qr_seg_is_deleted(seg, first + j))
+                    continue;
                 if (nul[j]) {
                     cnt[nb]++;
                     continue;
@@ -955,6 +973,47 @@ int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, q
     if (rc == 0)
         rc = run_planned(s, kind, refs, nsegs, pool, threads, out, e);
     qr_run_end(t, nt);
+    return rc;
+}
+
+static int pass_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
+{
+    return rows_for_hits(ctx, hits, n, NULL, NULL, e);
+}
+
+int qr_sql_run_matches(const qr_sqlsel *s, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
+                       int threads, qr_qctx *ctx, qr_run_rows_fn fn, void *arg, qr_err *e)
+{
+    qr_result scratch; /* the select list's columns: never filled */
+    qr_result_init(&scratch, ctx);
+    qr_expr *t[QR_RUN_MAX_TREES];
+    uint32_t nt;
+    int rc = qr_run_begin(s, &scratch, t, &nt, e);
+    qr_par_search ps;
+    int inited = rc == 0 && qr_par_init_refs_tree(&ps, pool, s->def, refs, nsegs, s->filter,
+                                                  threads, e) == 0;
+    rowrun *rr = inited ? qr_qmalloc(ctx, sizeof *rr) : NULL;
+    rc = !inited ? -1 : rr ? qr_par_set_ctx(&ps, ctx, e) : qr_qctx_nomem(ctx, e);
+    if (rc == 0) {
+        memset(rr, 0, sizeof *rr);
+        rr->s = s;
+        rr->ps = &ps;
+        rr->out = &scratch;
+        rr->want = UINT64_MAX;
+        for (uint32_t c = 0; c < s->def->ncols; c++)
+            rr->types[c] = s->def->cols[c].type;
+        rr->ncols = read_columns(s, rr->cols, rr->tmap);
+        rr->pass = fn;
+        rr->pass_arg = arg;
+        rc = qr_par_first(&ps, UINT64_MAX, pass_batch, rr, NULL, e);
+    }
+    if (inited) {
+        qr_par_set_ctx(&ps, NULL, NULL);
+        qr_par_free(&ps);
+    }
+    qr_qfree(ctx, rr);
+    qr_run_end(t, nt);
+    qr_result_free(&scratch);
     return rc;
 }
 

@@ -14,6 +14,15 @@
  * caller until this returns. */
 int qr_sql_run(const qr_sqlsel *s, int kind, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
                int threads, qr_result *out, qr_err *e);
+/* The rows of the table that s's WHERE clause selects (its index part and
+ * its residual; the select list is not evaluated), in table order: fn(arg,
+ * segment index into refs, rows, n) for runs of one segment (fn returns 0,
+ * or -1 with e set to stop). What DELETE removes. Charged to ctx, which
+ * also cancels it. 0, or -1 with e set. */
+typedef int (*qr_run_rows_fn)(void *arg, uint32_t seg, const uint32_t *rows, uint32_t n,
+                              qr_err *e);
+int qr_sql_run_matches(const qr_sqlsel *s, qr_segref **refs, uint32_t nsegs, qr_pool *pool,
+                       int threads, qr_qctx *ctx, qr_run_rows_fn fn, void *arg, qr_err *e);
 /* A join, a subquery in FROM, or a statement with count(DISTINCT)
  * (runjoin.c): entry r of the scope (or the one table) over
  * refs[r][0..nsegs[r]), or the rows of its subquery in derived[r]. */

@@ -460,7 +460,7 @@ static int64_t env_table_rows(void *ctx, const char *table)
         return -1;
     int64_t rows = 0;
     for (uint32_t i = 0; i < t->t->man.nsegs; i++)
-        rows += (int64_t)t->t->man.segs[i].rows;
+        rows += (int64_t)(t->t->man.segs[i].rows - t->t->man.segs[i].deleted);
     snap_unref(s->db, t);
     return rows;
 }
@@ -688,6 +688,40 @@ int qr_sql_select_node(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__N
         if (rc == 0)
             rc = run_select(s, &sel, kind, out, e);
     }
+    qr_arena_free(&a);
+    return rc;
+}
+
+int qr_sql_table_matches(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st,
+                         const qr_table *t, qr_qctx *ctx, qr_run_rows_fn fn, void *arg, qr_err *e)
+{
+    qr_sql_db *db = s->db;
+    int threads = s->set.threads > 0 && s->set.threads < db->threads ? s->set.threads : db->threads;
+    qr_arena a;
+    qr_arena_init(&a, 16 << 10, 0);
+    qr_arena_set_ctx(&a, ctx);
+    void *subctx[2] = {s, (void *)p};
+    uint32_t n = t->man.nsegs;
+    qr_segref **refs = qr_qmalloc(ctx, sizeof *refs * (n ? n : 1));
+    int rc = refs ? 0 : qr_qctx_nomem(ctx, e), held = 0;
+    pthread_rwlock_rdlock(&db->catlock);
+    qr_sqlsel sel;
+    int kind = 0;
+    if (rc == 0)
+        rc = qr_sql_initplans((qr_sqlparse *)p, (PgQuery__Node *)st, run_sub, subctx, ctx, e);
+    if (rc == 0)
+        rc = qr_sql_bind(p, st, &db->cat, &sel, &a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    if (rc == 0 && !sel.def)
+        rc = qr_errf(e, QR_E_INTERNAL, "DELETE: no table bound");
+    if (rc == 0)
+        held = (rc = qr_segcache_acquire_all(db->cache, t->dir, &t->man, refs, db->pool, threads,
+                                             e)) == 0;
+    if (rc == 0)
+        rc = qr_sql_run_matches(&sel, refs, n, db->pool, threads, ctx, fn, arg, e);
+    pthread_rwlock_unlock(&db->catlock);
+    if (held)
+        qr_segcache_release_all(refs, n);
+    qr_qfree(ctx, refs);
     qr_arena_free(&a);
     return rc;
 }

@@ -56,6 +56,8 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
         return qr_sql_stmt_vacuum(s, p, st->vacuum_stmt, out, e);
     case PG_QUERY__NODE__NODE_INSERT_STMT:
         return qr_sql_stmt_insert(s, p, st->insert_stmt, out, e);
+    case PG_QUERY__NODE__NODE_DELETE_STMT:
+        return qr_sql_stmt_delete(s, p, st->delete_stmt, out, e);
     case PG_QUERY__NODE__NODE_COPY_STMT:
         return qr_sql_stmt_copy(s, p, st->copy_stmt, out, e);
     case PG_QUERY__NODE__NODE_ALTER_TABLE_STMT:
@@ -65,13 +67,12 @@ int qr_sql_stmt(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__Node *st
     case PG_QUERY__NODE__NODE_DROP_ROLE_STMT:
         return qr_sql_stmt_role(s, p, st, out, e);
     default: {
-        const char *what = st->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT   ? "UPDATE"
-                           : st->node_case == PG_QUERY__NODE__NODE_DELETE_STMT ? "DELETE"
-                                                                               : "this statement";
+        const char *what =
+            st->node_case == PG_QUERY__NODE__NODE_UPDATE_STMT ? "UPDATE" : "this statement";
         return qr_errf(
             e, QR_E_FEATURE,
             "%s is not supported yet (SELECT, EXPLAIN, SET, SHOW, CREATE TABLE, "
-            "CREATE INDEX, DROP TABLE, TRUNCATE, ALTER TABLE SET (retention), INSERT, COPY "
+            "CREATE INDEX, DROP TABLE, TRUNCATE, ALTER TABLE SET (retention), INSERT, DELETE, COPY "
             "and CREATE/ALTER/DROP USER are)",
             what);
     }

@@ -43,6 +43,9 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
 int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__TruncateStmt *t,
                          qr_result *out, qr_err *e);
 int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e);
+/* stmt_delete.c */
+int qr_sql_stmt_delete(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__DeleteStmt *d,
+                       qr_result *out, qr_err *e);
 /* stmt_alter.c */
 int qr_sql_stmt_alter(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__AlterTableStmt *a,
                       qr_result *out, qr_err *e);

@@ -161,8 +161,10 @@ static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_q
         qr_sqldb_writer_end(db, name);
         return -1;
     }
-    int rc = 0, sv[2];
-    if (t->man.nsegs > 1) {
+    int rc = 0, sv[2], deleted = 0;
+    for (uint32_t i = 0; i < t->man.nsegs; i++)
+        deleted |= t->man.segs[i].deleted != 0;
+    if (t->man.nsegs > 1 || deleted) { /* (deleted rows are not rewritten) */
         merge m = {.db = db, .t = t, .ctx = ctx, .fd = -1};
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
             rc = qr_errf(e, QR_E_IO, "merging: socketpair: %s", strerror(errno));

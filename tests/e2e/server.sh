@@ -164,6 +164,20 @@ P -A -t -c "SELECT count(*) FROM cp" > "$T/cp4"
 echo $ROWS > "$T/cp4.want"
 same "psql: ... and adds no row" "$T/cp4.want" "$T/cp4"
 
+# --- psql: DELETE (deletion bitmaps) on the copy -------------------------------------
+want_del=$(P -A -t -c "SELECT count(*) FROM cp2 WHERE svc = 'cart' AND body LIKE '%failed%'")
+want_left=$(( $(P -A -t -c "SELECT count(*) FROM cp2") - want_del ))
+P -c "DELETE FROM cp2 WHERE svc = 'cart' AND body LIKE '%failed%'" > "$T/del1" 2>&1
+check "psql: DELETE tags the rows it removed ($want_del, a residual filter)" grep -qx "DELETE $want_del" "$T/del1"
+P -A -t -c "SELECT count(*) FROM cp2" > "$T/del2"
+echo "$want_left" > "$T/del2.want"
+same "psql: ... and the next query no longer sees them" "$T/del2.want" "$T/del2"
+P -A -t -c "SELECT count(*) FROM cp2 WHERE svc = 'cart' AND body LIKE '%failed%'" > "$T/del3"
+echo 0 > "$T/del3.want"
+same "psql: ... nor by the filter" "$T/del3.want" "$T/del3"
+P -c "DELETE FROM cp2 WHERE nosuch = 1" > /dev/null 2> "$T/del4"
+check "psql: DELETE of an unknown column: its error" grep -qx 'ERROR:  column "nosuch" does not exist' "$T/del4"
+
 # --- psycopg2: parameters ---------------------------------------------------------
 if $PY -c 'import psycopg2' 2>/dev/null; then
     want13=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)

@@ -10,7 +10,7 @@
 static void test_manifest_roundtrip_and_corruption(void **st)
 {
     (void)st;
-    qr_seg_entry segs[2] = {{1, 10, -5, 7, 1000}, {4, 20, 100, 200, 2000}};
+    qr_seg_entry segs[2] = {{1, 10, -5, 7, 1000, 2, 3}, {4, 20, 100, 200, 2000, 0, 0}};
     qr_manifest m = {.generation = 3, .next_id = 5, .wal_seq = 77, .nsegs = 2, .segs = segs};
     qr_buf b;
     qr_buf_init(&b);
@@ -24,6 +24,22 @@ static void test_manifest_roundtrip_and_corruption(void **st)
     assert_int_equal(out.nsegs, 2);
     assert_memory_equal(out.segs, segs, sizeof segs);
     free(out.segs);
+    /* deletion entries that cannot be: all rows, a count without a file, a
+     * file without a count, a generation from the future */
+    qr_seg_entry bad[4][1] = {{{1, 10, 0, 0, 9, 2, 10}},
+                              {{1, 10, 0, 0, 9, 0, 3}},
+                              {{1, 10, 0, 0, 9, 2, 0}},
+                              {{1, 10, 0, 0, 9, 4, 3}}};
+    for (int k = 0; k < 4; k++) {
+        qr_manifest mb = {.generation = 3, .next_id = 5, .nsegs = 1, .segs = bad[k]};
+        qr_buf bb;
+        qr_buf_init(&bb);
+        qr_manifest_encode(&mb, &bb);
+        assert_int_equal(qr_manifest_decode(bb.p, bb.len, "MB", &out, &e), -1);
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        assert_string_equal(e.msg, "manifest MB: corrupt: segment 1: bad deletion entry");
+        qr_buf_free(&bb);
+    }
     /* a version 1 manifest (before the write-ahead log) reads, wal_seq 0 */
     qr_buf v1;
     qr_buf_init(&v1);
@@ -69,7 +85,7 @@ static void test_create_commit_reopen(void **st)
     assert_non_null(t);
     assert_int_equal(t->man.nsegs, 0);
     assert_int_equal(qr_table_reserve_ids(t, 2), 0);
-    qr_seg_entry add = {1, 5, 0, 0, 100};
+    qr_seg_entry add = {1, 5, 0, 0, 100, 0, 0};
     assert_int_equal(qr_table_commit(t, &add, 1, &e), 0);
     /* a second writer is refused while the first holds the lock */
     assert_null(qr_table_open(dir, "t", QR_TABLE_WRITE, &e));

@@ -145,7 +145,7 @@ static void build_table(void)
         qr_seg_summary sum;
         if (qr_segment_build(path, &b, NULL, &sum, &e) != 0)
             fail_msg("%s", e.msg);
-        add[s] = (qr_seg_entry){id + (uint64_t)s, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes};
+        add[s] = (qr_seg_entry){id + (uint64_t)s, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
         qr_batch_free(&b);
         qr_buf_free(&text[s]);
     }

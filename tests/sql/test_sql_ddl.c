@@ -198,8 +198,8 @@ static void test_unsupported_statements_say_so(void **st)
     (void)st;
     st_fails("UPDATE t SET a = 1", "0A000",
              "UPDATE is not supported yet (SELECT, EXPLAIN, SET, SHOW, CREATE TABLE, CREATE "
-             "INDEX, DROP TABLE, TRUNCATE, ALTER TABLE SET (retention), INSERT, COPY and "
-             "CREATE/ALTER/DROP USER are)");
+             "INDEX, DROP TABLE, TRUNCATE, ALTER TABLE SET (retention), INSERT, DELETE, COPY "
+             "and CREATE/ALTER/DROP USER are)");
     st_fails("DROP INDEX x", "0A000", "DROP of anything but a table is not supported yet");
     st_fails("CREATE TABLE s.t (a int)", "0A000",
              "schema \"s\" is not supported (tables live in public) at character 14");

@@ -45,7 +45,7 @@ static void make_datadir(void)
         assert_int_equal(link(from, to), 0);
         struct stat sb;
         assert_int_equal(stat(to, &sb), 0);
-        add[s] = (qr_seg_entry){id + (uint64_t)s, od.segs[s]->rows, 0, 0, (uint64_t)sb.st_size};
+        add[s] = (qr_seg_entry){id + (uint64_t)s, od.segs[s]->rows, 0, 0, (uint64_t)sb.st_size, 0, 0};
     }
     if (qr_table_commit(w, add, NSEG, &e) != 0)
         fail_msg("commit: %s", e.msg);

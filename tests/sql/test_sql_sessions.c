@@ -32,7 +32,7 @@ static void publish(int from, int to)
         struct stat sb;
         assert_int_equal(stat(dst, &sb), 0);
         add[s - from] =
-            (qr_seg_entry){id + (uint64_t)(s - from), od.segs[s]->rows, 0, 0, (uint64_t)sb.st_size};
+            (qr_seg_entry){id + (uint64_t)(s - from), od.segs[s]->rows, 0, 0, (uint64_t)sb.st_size, 0, 0};
     }
     if (qr_table_commit(w, add, (uint32_t)(to - from), &e) != 0)
         fail_msg("commit: %s", e.msg);
