@@ -16,6 +16,7 @@
 
 #include "exec/aggregate.h"
 #include "exec/project.h"
+#include "exec/timebucket.h"
 #include "search/topk.h"
 #include "sql/plan.h"
 #include "sql/run_int.h"
@@ -630,13 +631,12 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
 }
 
 /* GROUP BY date_trunc(unit, <the sort column>), count(*) only: each bucket
- * is a time range of the sorted rows, so its count is one the index
- * answers (a binary search on the sort column, ANDed with the filter); the
- * buckets come from the segments' time ranges. Up to 32 buckets (64 with a
- * WHERE clause) are counted so; without WHERE, more buckets (up to 2^20)
- * walk the sorted column once instead. */
-#define TBUCKET_MAX            (1u << 20)
-#define TBUCKET_MAX_WITH_WHERE 64
+ * is a time range of the sorted rows, so a row range of each segment
+ * (exec/timebucket.h: binary searches, and the filter's matches read once
+ * as a bitmap); the buckets come from the segments' time ranges. Up to
+ * QR_TB_MAX_BUCKETS buckets are counted so; without WHERE, more (up to
+ * 2^20) walk the sorted column once instead. */
+#define TBUCKET_MAX (1u << 20)
 
 static const int64_t bucket_span[] = {0, 1000, 1000000, 1000000000, 60000000000, 3600000000000,
                                       86400000000000, 7 * 86400000000000, 31 * 86400000000000,
@@ -744,7 +744,7 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
         hi = g->max_ts > hi ? g->max_ts : hi;
     }
     const int64_t *span = bucket_span;
-    uint32_t max = s->has_where ? TBUCKET_MAX_WITH_WHERE : TBUCKET_MAX;
+    uint32_t max = s->has_where ? QR_TB_MAX_BUCKETS : TBUCKET_MAX;
     uint32_t nb = 0;
     int64_t b0 = lo <= hi ? qr_date_trunc(k->unit, lo) : 0;
     for (int64_t b = b0; lo <= hi && b <= hi && nb <= max;
@@ -752,32 +752,25 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
         nb++;
     if (nb > max)
         return 0;
-    qr_arena a;
-    qr_arena_init(&a, 16 << 10, 0);
-    qr_arena_set_ctx(&a, R->ctx);
-    uint64_t total = 0, sum = 0;
-    int rc = 1;
-    if (!s->has_where && nb > 32) { /* every row, many buckets: walk the sorted column once */
-        rc = walk_buckets(s, ps, k->unit, b0, nb, R, e);
-        qr_arena_free(&a);
-        return rc;
-    }
-    rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
-    for (int64_t b = b0; rc == 1 && lo <= hi && b <= hi;) {
-        int64_t next = qr_date_trunc(k->unit, b + span[k->unit]);
-        qr_query *r = qr_q_range(s->def, s->def->sort_col, b, next - 1, &a, e);
-        uint64_t n = 0;
-        qr_cell key = {.i = b};
-        if (count_with_filter(s, ps, refs, r, &a, &n, e) != 0 ||
-            (n && count_row(s, R, &key, n, e) != 0))
+    if (nb > QR_TB_MAX_BUCKETS) /* every row, many buckets: walk the sorted column once */
+        return walk_buckets(s, ps, k->unit, b0, nb, R, e);
+    /* each bucket a row range of every segment: its width, or a popcount of
+     * the filter's matches over it (exec/timebucket.h) */
+    int64_t *start = qr_qmalloc(R->ctx, sizeof *start * (nb + 1));
+    uint64_t *cnt = qr_qmalloc(R->ctx, sizeof *cnt * (nb + 1));
+    int rc = start && cnt ? 1 : qr_qctx_nomem(R->ctx, e);
+    int64_t b = b0;
+    for (uint32_t i = 0; rc == 1 && i <= nb; i++, b = qr_date_trunc(k->unit, b + span[k->unit]))
+        start[i] = b;
+    if (rc == 1 && qr_x_time_buckets(ps, s->def->sort_col, start, nb, !s->has_where, cnt, e) != 0)
+        rc = -1;
+    for (uint32_t i = 0; rc == 1 && i <= nb; i++) {
+        qr_cell key = i < nb ? (qr_cell){.i = start[i]} : (qr_cell){.null = 1};
+        if (cnt[i] && count_row(s, R, &key, cnt[i], e) != 0)
             rc = -1;
-        sum += n;
-        b = next;
     }
-    qr_cell null = {.null = 1};
-    if (rc == 1 && total > sum && count_row(s, R, &null, total - sum, e) != 0)
-        rc = -1; /* rows without a time: the NULL group */
-    qr_arena_free(&a);
+    qr_qfree(R->ctx, start);
+    qr_qfree(R->ctx, cnt);
     return rc;
 }
 

@@ -138,6 +138,10 @@ static const char *queries[] = {
     "SELECT svc, count(*) FROM %s WHERE msg @@ 'order' GROUP BY svc ORDER BY svc",
     "SELECT date_trunc('minute', ts) AS m, count(*) FROM %s GROUP BY 1 ORDER BY 1",
     "SELECT date_trunc('second', ts) AS m, count(*) FROM %s GROUP BY 1 ORDER BY 1",
+    "SELECT date_trunc('second', ts) AS m, count(*) FROM %s WHERE msg @@ 'failed' GROUP BY 1 "
+    "ORDER BY 1",
+    "SELECT date_trunc('minute', ts) AS m, count(*) FROM %s WHERE svc = 'ad' AND n > 100 GROUP BY "
+    "1 ORDER BY 1",
     "SELECT count(DISTINCT msg) FROM %s",
     "SELECT ts, n FROM %s ORDER BY ts DESC, n DESC LIMIT 40",
     "SELECT n FROM %s WHERE msg @@ 'failed' ORDER BY ts DESC, n LIMIT 25",
@@ -262,6 +266,14 @@ static void test_whole_segments_leave_and_nothing_changes_for_delete_0(void **st
     st_ok("DELETE FROM w", "DELETE 0");
     st_ok("INSERT INTO w VALUES ('2025-01-03 00:00:01', 'five a')", "INSERT 0 1");
     st_rows("SELECT msg FROM w WHERE msg @@ 'a'", "msg\nfive a\n");
+    /* time buckets: a NULL time is the NULL group, a deleted row no bucket's */
+    st_ok("INSERT INTO w VALUES (NULL, 'six a'), ('2025-01-03 00:00:02', 'seven')", "INSERT 0 2");
+    st_ok("DELETE FROM w WHERE msg = 'seven'", "DELETE 1");
+    st_rows("SELECT date_trunc('day', ts) AS d, count(*) FROM w GROUP BY 1 ORDER BY 1",
+            "d,count\n2025-01-03T00:00:00.000000000Z,1\n,1\n");
+    st_rows("SELECT date_trunc('day', ts) AS d, count(*) FROM w WHERE msg @@ 'a' GROUP BY 1 ORDER "
+            "BY 1",
+            "d,count\n2025-01-03T00:00:00.000000000Z,1\n,1\n");
     st_ok("DROP TABLE w", "DROP TABLE");
 }
 
