@@ -215,12 +215,17 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
             break;
         }
         qr_bitunpack(p + 1, b->rows, width, r->codes);
+        /* every code checked, without a branch per code (the loop
+         * vectorises); a width that cannot exceed the dictionary needs none */
+        if (width < 64 && ((uint64_t)1 << width) - 1 <= r->ndict)
+            break;
+        uint64_t bad = 0;
         for (uint32_t i = 0; i < b->rows; i++)
-            if (r->codes[i] > r->ndict) {
-                why = "dictionary code out of range";
-                rc = -1;
-                break;
-            }
+            bad |= r->codes[i] > r->ndict;
+        if (bad) {
+            why = "dictionary code out of range";
+            rc = -1;
+        }
         break;
     }
     case ENC_PAGED:

@@ -16,7 +16,7 @@
 
 #include "exec/aggregate.h"
 #include "exec/project.h"
-#include "exec/timebucket.h"
+#include "exec/partcount.h"
 #include "search/topk.h"
 #include "sql/plan.h"
 #include "sql/run_int.h"
@@ -483,12 +483,11 @@ static int run_plain(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result 
 }
 
 /* GROUP BY one keyword-indexed column, count(*) only, every term in the
- * index: each group is a count the index answers (the filter AND col = v,
- * over bitmaps and postings, no column read), for each value v of the
- * segments' dictionaries; the NULL group is what the filter counts beyond
- * them. Used when the values are few (a count per value is a search). */
-#define FACET_MAX_VALUES     64
-#define FACET_MAX_WITH_WHERE 6
+ * index: each group is a count the index answers (the filter's matches
+ * AND col = v, over bitmaps and postings, no column read), for each value
+ * v of the segments' dictionaries; the NULL group is what the filter
+ * counts beyond them. Used when the values are few. */
+#define FACET_MAX_VALUES 64
 
 static int facet_eligible(const qr_sqlsel *s)
 {
@@ -548,18 +547,6 @@ static int facet_values(const qr_par_search *ps, int col, qr_slice *vals, uint32
     return 1;
 }
 
-/* The count of `filter AND q` (q alone without a WHERE clause). */
-static int count_tree(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
-                      const qr_query *tree, uint64_t *n, qr_err *e);
-
-static int count_with_filter(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_query *q,
-                             qr_arena *a, uint64_t *n, qr_err *e)
-{
-    qr_query *kids[2] = {s->filter, q};
-    qr_query *t = q && s->has_where ? qr_q_list(Q_AND, kids, 2, a, e) : q;
-    return t ? count_tree(s, ps, refs, t, n, e) : -1;
-}
-
 /* A group of R with key cell k (NULL cell for the NULL group) and every
  * count(*) of the select list n. */
 static int count_row(const qr_sqlsel *s, qr_result *R, const qr_cell *k, uint64_t n, qr_err *e)
@@ -578,20 +565,6 @@ static int count_row(const qr_sqlsel *s, qr_result *R, const qr_cell *k, uint64_
     return 0;
 }
 
-static int count_tree(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
-                      const qr_query *tree, uint64_t *n, qr_err *e)
-{
-    qr_par_search q;
-    if (qr_par_init_refs_tree(&q, ps->pool, s->def, refs, ps->nsegs, tree, ps->threads, e) != 0)
-        return -1;
-    int rc = qr_par_set_ctx(&q, ps->ctx, e);
-    if (rc == 0)
-        rc = qr_par_count(&q, n, e);
-    qr_par_set_ctx(&q, NULL, NULL);
-    qr_par_free(&q);
-    return rc;
-}
-
 /* 1 done (R filled), 0 not answerable this way, -1 error. */
 static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs, qr_result *R,
                         qr_err *e)
@@ -604,24 +577,26 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     qr_arena_set_ctx(&a, R->ctx);
     qr_slice vals[FACET_MAX_VALUES];
     uint32_t nv = 0;
-    /* with a WHERE clause each value's count is a conjunction, which can
-     * cost milliseconds for a rare value: worth it for a handful of values */
-    int rc = facet_values(ps, col, vals, &nv, s->has_where ? FACET_MAX_WITH_WHERE : FACET_MAX_VALUES,
-                          &a, e);
+    int rc = facet_values(ps, col, vals, &nv, FACET_MAX_VALUES, &a, e);
     if (rc <= 0) {
         qr_arena_free(&a);
         return rc;
     }
-    uint64_t total = 0, sum = 0;
-    rc = qr_par_count(ps, &total, e) == 0 ? 1 : -1;
-    for (uint32_t i = 0; i < nv && rc == 1; i++) {
-        qr_query *eq = qr_q_equals(s->def, col, vals[i].p, vals[i].n, &a, e);
-        uint64_t n = 0;
-        qr_cell key = {.s = vals[i].p, .n = (uint32_t)vals[i].n};
-        if (count_with_filter(s, ps, refs, eq, &a, &n, e) != 0 ||
-            (n && count_row(s, R, &key, n, e) != 0))
+    /* the filter's matches read once per segment, each value's postings
+     * counted against them (exec/partcount.h) */
+    const qr_query **eq = qr_arena_alloc(&a, sizeof *eq * (nv ? nv : 1));
+    uint64_t cnt[FACET_MAX_VALUES], total = 0, sum = 0;
+    rc = eq ? 1 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < nv && rc == 1; i++)
+        if (!(eq[i] = qr_q_equals(s->def, col, vals[i].p, vals[i].n, &a, e)))
             rc = -1;
-        sum += n;
+    if (rc == 1 && qr_x_value_counts(ps, eq, nv, !s->has_where, cnt, &total, e) != 0)
+        rc = -1;
+    for (uint32_t i = 0; i < nv && rc == 1; i++) {
+        qr_cell key = {.s = vals[i].p, .n = (uint32_t)vals[i].n};
+        if (cnt[i] && count_row(s, R, &key, cnt[i], e) != 0)
+            rc = -1;
+        sum += cnt[i];
     }
     qr_cell null = {.null = 1};
     if (rc == 1 && total > sum && count_row(s, R, &null, total - sum, e) != 0)
@@ -632,7 +607,7 @@ static int facet_counts(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
 
 /* GROUP BY date_trunc(unit, <the sort column>), count(*) only: each bucket
  * is a time range of the sorted rows, so a row range of each segment
- * (exec/timebucket.h: binary searches, and the filter's matches read once
+ * (exec/partcount.h: lower bounds, and the filter's matches read once
  * as a bitmap); the buckets come from the segments' time ranges. Up to
  * QR_TB_MAX_BUCKETS buckets are counted so; without WHERE, more (up to
  * 2^20) walk the sorted column once instead. */
@@ -755,7 +730,7 @@ static int time_buckets(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs,
     if (nb > QR_TB_MAX_BUCKETS) /* every row, many buckets: walk the sorted column once */
         return walk_buckets(s, ps, k->unit, b0, nb, R, e);
     /* each bucket a row range of every segment: its width, or a popcount of
-     * the filter's matches over it (exec/timebucket.h) */
+     * the filter's matches over it (exec/partcount.h) */
     int64_t *start = qr_qmalloc(R->ctx, sizeof *start * (nb + 1));
     uint64_t *cnt = qr_qmalloc(R->ctx, sizeof *cnt * (nb + 1));
     int rc = start && cnt ? 1 : qr_qctx_nomem(R->ctx, e);

@@ -136,6 +136,8 @@ static const char *queries[] = {
     "SELECT count(*) FROM %s WHERE msg LIKE '%%again%%'",
     "SELECT svc, count(*), min(n), max(n), sum(n) FROM %s GROUP BY svc ORDER BY svc",
     "SELECT svc, count(*) FROM %s WHERE msg @@ 'order' GROUP BY svc ORDER BY svc",
+    "SELECT svc, count(*) FROM %s GROUP BY svc ORDER BY svc",
+    "SELECT svc, count(*) FROM %s WHERE msg @@ ts_phrase('place order') GROUP BY 1 ORDER BY 1",
     "SELECT date_trunc('minute', ts) AS m, count(*) FROM %s GROUP BY 1 ORDER BY 1",
     "SELECT date_trunc('second', ts) AS m, count(*) FROM %s GROUP BY 1 ORDER BY 1",
     "SELECT date_trunc('second', ts) AS m, count(*) FROM %s WHERE msg @@ 'failed' GROUP BY 1 "
