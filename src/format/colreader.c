@@ -215,16 +215,24 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
             break;
         }
         qr_bitunpack(p + 1, b->rows, width, r->codes);
-        /* every code checked, without a branch per code (the loop
-         * vectorises); a width that cannot exceed the dictionary needs none */
-        if (width < 64 && ((uint64_t)1 << width) - 1 <= r->ndict)
+        /* every code in range, checked once per block and open (the bytes
+         * never change): a GROUP BY decodes each block of its keys once per
+         * query, and the check cost as much as the unpacking; a width that
+         * cannot exceed the dictionary needs none */
+        uint64_t *ok = r->seg->codes_ok;
+        uint32_t at = b->chunk0;
+        if ((width < 64 && ((uint64_t)1 << width) - 1 <= r->ndict) ||
+            (b->nchunks && __atomic_load_n(&ok[at >> 6], __ATOMIC_ACQUIRE) >> (at & 63) & 1))
             break;
-        uint64_t bad = 0;
+        const uint64_t *c = r->codes;
+        uint64_t nd = r->ndict, bad = 0;
         for (uint32_t i = 0; i < b->rows; i++)
-            bad |= r->codes[i] > r->ndict;
+            bad |= c[i] > nd;
         if (bad) {
             why = "dictionary code out of range";
             rc = -1;
+        } else if (b->nchunks) {
+            __atomic_fetch_or(&ok[at >> 6], 1ull << (at & 63), __ATOMIC_RELEASE);
         }
         break;
     }

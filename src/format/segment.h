@@ -138,6 +138,8 @@ typedef struct qr_segment {
     uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
                            * threads sharing the segment set them) */
     size_t nchunks;
+    uint64_t *codes_ok;   /* bit per chunk too, at a block's chunk0: its dictionary codes were
+                           * checked in range in this open (colreader.c; atomic) */
     uint64_t data_end;    /* where the footer starts */
     pthread_mutex_t dir_mu; /* taken to read an out-of-line column directory */
     int dir_mu_init;

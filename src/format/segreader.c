@@ -354,7 +354,8 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
             s->nchunks += s->cols[c].nblocks;
         }
     s->chunk_ok = calloc(s->nchunks / 64 + 1, sizeof *s->chunk_ok);
-    if (!s->chunk_ok)
+    s->codes_ok = calloc(s->nchunks / 64 + 1, sizeof *s->codes_ok);
+    if (!s->chunk_ok || !s->codes_ok)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     return 0;
 }
@@ -535,6 +536,7 @@ void qr_seg_close(qr_segment *s)
     free(s->names);
     free(s->chunk_sums);
     free(s->chunk_ok);
+    free(s->codes_ok);
     free(s->deleted);
     free(s->path);
     free(s);
