@@ -405,6 +405,32 @@ static qr_it *live_only(qr_segsearch *ss, qr_it *it, qr_arena *a, qr_err *e)
     return live ? live : mt_nomem(e);
 }
 
+int qr_segsearch_row_bounds(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint32_t *lo,
+                            uint32_t *hi, qr_err *e)
+{
+    *lo = 0;
+    *hi = (uint32_t)ss->seg->rows;
+    uint32_t n = q->type == Q_AND ? q->n : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        const qr_query *k = q->type == Q_AND ? q->kids[i] : q;
+        if (k->type != Q_TIME_RANGE)
+            continue;
+        qr_it *it = compile_node(ss, k, a, e); /* (not recorded in a plan) */
+        uint32_t l, h;
+        if (!it)
+            return -1;
+        if (qr_it_range_bounds(it, &l, &h)) { /* the sort column's binary search */
+            *lo = l > *lo ? l : *lo;
+            *hi = h < *hi ? h : *hi;
+        } else if (!strcmp(it->vt->name, "empty")) {
+            *lo = *hi = 0;
+        }
+    }
+    if (*lo > *hi)
+        *lo = *hi;
+    return 0;
+}
+
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
     return live_only(ss, compile(ss, q, a, e), a, e);

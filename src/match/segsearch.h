@@ -81,6 +81,11 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
 /* Build the iterator for q over this segment (memory from `a`): rows a
  * DELETE removed (qr_segment.deleted) never match. */
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+/* The rows [*lo, *hi) outside of which q cannot match, from its time
+ * ranges on the sort column (q one, or an AND with such children: a binary
+ * search each); the whole segment when it has none. 0, or -1 with e set. */
+int qr_segsearch_row_bounds(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint32_t *lo,
+                            uint32_t *hi, qr_err *e);
 /* Count matches of q in the segment (0 ok / -1 error). */
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e);

@@ -61,6 +61,20 @@ static int newest_bits(qr_par_search *p, uint32_t si, const void *bits, uint32_t
     return 0;
 }
 
+/* The newest rows of [lo, hi) (a row range matches every row of it). */
+static int newest_range(qr_par_search *p, uint32_t si, uint32_t lo, uint32_t hi, uint32_t z,
+                        heap *h, qr_colreader **r, qr_err *e)
+{
+    for (uint32_t d = hi; d-- > lo;) {
+        qr_hit hit = {0, 0, si, d};
+        if (row_ts(p, si, d, z, r, &hit.ts, e) != 0)
+            return -1;
+        if (!heap_offer(h, &hit))
+            return 0;
+    }
+    return 0;
+}
+
 static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st, qr_err *e)
 {
     qr_segsearch *ss = &p->ss[si];
@@ -72,9 +86,14 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
     size_t cap = 0;
     int rc = 0;
     uint64_t win = 0;
-    uint32_t hi = rows;
+    /* rows outside the filter's time range on the sort column cannot match:
+     * the windows start at its end and stop at its start */
+    uint32_t lo_all, hi;
+    ss->run = &p->qrun[0];
+    if (qr_segsearch_row_bounds(ss, p->q[0], a, &lo_all, &hi, e) != 0)
+        return -1;
     st->segments++;
-    while (hi > 0 && rc == 0) {
+    while (hi > lo_all && rc == 0) {
         if (qr_par_check(p, e) != 0) { /* a window can be a whole segment's rows */
             rc = -1;
             break;
@@ -87,16 +106,21 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
             break;
         }
         const void *bits = qr_it_bitmap_bits(it);
+        uint32_t rlo, rhi;
         if (bits) { /* a bitmap (dense words, expansions, ranges): walk it backwards */
             rc = newest_bits(p, si, bits, rows, z, h, &r, e);
             break;
         }
+        if (qr_it_range_bounds(it, &rlo, &rhi)) { /* a row range: its last rows */
+            rc = newest_range(p, si, rlo, rhi, z, h, &r, e);
+            break;
+        }
         if (!win) { /* first window: sized to hold k matches at the filter's density */
             uint64_t need = h->k - (heap_full(h) ? 0 : h->n);
-            win = it->cost ? need * 2 * rows / it->cost + 1 : rows;
+            win = it->cost ? need * 2 * (hi - lo_all) / it->cost + 1 : rows;
             win = win < 1024 ? 1024 : win;
         }
-        uint32_t lo = hi > win ? hi - (uint32_t)win : 0;
+        uint32_t lo = hi - lo_all > win ? hi - (uint32_t)win : lo_all;
         size_t n = 0;
         uint32_t d = qr_it_next(it);
         if (d != QR_NO_DOC && d < lo)
@@ -125,7 +149,7 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
             else if (!heap_offer(h, &x))
                 break;
         }
-        if (rc != 0 || lo == 0)
+        if (rc != 0 || lo == lo_all)
             break;
         if (heap_full(h)) { /* can any row before lo still win? */
             qr_hit x = {0, 0, si, lo - 1};

@@ -372,7 +372,13 @@ static int run_rows(const qr_sqlsel *s, int kind, qr_par_search *ps, qr_result *
         }
         int64_t t0 = qr_qctx_now_ns();
         if (rr->want != 0) {
-            rc = qr_par_first(ps, UINT64_MAX, first_batch, rr, NULL, e);
+            /* without a residual every match is a row: LIMIT + OFFSET of
+             * them are all it needs (not a first batch of 4096, each read) */
+            uint64_t k = kind == QR_PLAN_FIRST && !s->rest && s->limit != UINT64_MAX &&
+                                 s->limit + s->offset >= s->limit
+                             ? s->limit + s->offset
+                             : UINT64_MAX;
+            rc = qr_par_first(ps, k, first_batch, rr, NULL, e);
             if (rc != 0 && rr->done && !e->code[0])
                 rc = 0;
         }

@@ -983,6 +983,8 @@ static void test_keyword_numeric_time(void **st)
         "time:>=2025-09-23T00:00:00.15Z",
         "service:cart AND severity:ERROR AND failed",
         "time:[2025-09-23T00:00:00.05Z TO 2025-09-23T00:00:00.09Z] AND error",
+        "failed AND service:cart AND time:[2025-09-23T00:00:00.04Z TO 2025-09-23T00:00:00.06Z]",
+        "time:<=2025-09-23T00:00:00.03Z AND time:>=2025-09-23T00:00:00.02Z",
         "sevnum:>=13 AND NOT service:cart",
         "failed OR service:cart",
         "service:cart AND (cache OR failed)",
