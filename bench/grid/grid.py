@@ -572,7 +572,7 @@ class Lucene:
     REVIEW.md), then the 2 timed rounds."""
     name = "lucene"
     path = "in-process (JVM, bench/grid/lucene)"
-    warmup = 3  # --lucene-warmup
+    warmup = 20  # --lucene-warmup (REVIEW.md, "Warming Lucene up")
     java = None
 
     @staticmethod
