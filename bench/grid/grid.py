@@ -5,8 +5,8 @@
 # and ratios.
 #
 #   /usr/bin/python3 bench/grid/grid.py (Debian's, for python3-psycopg2)
-#   [--rows 1000000] [--engines quarry,duckdb,sqlite,postgres] [--reuse]
-#                              [--oracle auto|on|off] [--cap 60]
+#   [--rows 1000000] [--engines quarry,duckdb,sqlite,postgres,lucene] [--reuse]
+#                              [--oracle auto|on|off] [--cap 60] [--lucene-warmup 3]
 #
 # Method (the issue's, ClickBench's): every engine loads the same corpus
 # (load time includes its index build; bytes on disk after); each query runs
@@ -15,7 +15,9 @@
 # round-robin twice); the result is the best of the two hot runs. Quarry is
 # measured through its server (libpq, psycopg2: the wire protocol a client
 # uses), PostgreSQL the same way; DuckDB and SQLite in-process, their
-# natural form. Every answer is
+# natural form, and Lucene 8 in-process too (a JVM running the driver in
+# bench/grid/lucene/: cold = a new JVM per query; hot = one JVM, untimed
+# warm-up rounds for HotSpot, then the two timed rounds). Every answer is
 # normalised (counts, group sets, the newest timestamps, row counts) and
 # compared across engines and with a brute-force oracle over the NDJSON.
 import json, os, subprocess, sys, time, re, math, statistics, socket, platform, argparse, sqlite3, shutil
@@ -557,7 +559,122 @@ class Postgres:
         return "PostgreSQL 15"
 
 
-ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS, "postgres": Postgres}
+LUCENE = os.path.join(ROOT, "bench/grid/lucene")
+
+
+class Lucene:
+    """Lucene 8 (Debian's liblucene8-java) through the driver in bench/grid/lucene/ (README.md
+    there): its own JSON request per query, not SQL. The driver runs a batch of queries in one
+    JVM, round-robin, and times each inside the JVM (System.nanoTime around building the query,
+    searching and fetching the result rows; JVM start and opening the index excluded, as a
+    DuckDB or SQLite session's start is). Cold: one JVM per query, after dropping the page
+    cache. Hot: one JVM, `warmup` untimed rounds over every query (HotSpot compiles; see
+    REVIEW.md), then the 2 timed rounds."""
+    name = "lucene"
+    path = "in-process (JVM, bench/grid/lucene)"
+    warmup = 20  # --lucene-warmup (REVIEW.md, "Warming Lucene up")
+    java = None
+
+    @staticmethod
+    def ensure():
+        """build.sh installs liblucene8-java (and a JDK) when missing and compiles the driver"""
+        if Lucene.java:
+            return
+        r = subprocess.run([os.path.join(LUCENE, "build.sh")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+        if r.returncode != 0:
+            raise RuntimeError("bench/grid/lucene/build.sh exited with status %d:\n%s" % (r.returncode,
+                                                                                       r.stderr[-2000:]))
+        v = subprocess.run(["java", "-version"], capture_output=True, text=True)
+        Lucene.java = (v.stderr.splitlines() or ["java"])[0]
+
+    @staticmethod
+    def java_opts():
+        own = os.environ.get("LUCENE_JAVA_OPTS")
+        if own:
+            return own
+        m = re.search(r"LUCENE_JAVA_OPTS:-([^}]*)\}", open(os.path.join(LUCENE, "run.sh")).read())
+        return m.group(1) if m else "?"
+
+    @classmethod
+    def settings(cls, cap):
+        cls.ensure()
+        return {"warmup_rounds": cls.warmup, "timed_hot_rounds": 2, "java": cls.java, "java_opts": cls.java_opts(),
+                "timeout_ms": cap * 1000, "query_cache": "on" if os.environ.get("LUCENE_QUERY_CACHE") == "1" else "off",
+                "recent": os.environ.get("LUCENE_RECENT", "time window")}
+
+    @staticmethod
+    def load(path, index):
+        Lucene.ensure()
+        with open(index + ".load.log", "w") as errf:
+            t0 = time.time()
+            out = subprocess.check_output([os.path.join(LUCENE, "run.sh"), "load", path, index], stderr=errf)
+            t = time.time() - t0
+        info = json.loads(out.decode().strip().splitlines()[-1])
+        return {"load_s": t, "jvm_load_s": info["load_s"], "version": "Lucene " + info["version"],
+                "note": "bench/grid/lucene run.sh load: 2 indexing threads, index sorted by Timestamp, "
+                        "forceMerge(1) and commit, all in the load time (JVM start included)"}
+
+    @staticmethod
+    def version():
+        return "Lucene 8"
+
+    @classmethod
+    def run_batch(cls, index, todo, res, cap, cold):
+        """fills res (as run_engine's loop would) from the driver's runs"""
+        qfile = index + ".queries.json"
+        with open(qfile, "w") as f:
+            json.dump({"queries": [q for q, _ in todo]}, f)
+        env = dict(os.environ, LUCENE_JAVA_PROPS="-Dquarry.timeout_ms=%d" % (cap * 1000))
+        errlog = index + ".run.log"
+
+        def driver(ids, rounds, warm):
+            with open(errlog, "a") as errf:
+                errf.write("== run %s, %d rounds after %d warm-up\n" % (",".join(ids)[:200], rounds, warm))
+                errf.flush()
+                p = subprocess.run([os.path.join(LUCENE, "run.sh"), "run", index, qfile, ",".join(ids), str(rounds)],
+                                   env=dict(env, LUCENE_WARMUP_ROUNDS=str(warm)), stdout=subprocess.PIPE,
+                                   stderr=errf, text=True)
+            out = {}
+            for line in p.stdout.splitlines():
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    out[r["id"]] = r
+            for i in ids:  # a JVM that died (or printed nothing) answers nothing: an error, never a gap
+                out.setdefault(i, {"id": i, "status": "error", "times_ms": [], "rows": [],
+                                   "msg": "no answer from the JVM (exit status %d; see %s)" % (p.returncode, errlog)})
+            return out
+
+        def failed(r, o):
+            r.update(status=o["status"], msg=(o.get("msg") or o["status"])[:300])
+
+        if cold:
+            for q, _ in todo:
+                r = res[q["id"]]
+                dropped = drop_caches()
+                o = driver([q["id"]], 1, 0)[q["id"]]
+                if o["status"] == "ok" and o["times_ms"]:
+                    r["cold_ms"] = o["times_ms"][0]
+                    r["cache_dropped"] = dropped
+                else:
+                    failed(r, o)
+        ids = [q["id"] for q, _ in todo if res[q["id"]]["status"] == "ok"]
+        if ids:
+            out = driver(ids, 2, cls.warmup)
+            for q, _ in todo:
+                r = res[q["id"]]
+                if q["id"] not in out: continue
+                o = out[q["id"]]
+                if o["status"] == "ok":
+                    r["hot_ms"] = list(o["times_ms"])
+                    r["answer"] = normalise(q, o["rows"])
+                else:
+                    failed(r, o)
+
+
+ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS, "postgres": Postgres, "lucene": Lucene}
+STORES = {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db", "postgres": "pg-cluster",
+          "lucene": "lucene-index"}
 
 
 def translate(q, eng):
@@ -582,6 +699,16 @@ def run_engine(cls, store, qs, cap, cold):
         res[q["id"]] = {"id": q["id"], "sql": sql, "status": "unsupported" if why else "ok", "msg": why,
                         "cold_ms": None, "hot_ms": []}
         if sql: todo.append((q, sql))
+    if hasattr(cls, "run_batch"):
+        cls.run_batch(store, todo, res, cap, cold)
+    else:
+        run_rounds(cls, store, todo, res, cap, cold)
+    for r in res.values():
+        r["best_ms"] = min(r["hot_ms"]) if len(r["hot_ms"]) == 2 else None
+    return res
+
+
+def run_rounds(cls, store, todo, res, cap, cold):
     if cold:
         for q, sql in todo:
             dropped = drop_caches()
@@ -610,9 +737,6 @@ def run_engine(cls, store, qs, cap, cold):
                 s = cls(store)
                 s.set_cap(cap)
     s.close()
-    for r in res.values():
-        r["best_ms"] = min(r["hot_ms"]) if len(r["hot_ms"]) == 2 else None
-    return res
 
 
 # ---- report ------------------------------------------------------------------------
@@ -629,26 +753,33 @@ def fmt(x):
     return "-" if x is None else ("%.2f" % x if x < 10 else "%.1f" % x if x < 100 else "%.0f" % x)
 
 
-def report(rows, qs, results, loads, truth, outdir):
-    engines = list(results)
+def report(rows, qs, results, loads, settings, truth, outdir):
+    # Quarry first; every other engine is a peer with its ratio column
+    engines = ["quarry"] + [e for e in results if e != "quarry"]
+    peers = engines[1:]
+    warm = ["%s: after %d untimed warm-up round%s over every query in the same %s" % (
+        e, settings[e]["warmup_rounds"], "" if settings[e]["warmup_rounds"] == 1 else "s",
+        "JVM" if e == "lucene" else "session") for e in engines if settings[e].get("warmup_rounds")]
     L = []
     L.append("# Query grid at %d rows (%s, %d CPUs, %s)" % (rows, time.strftime("%Y-%m-%d"), os.cpu_count(),
                                                           platform.platform()))
     L.append("")
     L.append("Generated by `bench/grid/grid.py --rows %d --engines %s`. %d queries; hot = best of two warm"
-             " runs, cold = first run after restarting the engine and dropping the page cache. Times in ms."
-             % (rows, ",".join(engines), len(qs)))
+             " runs%s, cold = first run after restarting the engine (Lucene: a new JVM) and dropping the page"
+             " cache. Times in ms." % (rows, ",".join(engines), len(qs), " (%s)" % "; ".join(warm) if warm else ""))
     L.append("")
     L.append("| engine | how measured | version | load s | bytes on disk | B/row |")
     L.append("|---|---|---|---:|---:|---:|")
     for e in engines:
         ld = loads[e]
-        L.append("| %s | %s | %s | %.1f | %d | %.1f |" % (e, ENGINES[e].path, ld.get("version", ""), ld["load_s"],
+        how = ENGINES[e].path + ("; %d warm-up rounds" % settings[e]["warmup_rounds"]
+                                 if settings[e].get("warmup_rounds") else "")
+        L.append("| %s | %s | %s | %.1f | %d | %.1f |" % (e, how, ld.get("version", ""), ld["load_s"],
                                                        ld["bytes"], ld["bytes"] / rows))
     L.append("")
     L.append("## Per family: hot medians (geometric means in brackets), ratio = peer / Quarry")
     L.append("")
-    L.append("| family | queries | " + " | ".join(engines) + " | " + " | ".join("%s/quarry" % e for e in engines[1:]) + " |")
+    L.append("| family | queries | " + " | ".join(engines) + " | " + " | ".join("%s/quarry" % e for e in peers) + " |")
     L.append("|---|---:|" + "---:|" * (2 * len(engines) - 1))
     allratio = {e: [] for e in engines}
     for fam in FAMS:
@@ -657,7 +788,7 @@ def report(rows, qs, results, loads, truth, outdir):
         for e in engines:
             xs = [results[e][i]["best_ms"] for i in ids if results[e][i]["best_ms"] is not None]
             cells.append("%s (%s) n=%d" % (fmt(statistics.median(xs)) if xs else "-", fmt(gmean(xs)), len(xs)))
-        for e in engines[1:]:
+        for e in peers:
             both = [(results[e][i]["best_ms"], results["quarry"][i]["best_ms"]) for i in ids
                     if results[e][i]["best_ms"] and results["quarry"][i]["best_ms"]]
             r = gmean([a / b for a, b in both])
@@ -665,7 +796,8 @@ def report(rows, qs, results, loads, truth, outdir):
             ratios.append(fmt(r) + "x" if r else "unsupported")
         L.append("| %s | %d | %s | %s |" % (fam, len(ids), " | ".join(cells), " | ".join(ratios)))
     L.append("| all (geometric mean of per-query ratios) | %d | %s | %s |" % (
-        len(qs), " | ".join("" for _ in engines), " | ".join(fmt(gmean(allratio[e])) + "x" for e in engines[1:])))
+        len(qs), " | ".join("" for _ in engines), " | ".join(fmt(gmean(allratio[e])) + "x" if allratio[e] else "-"
+                                                             for e in peers)))
     L.append("")
     L.append("## Cross-check")
     L.append("")
@@ -743,7 +875,7 @@ def chart(path, rows, engines, qs, results):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--engines", default="quarry,duckdb,sqlite,postgres")
+    ap.add_argument("--engines", default="quarry,duckdb,sqlite,postgres,lucene")
     ap.add_argument("--oracle", default="auto")
     ap.add_argument("--cap", type=int, default=60)
     ap.add_argument("--no-cold", action="store_true")
@@ -751,7 +883,21 @@ def main():
     ap.add_argument("--reuse", action="store_true", help="keep an engine's results JSON from an earlier run")
     ap.add_argument("--only", default="", help="comma-separated query ids")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/out"), help="corpus and results under here")
+    ap.add_argument("--lucene-warmup", type=int, default=Lucene.warmup,
+                    help="untimed rounds over every query in Lucene's hot JVM before the 2 timed ones")
     a = ap.parse_args()
+    Lucene.warmup = a.lucene_warmup
+    engines = a.engines.split(",")
+    for e in engines:
+        if e not in ENGINES:
+            sys.exit("grid: unknown engine %r (engines: %s)" % (e, ", ".join(ENGINES)))
+    if "lucene" in engines:
+        # before any work: Java and liblucene8-java are installed here when missing (build.sh)
+        try:
+            Lucene.ensure()
+        except Exception as ex:
+            sys.exit("grid: the engine lucene is unavailable: %s\n(leave it out: --engines %s)"
+                     % (ex, ",".join(e for e in engines if e != "lucene")))
     outdir = os.path.join(a.out, "grid/%d" % a.rows)
     os.makedirs(outdir, exist_ok=True)
     path = corpus(a.rows, a.out)
@@ -774,12 +920,12 @@ def main():
             log("oracle: brute force over %s" % path)
             truth = oracle(path, qs)
             json.dump({"key": key, "answers": truth}, open(tp, "w"))
-    engines = a.engines.split(",")
-    results, loads = {}, {}
+    results, loads, settings = {}, {}, {}
     for e in engines:
         cls = ENGINES[e]
-        store = os.path.join(outdir, {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db",
-                                      "postgres": "pg-cluster"}[e])
+        store = os.path.join(outdir, STORES[e])
+        settings[e] = dict({"cold": not a.no_cold, "cap_s": a.cap, "warmup_rounds": 0, "timed_hot_rounds": 2},
+                           **(cls.settings(a.cap) if hasattr(cls, "settings") else {}))
         lp = store + ".load.json"
         ld = json.load(open(lp)) if os.path.exists(lp) and os.path.exists(store) else None
         if ld is None or ld.get("corpus_mtime") != os.path.getmtime(path):
@@ -794,7 +940,9 @@ def main():
         kept = {}
         if a.reuse and os.path.exists(rp):
             old = json.load(open(rp))
-            if old["load"].get("corpus_mtime") == ld["corpus_mtime"]:
+            # (Lucene's warm-up rounds change what its hot times mean: another count measures again)
+            if old["load"].get("corpus_mtime") == ld["corpus_mtime"] and \
+                    old.get("settings", {}).get("warmup_rounds", 0) == settings[e]["warmup_rounds"]:
                 # a query's earlier result stands while its SQL is unchanged
                 now = {q["id"]: translate(q, e)[0] for q in qs}
                 kept = {r["id"]: r for r in old["queries"] if r["sql"] and r["sql"] == now.get(r["id"])}
@@ -805,12 +953,13 @@ def main():
             if q["id"] in kept:
                 results[e][q["id"]] = kept[q["id"]]
         with open(os.path.join(outdir, "%s.json" % e), "w") as f:
-            json.dump({"engine": e, "how": cls.path, "load": ld, "rows": a.rows, "machine": platform.platform(),
+            json.dump({"engine": e, "how": cls.path, "load": ld, "settings": settings[e], "rows": a.rows,
+                       "machine": platform.platform(),
                        "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                        "queries": list(results[e].values())}, f, indent=1)
     if "quarry" not in results:
         sys.exit("the report compares with quarry: include it in --engines")
-    rp, bad = report(a.rows, qs, results, loads, truth, outdir)
+    rp, bad = report(a.rows, qs, results, loads, settings, truth, outdir)
     print(rp)
     failed = [r["id"] + ": " + str(r["msg"]) for r in results["quarry"].values() if r["status"] != "ok"]
     for f in failed:

@@ -6,6 +6,9 @@
 # into each engine's SQL. bench/grid/REVIEW.md says, kind by kind, why each
 # translation means the same rows (or why a peer cannot express it).
 
+import hashlib, json, os
+
+
 def term(w): return {"t": "term", "w": w}
 def AND(*c): return {"t": "and", "c": list(c)}
 def OR(*c): return {"t": "or", "c": list(c)}
@@ -290,7 +293,23 @@ def split_text(n):
 COLS = "Timestamp, ServiceName, Body"
 
 
+# Lucene: no SQL. The driver (bench/grid/lucene/QuarryLuceneBench.java) reads
+# the query itself and builds the Lucene query from the filter tree; what
+# stands in its "sql" (results JSON, --reuse) is that request, plus a digest
+# of the driver's source, so an edited translation is measured again.
+LUCENE_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lucene", "QuarryLuceneBench.java")
+
+
+def lucene_request(q):
+    with open(LUCENE_SRC, "rb") as f:
+        digest = hashlib.sha1(f.read()).hexdigest()[:12]
+    req = {k: q[k] for k in ("family", "filter", "order", "limit", "group_by", "join") if k in q}
+    return "lucene %s %s" % (digest, json.dumps(req, sort_keys=True, separators=(",", ":")))
+
+
 def sql_for(q, engine):
+    if engine == "lucene":
+        return lucene_request(q)
     fam, f = q["family"], q["filter"]
     pred = {"quarry": quarry_pred, "duckdb": duck_pred, "sqlite": sqlite_pred, "postgres": pg_pred}[engine]
     ts = "ts" if engine == "sqlite" else "Timestamp"

@@ -3,11 +3,12 @@
 #   run.sh load CORPUS.ndjson INDEXDIR
 #   run.sh run INDEXDIR QUERIES.json IDS ROUNDS
 # JVM: fixed 4 GB heap (-Xms = -Xmx, no resizing noise), parallel GC; the index itself is
-# memory-mapped outside the heap. Override with LUCENE_JAVA_OPTS.
+# memory-mapped outside the heap. Override with LUCENE_JAVA_OPTS; LUCENE_JAVA_PROPS is added
+# after them (grid.py passes -Dquarry.timeout_ms there).
 set -e
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 "$HERE/build.sh"
 . "$HERE/classpath.sh"
-exec java ${LUCENE_JAVA_OPTS:--Xms4g -Xmx4g -XX:+UseParallelGC -XX:-UsePerfData} \
+exec java ${LUCENE_JAVA_OPTS:--Xms4g -Xmx4g -XX:+UseParallelGC -XX:-UsePerfData} ${LUCENE_JAVA_PROPS:-} \
     -cp "$ROOT/bench/out/grid/lucene-classes:$LUCENE_JARS" QuarryLuceneBench "$@"
