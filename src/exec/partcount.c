@@ -242,19 +242,32 @@ static int run_job(tbjob *j, uint64_t *cnt, qr_err *e)
     return rc;
 }
 
-int qr_x_time_buckets(qr_par_search *ps, int sort_col, const int64_t *start, uint32_t nb, int all,
-                      uint64_t *cnt, qr_err *e)
+/* A job of kind part over nb partitions (NULL with e set). */
+static tbjob *new_job(qr_par_search *ps, int all, uint32_t nb,
+                      int (*part)(tbjob *, int, uint32_t, const uint64_t *, uint64_t *, qr_err *),
+                      qr_err *e)
 {
     tbjob *j = qr_qmalloc(ps->ctx, sizeof *j);
-    if (!j)
-        return qr_qctx_nomem(ps->ctx, e);
+    if (!j) {
+        qr_qctx_nomem(ps->ctx, e);
+        return NULL;
+    }
     memset(j, 0, sizeof *j);
     j->ps = ps;
     j->all = all;
-    j->part = bucket_part;
+    j->part = part;
+    j->nb = nb;
+    return j;
+}
+
+int qr_x_time_buckets(qr_par_search *ps, int sort_col, const int64_t *start, uint32_t nb, int all,
+                      uint64_t *cnt, qr_err *e)
+{
+    tbjob *j = new_job(ps, all, nb, bucket_part, e);
+    if (!j)
+        return -1;
     j->sort_col = sort_col;
     j->start = start;
-    j->nb = nb;
     int rc = run_job(j, cnt, e);
     qr_qfree(ps->ctx, j);
     return rc;
@@ -263,16 +276,11 @@ int qr_x_time_buckets(qr_par_search *ps, int sort_col, const int64_t *start, uin
 int qr_x_value_counts(qr_par_search *ps, const qr_query *const *eq, uint32_t nv, int all,
                       uint64_t *cnt, uint64_t *total, qr_err *e)
 {
-    tbjob *j = qr_qmalloc(ps->ctx, sizeof *j);
     uint64_t *c = qr_qmalloc(ps->ctx, sizeof *c * (nv + 1));
-    int rc = j && c ? 0 : qr_qctx_nomem(ps->ctx, e);
+    tbjob *j = c ? new_job(ps, all, nv, value_part, e) : NULL;
+    int rc = j ? 0 : c ? -1 : qr_qctx_nomem(ps->ctx, e);
     if (rc == 0) {
-        memset(j, 0, sizeof *j);
-        j->ps = ps;
-        j->all = all;
-        j->part = value_part;
         j->eq = eq;
-        j->nb = nv;
         rc = run_job(j, c, e);
     }
     for (uint32_t i = 0; rc == 0 && i < nv; i++)

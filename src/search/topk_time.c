@@ -38,6 +38,17 @@ static int row_ts(qr_par_search *p, uint32_t si, uint32_t d, uint32_t z, qr_colr
     return 0;
 }
 
+/* Offer row d of segment si: 1 taken, 0 not (nor will any earlier row of
+ * the segment be), -1 with e set. */
+static int offer_row(qr_par_search *p, uint32_t si, uint32_t d, uint32_t z, heap *h,
+                     qr_colreader **r, qr_err *e)
+{
+    qr_hit hit = {0, 0, si, d};
+    if (row_ts(p, si, d, z, r, &hit.ts, e) != 0)
+        return -1;
+    return heap_offer(h, &hit) ? 1 : 0;
+}
+
 /* The newest matches of a bitmap filter: rows from the last set bit down,
  * until one does not make the heap (every earlier row is older). */
 static int newest_bits(qr_par_search *p, uint32_t si, const void *bits, uint32_t rows, uint32_t z,
@@ -51,11 +62,9 @@ static int newest_bits(qr_par_search *p, uint32_t si, const void *bits, uint32_t
             x &= ~(1ull << (d & 63));
             if (d >= rows)
                 continue;
-            qr_hit hit = {0, 0, si, d};
-            if (row_ts(p, si, d, z, r, &hit.ts, e) != 0)
-                return -1;
-            if (!heap_offer(h, &hit))
-                return 0;
+            int k = offer_row(p, si, d, z, h, r, e);
+            if (k <= 0)
+                return k;
         }
     }
     return 0;
@@ -66,11 +75,9 @@ static int newest_range(qr_par_search *p, uint32_t si, uint32_t lo, uint32_t hi,
                         heap *h, qr_colreader **r, qr_err *e)
 {
     for (uint32_t d = hi; d-- > lo;) {
-        qr_hit hit = {0, 0, si, d};
-        if (row_ts(p, si, d, z, r, &hit.ts, e) != 0)
-            return -1;
-        if (!heap_offer(h, &hit))
-            return 0;
+        int k = offer_row(p, si, d, z, h, r, e);
+        if (k <= 0)
+            return k;
     }
     return 0;
 }
@@ -143,10 +150,10 @@ static int seg_newest(qr_par_search *p, uint32_t si, heap *h, qr_topk_stats *st,
                          s->path);
         /* newest first: once a row does not make the heap, no earlier one will */
         for (size_t i = n; i-- > 0 && rc == 0;) {
-            qr_hit x = {0, 0, si, docs[i]};
-            if (row_ts(p, si, docs[i], z, &r, &x.ts, e) != 0)
+            int k = offer_row(p, si, docs[i], z, h, &r, e);
+            if (k < 0)
                 rc = -1;
-            else if (!heap_offer(h, &x))
+            else if (k == 0)
                 break;
         }
         if (rc != 0 || lo == lo_all)
