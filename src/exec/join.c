@@ -1,4 +1,6 @@
-/* join.c - hash join (join.h): chains over R's rows by key hash. */
+/* join.c - hash join (join.h): chains over R's rows by key hash; for
+ * RIGHT and FULL, a byte per R row marked by the probes, then the rows left
+ * unmarked. */
 #include "exec/join.h"
 
 #include <string.h>
@@ -72,12 +74,14 @@ static int add_pair(qr_qctx *ctx, uint64_t **li, uint64_t **ri, uint64_t *np, ui
 }
 
 /* The probe of L's rows [i0, i1) against the built table: the pairs into
- * one slot's arrays. */
+ * one slot's arrays; R's matched rows marked in `matched` (RIGHT, FULL;
+ * else NULL), shared by the slots. */
 typedef struct probe {
     const qr_cell *const *lk, *const *rk;
     const uint8_t *kt;
     uint32_t nk;
-    int left;
+    int kind;
+    uint8_t *matched;
     qr_qctx *ctx;
     const uint64_t *head, *next, *hash;
     uint64_t nb, nl;
@@ -95,9 +99,13 @@ static void probe_slot(void *ctx, int slot)
     uint64_t i1 = p->nl * (uint64_t)(slot + 1) / (uint64_t)p->k;
     uint64_t **li = &p->li[slot], **ri = &p->ri[slot], *np = &p->np[slot], cap = 0;
     qr_err *e = &p->err[slot];
-    int rc = qr_qctx_check(p->ctx, e); /* and every 64K probes */
+    int keep_l = p->kind == QR_JOIN_LEFT || p->kind == QR_JOIN_FULL;
+    /* and every 64K steps (probes and chain entries: one L row may have
+     * millions of matches) */
+    int rc = qr_qctx_check(p->ctx, e);
+    uint32_t steps = 0;
     for (uint64_t i = i0; i < i1 && rc == 0; i++) {
-        if (((i - i0) & 0xffff) == 0xffff && qr_qctx_check(p->ctx, e) != 0) {
+        if ((++steps & 0xffff) == 0 && qr_qctx_check(p->ctx, e) != 0) {
             rc = -1;
             break;
         }
@@ -105,16 +113,23 @@ static void probe_slot(void *ctx, int slot)
         uint64_t h = key_hash(p->lk, i, p->kt, p->nk, &null);
         for (uint64_t j = null ? UINT64_MAX : p->head[h & (p->nb - 1)]; j != UINT64_MAX && rc == 0;
              j = p->next[j]) {
+            if ((++steps & 0xffff) == 0 && qr_qctx_check(p->ctx, e) != 0) {
+                rc = -1;
+                break;
+            }
             if (p->hash[j] != h || !keys_eq(p->lk, i, p->rk, j, p->kt, p->nk))
                 continue;
             matched = 1;
+            /* another slot may mark j too: a relaxed store of the same 1,
+             * skipped once set (no cache line written per repeat) */
+            if (p->matched && !__atomic_load_n(&p->matched[j], __ATOMIC_RELAXED))
+                __atomic_store_n(&p->matched[j], 1, __ATOMIC_RELAXED);
             if (add_pair(p->ctx, li, ri, np, &cap, i, j) != 0)
                 rc = qr_qctx_nomem(p->ctx, e);
-            if (p->left == 2) /* semi: once */
+            if (p->kind == QR_JOIN_SEMI) /* once */
                 break;
         }
-        if (rc == 0 && p->left == 1 && !matched &&
-            add_pair(p->ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
+        if (rc == 0 && keep_l && !matched && add_pair(p->ctx, li, ri, np, &cap, i, UINT64_MAX) != 0)
             rc = qr_qctx_nomem(p->ctx, e);
     }
     p->rc[slot] = rc;
@@ -123,8 +138,38 @@ static void probe_slot(void *ctx, int slot)
 /* Probes per slot below which one slot does it all. */
 #define PROBE_MIN 16384
 
+/* RIGHT, FULL: after the probes (the pool's join orders their marks before
+ * these reads), a pair (UINT64_MAX, j) for each R row j left unmarked, in
+ * R's order, appended to the pairs. */
+static int add_unmatched(const uint8_t *matched, uint64_t nr, qr_qctx *ctx, uint64_t **li,
+                         uint64_t **ri, uint64_t *np, qr_err *e)
+{
+    uint64_t nu = 0;
+    for (uint64_t j = 0; j < nr; j++) {
+        if ((j & 0xffff) == 0xffff && qr_qctx_check(ctx, e) != 0)
+            return -1;
+        nu += !matched[j];
+    }
+    if (!nu)
+        return 0;
+    uint64_t *a = qr_qrealloc(ctx, *li, sizeof *a * (*np + nu));
+    if (!a)
+        return qr_qctx_nomem(ctx, e);
+    *li = a;
+    uint64_t *b = qr_qrealloc(ctx, *ri, sizeof *b * (*np + nu));
+    if (!b)
+        return qr_qctx_nomem(ctx, e);
+    *ri = b;
+    for (uint64_t j = 0; j < nr; j++)
+        if (!matched[j]) {
+            a[*np] = UINT64_MAX;
+            b[(*np)++] = j;
+        }
+    return 0;
+}
+
 int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
-                         const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int left,
+                         const qr_cell *const *rk, const uint8_t *ktypes, uint32_t nk, int kind,
                          qr_pool *pool, int threads, qr_qctx *ctx, uint64_t **li, uint64_t **ri,
                          uint64_t *np, qr_err *e)
 {
@@ -137,8 +182,12 @@ int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
     uint64_t *next = qr_qmalloc(ctx, sizeof *next * (nr ? nr : 1));
     uint64_t *hash = qr_qmalloc(ctx, sizeof *hash * (nr ? nr : 1));
     probe *p = qr_qmalloc(ctx, sizeof *p);
-    int rc = head && next && hash && p ? 0 : qr_qctx_nomem(ctx, e);
+    int mark = kind == QR_JOIN_RIGHT || kind == QR_JOIN_FULL;
+    uint8_t *matched = mark ? qr_qmalloc(ctx, nr ? nr : 1) : NULL;
+    int rc = head && next && hash && p && (matched || !mark) ? 0 : qr_qctx_nomem(ctx, e);
     if (rc == 0) {
+        if (matched)
+            memset(matched, 0, nr ? nr : 1);
         for (uint64_t b = 0; b < nb; b++)
             head[b] = UINT64_MAX;
         for (uint64_t j = nr; j-- > 0;) { /* chains ascend by row */
@@ -152,8 +201,18 @@ int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
             head[h & (nb - 1)] = j;
         }
         memset(p, 0, sizeof *p);
-        *p = (probe){.lk = lk, .rk = rk, .kt = ktypes, .nk = nk, .left = left, .ctx = ctx,
-                     .head = head, .next = next, .hash = hash, .nb = nb, .nl = nl};
+        *p = (probe){.lk = lk,
+                     .rk = rk,
+                     .kt = ktypes,
+                     .nk = nk,
+                     .kind = kind,
+                     .matched = matched,
+                     .ctx = ctx,
+                     .head = head,
+                     .next = next,
+                     .hash = hash,
+                     .nb = nb,
+                     .nl = nl};
         int k = threads < 1 ? 1 : threads;
         if (k > QR_POOL_MAX_THREADS + 1)
             k = QR_POOL_MAX_THREADS + 1;
@@ -191,7 +250,10 @@ int qr_x_hash_join_pairs(uint64_t nl, const qr_cell *const *lk, uint64_t nr,
             qr_qfree(ctx, p->li[s]);
             qr_qfree(ctx, p->ri[s]);
         }
+        if (rc == 0 && matched)
+            rc = add_unmatched(matched, nr, ctx, li, ri, np, e);
     }
+    qr_qfree(ctx, matched);
     qr_qfree(ctx, p);
     qr_qfree(ctx, head);
     qr_qfree(ctx, next);

@@ -111,14 +111,16 @@ typedef struct qr_sqlsel {
     qr_expr *having; /* group scope; NULL: none */
     /* A join (def NULL, scope.n >= 2): entry r is scanned with its own index
      * filter and residual (slots of its table), then joined left-deep to
-     * the entries before it on equal keys; `rest` then filters the joined
-     * rows, and everything after it reads joined slots. */
+     * the entries before it on equal keys, the joined rows filtered by its
+     * on_rest; `rest` then filters the joined rows, and everything after it
+     * reads joined slots. */
     qr_sqlscope scope;
     struct {
         qr_query *filter;
         int has_where;
         qr_expr *rest;
-        uint8_t kind;                  /* 0 inner, 1 left, 2 semi (entries r >= 1) */
+        uint8_t kind;                  /* QR_JOIN_* (exec/join.h), entries r >= 1 */
+        qr_expr *on_rest;              /* an inner join's other ON terms (joined slots) */
         struct qr_sqlsel *sub;         /* a subquery in FROM or a WITH query: its rows */
         int sub_kind;                  /* its plan */
         uint32_t nkeys;                /* equal keys with the entries before it */

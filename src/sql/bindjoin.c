@@ -2,20 +2,30 @@
  * pushdown and join keys (bind.h qr_bind_from_join).
  *
  * Entries come left-deep: `a JOIN b ON ... JOIN c ON ...`, or a comma list
- * `FROM a, b WHERE ...` (inner joins whose keys come from WHERE). Each
- * conjunct of WHERE (and of an inner join's ON) goes where it costs least:
- *   - it reads one entry, which is not the inner side of a LEFT JOIN: into
- *     that entry's scan, as an index predicate when the index answers it,
- *     else as the entry's residual filter;
+ * `FROM a, b WHERE ...` (inner joins whose keys come from WHERE). An entry
+ * is null-extended (its columns NULL in some joined rows) when it is the
+ * inner side of a LEFT JOIN or the right side of a FULL JOIN, or when a
+ * RIGHT or FULL JOIN comes after it (that join's left side is every entry
+ * before it). Each conjunct of WHERE (and of an inner join's ON) goes where
+ * it costs least:
+ *   - it reads one entry that is not null-extended (for an ON: in the
+ *     entries joined so far): into that entry's scan, as an index predicate
+ *     when the index answers it, else as the entry's residual filter;
  *   - it is `x = y` with y reading only entry k and x only entries before
- *     k: an equal key of entry k's join;
- *   - anything else: the filter on joined rows.
- * A LEFT JOIN's ON takes equal keys and conjuncts on its inner entry
- * (filtering that entry before the join is the same as filtering its
- * matches); anything else in it is 0A000. */
+ *     k: an equal key of entry k's join (from WHERE only when that join is
+ *     inner and no RIGHT or FULL JOIN comes after it);
+ *   - anything else: from WHERE, the filter on the joined rows; from an
+ *     inner join's ON, a filter on the joined rows right after that join.
+ * An outer join's ON takes equal keys and conjuncts that may filter one
+ * entry's scan first: a LEFT JOIN's on its inner entry, a RIGHT JOIN's on
+ * one entry of its left side that is not null-extended there (filtering
+ * the null-extended side before the join is the same as filtering its
+ * matches), a FULL JOIN's none; anything else in it is 0A000. An ON may
+ * name only the entries joined so far (42P01, as PostgreSQL). */
 #include <stdio.h>
 #include <string.h>
 
+#include "exec/join.h"
 #include "sql/bind.h"
 #include "sql/plan.h"
 
@@ -47,13 +57,14 @@ static int collect(qr_binder *b, const Node *n, const Node **rv, const Node **on
         j->rarg->node_case != PG_QUERY__NODE__NODE_RANGE_SUBSELECT)
         return qr_bind_fail(b, qr_node_loc(j->rarg), QR_E_FEATURE,
                             "a join's right side must be a table (joins nest to the left)");
-    if (j->jointype != PG_QUERY__JOIN_TYPE__JOIN_INNER &&
-        j->jointype != PG_QUERY__JOIN_TYPE__JOIN_LEFT)
+    int kind = j->jointype == PG_QUERY__JOIN_TYPE__JOIN_INNER   ? QR_JOIN_INNER
+               : j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT  ? QR_JOIN_LEFT
+               : j->jointype == PG_QUERY__JOIN_TYPE__JOIN_RIGHT ? QR_JOIN_RIGHT
+               : j->jointype == PG_QUERY__JOIN_TYPE__JOIN_FULL  ? QR_JOIN_FULL
+                                                                : -1;
+    if (kind < 0)
         return qr_bind_fail(b, qr_node_loc(j->rarg), QR_E_FEATURE,
-                            "%s JOIN is not supported yet (JOIN, INNER JOIN, LEFT JOIN are)",
-                            j->jointype == PG_QUERY__JOIN_TYPE__JOIN_FULL    ? "FULL"
-                            : j->jointype == PG_QUERY__JOIN_TYPE__JOIN_RIGHT ? "RIGHT"
-                                                                             : "this");
+                            "this JOIN is not supported yet (INNER, LEFT, RIGHT and FULL are)");
     if (j->is_natural)
         return qr_bind_fail(b, qr_node_loc(j->rarg), QR_E_FEATURE,
                             "NATURAL JOIN is not supported (use ON or USING)");
@@ -61,7 +72,7 @@ static int collect(qr_binder *b, const Node *n, const Node **rv, const Node **on
         collect(b, j->rarg, rv, ons, kinds, using, nr) != 0)
         return -1;
     ons[*nr - 1] = j->quals;
-    kinds[*nr - 1] = j->jointype == PG_QUERY__JOIN_TYPE__JOIN_LEFT;
+    kinds[*nr - 1] = (uint8_t)kind;
     using[*nr - 1] = j->n_using_clause ? j : NULL;
     if (!j->quals && !j->n_using_clause)
         return qr_bind_fail(b, qr_node_loc(j->rarg), QR_E_FEATURE,
@@ -139,11 +150,55 @@ static int top_bit(uint32_t m)
     return 31 - __builtin_clz(m);
 }
 
-/* Place conjunct n (from WHERE, or the ON of entry `on` >= 1; on_left: that
- * ON is a LEFT JOIN's). */
-static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_left)
+/* Entry r's columns are NULL in some rows of the join of entries
+ * 0..upto-1: it is a LEFT JOIN's inner side or a FULL JOIN's right side,
+ * or a RIGHT or FULL JOIN comes after it there. */
+static int nullable(const qr_sqlsel *s, uint32_t r, uint32_t upto)
+{
+    if (r > 0 && r < upto && (s->rng[r].kind == QR_JOIN_LEFT || s->rng[r].kind == QR_JOIN_FULL))
+        return 1;
+    for (uint32_t j = r + 1; j < upto; j++)
+        if (s->rng[j].kind == QR_JOIN_RIGHT || s->rng[j].kind == QR_JOIN_FULL)
+            return 1;
+    return 0;
+}
+
+/* May a conjunct of WHERE (on 0) or of entry on's ON that reads entry r
+ * alone filter r's scan? Where filtering r's rows first gives the rows
+ * that the conjunct keeps where it stands. */
+static int may_push(const qr_sqlsel *s, uint32_t r, uint32_t on)
+{
+    if (!on)
+        return !nullable(s, r, s->scope.n);
+    switch (s->rng[on].kind) {
+    case QR_JOIN_INNER:
+        return r <= on && !nullable(s, r, on + 1);
+    case QR_JOIN_LEFT: /* its inner side: filtered first = its matches filtered */
+        return r == on;
+    case QR_JOIN_RIGHT: /* one entry of the side it null-extends */
+        return r < on && !nullable(s, r, on);
+    default: /* FULL: both sides keep every row */
+        return 0;
+    }
+}
+
+/* The 0A000 of an outer join's ON conjunct that is none of what it takes. */
+static int outer_on_unsupported(qr_binder *b, const Node *n, int kind)
+{
+    return qr_bind_fail(
+        b, qr_node_loc(n), QR_E_FEATURE, "%s",
+        kind == QR_JOIN_LEFT    ? "this LEFT JOIN condition is not supported yet (equal keys, and "
+                                  "conditions on the joined table are)"
+        : kind == QR_JOIN_RIGHT ? "this RIGHT JOIN condition is not supported yet (equal keys, and "
+                                  "conditions on one table before it are)"
+                                : "this FULL JOIN condition is not supported yet (equal keys are)");
+}
+
+/* Place conjunct n (from WHERE, on 0, or the ON of entry on >= 1). */
+static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on)
 {
     qr_sqlscope *sc = &s->scope;
+    int kind = on ? s->rng[on].kind : QR_JOIN_INNER;
     /* which entries it reads (a full-text predicate is no expression: it
      * must be one entry's index predicate) */
     qr_err xe;
@@ -153,20 +208,31 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
     qr_xbind x = qr_bind_row_scope(&xb, s, "in WHERE", 0);
     qr_expr *full = qr_sql_bool_expr(&x, n, on ? "ON" : "WHERE");
     b->last_range = xb.last_range;
+    if (full && on && (x.refs >> on) > 1) {
+        uint32_t r = on + 1;
+        while (!(x.refs & (1u << r)))
+            r++;
+        return qr_bind_fail(b, qr_node_loc(n), QR_E_UNDEFINED_TABLE,
+                            "invalid reference to FROM-clause entry for table \"%s\" (an ON "
+                            "condition may name only the tables joined so far)",
+                            sc->r[r].alias ? sc->r[r].alias : sc->r[r].relname);
+    }
     uint32_t cand = full ? (one_bit(x.refs) ? x.refs : 0) : ~0u;
-    int hit = -1;
+    int hit = -1, held = -1; /* held: an entry whose index answers it, not allowed to take it */
     qr_query *hq = NULL;
     qr_err we;
     for (uint32_t r = 0; r < sc->n && cand; r++) {
         if (!(cand & (1u << r)))
-            continue;
-        if (on_left ? on != r : s->rng[r].kind != 0) /* the inner side of a LEFT JOIN */
             continue;
         if (s->rng[r].sub) /* a subquery's rows have no index: a residual */
             continue;
         qr_err_clear(&we);
         qr_binder ob = one(b, sc, r, &we);
         qr_query *q = qr_sql_where(&ob, n);
+        if (q && !may_push(s, r, on)) {
+            held = (int)r;
+            continue;
+        }
         if (q && hit >= 0)
             return qr_bind_fail(b, qr_node_loc(n), "42702",
                                 "this condition names a column of several tables: qualify it "
@@ -184,6 +250,13 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
             return -1;
         return guard ? add_and(b, &s->rng[hit].rest, guard) : 0;
     }
+    if (!full && held >= 0) /* a full-text predicate is an index filter or nothing */
+        return kind != QR_JOIN_INNER
+                   ? outer_on_unsupported(b, n, kind)
+                   : qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE,
+                                  "a full-text condition on \"%s\" is not supported here: an "
+                                  "outer join null-extends its rows",
+                                  sc->r[held].alias ? sc->r[held].alias : sc->r[held].relname);
     if (!full) {
         *b->e = xe;
         return -1;
@@ -191,8 +264,7 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
     uint32_t refs = x.refs;
     if (one_bit(refs)) {
         uint32_t r = (uint32_t)top_bit(refs);
-        int may_push = on_left ? on == r : !s->rng[r].kind;
-        if (may_push) {
+        if (may_push(s, r, on)) {
             qr_binder ob = one(b, sc, r, b->e);
             qr_xbind xr = qr_bind_row_scope(&ob, s, "in WHERE", 0);
             xr.need = s->need + sc->r[r].base;
@@ -207,7 +279,10 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
         !strcmp(n->a_expr->name[0]->string->sval, "=") && refs && !one_bit(refs)) {
         uint32_t k = (uint32_t)top_bit(refs);
         const Node *side[2] = {n->a_expr->lexpr, n->a_expr->rexpr};
-        for (int w = 0; w < 2; w++) {
+        /* from WHERE, a key only of an inner join whose rows no later join
+         * null-extends (else WHERE would drop rows the join keeps) */
+        int keyable = on ? on == k : s->rng[k].kind == QR_JOIN_INNER && !nullable(s, k, sc->n);
+        for (int w = 0; w < 2 && keyable; w++) {
             qr_xbind xl = qr_bind_row_scope(b, s, "in a join key", 0);
             qr_expr *l = qr_sql_expr(&xl, side[w]);
             qr_xbind xk = qr_bind_row_scope(b, s, "in a join key", 0);
@@ -216,8 +291,6 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
                 return -1;
             if (xk.refs != 1u << k || (xl.refs & ~((1u << k) - 1)) || !xl.refs)
                 continue;
-            if (on && on != k)
-                break;
             if (s->rng[k].nkeys == 4)
                 return qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE, "at most %d join keys", 4);
             int lt = l->type, rt = rk->type;
@@ -239,11 +312,11 @@ static int place(qr_binder *b, qr_sqlsel *s, const Node *n, uint32_t on, int on_
             return 0;
         }
     }
-    if (on_left)
-        return qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE,
-                            "this LEFT JOIN condition is not supported yet (equal keys, and "
-                            "conditions on the joined table are)");
-    return add_and(b, &s->rest, full);
+    if (kind != QR_JOIN_INNER)
+        return outer_on_unsupported(b, n, kind);
+    /* an inner join's ON filters right after its join (a RIGHT or FULL
+     * JOIN after it must not see the rows it drops) */
+    return add_and(b, on ? &s->rng[on].on_rest : &s->rest, full);
 }
 
 /* The stored type of a subquery's output column i (what its result holds:
@@ -363,7 +436,7 @@ static int semi_join(qr_binder *b, qr_sqlsel *s, const Node *n, const qr_catalog
     sc->r[r].base = old;
     sc->nslots = old + 1;
     sc->n = r + 1;
-    s->rng[r].kind = 2; /* semi */
+    s->rng[r].kind = QR_JOIN_SEMI;
     s->rng[r].lkey[0] = l;
     s->rng[r].rkey[0] = k;
     s->rng[r].nkeys = 1;
@@ -492,7 +565,7 @@ int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
         uint32_t nc = 0;
         conjuncts(ons[r], cj, &nc);
         for (uint32_t i = 0; i < nc; i++)
-            if (place(b, s, cj[i], r, kinds[r]) != 0)
+            if (place(b, s, cj[i], r) != 0)
                 return -1;
     }
     const Node *cj[MAXC];
@@ -505,7 +578,7 @@ int qr_bind_from_join(qr_binder *b, qr_sqlsel *s, const PgQuery__SelectStmt *st,
         int r = semi_join(b, s, cj[i], c);
         if (r < 0)
             return -1;
-        if (r == 0 && place(b, s, cj[i], 0, 0) != 0)
+        if (r == 0 && place(b, s, cj[i], 0) != 0)
             return -1;
     }
     for (uint32_t r = 1; r < nr; r++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "exec/aggregate.h"
+#include "exec/join.h"
 #include "search/topk.h"
 
 int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
@@ -158,10 +159,16 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             int hw = s->scope.n ? s->rng[r].has_where : s->has_where;
             char fl[700];
             qr_query_print(f, fl, sizeof fl);
+            static const char *const kinds[] = {[QR_JOIN_INNER] = "",
+                                                [QR_JOIN_LEFT] = " LEFT",
+                                                [QR_JOIN_SEMI] = " SEMI (IN)",
+                                                [QR_JOIN_RIGHT] = " RIGHT",
+                                                [QR_JOIN_FULL] = " FULL"};
+            if (r > 0 && s->rng[r].on_rest)
+                line(out, "  Filter on joined rows (ON)");
             if (r > 0)
                 line(out, "  HashJoin%s on %u equal key%s (build: %s)",
-                     s->rng[r].kind == 1 ? " LEFT" : s->rng[r].kind == 2 ? " SEMI (IN)" : "",
-                     s->rng[r].nkeys,
+                     s->rng[r].kind < 5 ? kinds[s->rng[r].kind] : "", s->rng[r].nkeys,
                      s->rng[r].nkeys == 1 ? "" : "s",
                      s->scope.r[r].alias ? s->scope.r[r].alias : s->scope.r[r].relname);
             if (s->scope.n && s->rng[r].sub) {

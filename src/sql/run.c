@@ -896,6 +896,8 @@ uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t)
     for (uint32_t r = 0; r < s->scope.n; r++) {
         if (s->rng[r].rest)
             t[n++] = s->rng[r].rest;
+        if (s->rng[r].on_rest)
+            t[n++] = s->rng[r].on_rest;
         for (uint32_t k = 0; k < s->rng[r].nkeys; k++) {
             t[n++] = s->rng[r].lkey[k];
             t[n++] = s->rng[r].rkey[k];

@@ -26,7 +26,7 @@ int qr_run_post_groups(const qr_sqlsel *s, qr_result *R, qr_result *out, qr_err 
 /* Every expression tree of s (for prepare / free): at most QR_RUN_MAX_TREES. */
 #define QR_RUN_MAX_TREES                                                                           \
     (QR_SQL_MAX_ITEMS + QR_SQL_MAX_ORDER + QR_SQL_MAX_GROUP + QR_SQL_MAX_AGGS + 2 +                 \
-     QR_SQL_MAX_RANGES * 9)
+     QR_SQL_MAX_RANGES * 10)
 uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t);
 /* A statement's start (its output columns defined, its trees t[0..*nt)
  * prepared: room for QR_RUN_MAX_TREES) and end (what preparing made, freed,

@@ -1,8 +1,10 @@
 /* runjoin.c - joins and count(DISTINCT) (run.h qr_sql_run_join): every
  * entry of FROM scanned with its own index filter, its matches read in the
  * columns the statement uses and filtered by its residual; the entries
- * hash-joined left-deep on their equal keys (exec/join.h); the joined rows
- * filtered, then aggregated (exec/hashagg.h) or projected, sorted, cut.
+ * hash-joined left-deep on their equal keys (exec/join.h: inner, LEFT,
+ * RIGHT, FULL, semi), each inner join's other ON terms filtering right after
+ * it; the joined rows filtered, then aggregated (exec/hashagg.h) or
+ * projected, sorted, cut.
  *
  * Everything is materialised (each entry's matching rows, then the joined
  * rows) under the statement's memory limit: a join of two selective scans,
@@ -302,9 +304,9 @@ static void rel_keep(rel *r, const uint32_t *sel, uint64_t base_row, uint32_t n,
     *w += n;
 }
 
-/* Entry r's residual filter over R (its own slots, base..), in place. */
-static int entry_residual(const qr_tabdef *def, const qr_expr *rest, uint32_t base, rel *R,
-                          qr_err *e)
+/* Filter rest over R's slots base..base + ncols (an entry's own, or all of
+ * a joined relation's), R's rows kept in place. */
+static int rel_filter(const qr_expr *rest, uint32_t base, uint32_t ncols, rel *R, qr_err *e)
 {
     qr_arena a;
     qr_arena_init(&a, 64 << 10, 0);
@@ -319,7 +321,7 @@ static int entry_residual(const qr_tabdef *def, const qr_expr *rest, uint32_t ba
         qr_xbatch b = rel_batch(R, at, n, cols);
         b.cols += base;
         b.types += base;
-        b.ncols = def->ncols;
+        b.ncols = ncols;
         rc = qr_expr_filter(rest, &b, sel, &ns, &a, e);
         if (rc == 0)
             rel_keep(R, sel, at, ns, &w);
@@ -355,7 +357,7 @@ static int scan_entry(const qr_tabdef *def, const qr_query *filter, const qr_exp
     qr_par_free(&ps);
     if (rc != 0 || !rest)
         return rc;
-    return entry_residual(def, rest, base, R, e);
+    return rel_filter(rest, base, def->ncols, R, e);
 }
 
 /* Entry r's rows from its subquery's result: the needed columns, cells in
@@ -386,7 +388,7 @@ static int import_entry(const qr_tabdef *def, const qr_result *sub, const qr_exp
         }
     }
     R->n = sub->nrows;
-    return rest ? entry_residual(def, rest, base, R, e) : 0;
+    return rest ? rel_filter(rest, base, def->ncols, R, e) : 0;
 }
 
 /* J := J joined with T (entry k) on entry k's keys. */
@@ -664,6 +666,8 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
         int64_t t1 = qr_qctx_now_ns();
         if (rc == 0)
             rc = join_step(s, r, &J, &T, pool, threads, e);
+        if (rc == 0 && s->rng[r].on_rest) /* an inner join's other ON terms */
+            rc = rel_filter(s->rng[r].on_rest, 0, nslots, &J, e);
         if (s->stats && r < 8) {
             s->stats->ent_rows[r] = T.n;
             s->stats->t_ent[r] = t1 - t0;

@@ -117,6 +117,12 @@ static void test_sql_limits_and_cancel(void **st)
         "SELECT count(DISTINCT TraceId) FROM logs",
         "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.ServiceName = "
         "'cart' AND a.TraceId <> ''",
+        "SELECT count(*), count(a.TraceId) FROM logs a RIGHT JOIN logs b ON a.TraceId = "
+        "b.TraceId AND a.ServiceName = 'cart' WHERE b.ServiceName = 'checkout' AND b.TraceId <> "
+        "''",
+        "SELECT count(a.TraceId), count(b.TraceId) FROM (SELECT TraceId FROM logs WHERE "
+        "ServiceName = 'checkout' AND TraceId <> '') a FULL JOIN logs b ON a.TraceId = b.TraceId "
+        "WHERE b.ServiceName IS NULL OR b.ServiceName = 'payment'",
         "SELECT Body FROM logs WHERE ScopeName LIKE '%a%' ORDER BY SeverityNumber, Timestamp "
         "LIMIT 5",
     };

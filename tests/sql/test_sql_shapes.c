@@ -434,6 +434,61 @@ static void test_http_order_and_joins(void **st)
          2);
 }
 
+/* RIGHT and FULL joins on text (clientip) and integer keys (status, and
+ * size, which has NULLs). SQLite's RIGHT JOIN of two whole tables is asked
+ * as the LEFT JOIN with the sides swapped (it scans the left side whole and
+ * probes the view; the same rows by definition). */
+static void test_http_outer_joins(void **st)
+{
+    (void)st;
+    /* each 302, 400 and 500 next to the client's 404s, if any */
+    same("SELECT b.status, count(*), count(a.clientip), count(DISTINCT b.clientip) FROM "
+         "http_logs a RIGHT JOIN http_logs b ON a.clientip = b.clientip AND a.status = 404 "
+         "WHERE b.status IN (302, 400, 500) GROUP BY 1 ORDER BY 1",
+         "SELECT b.status, count(*), count(a.clientip), count(DISTINCT b.clientip) FROM "
+         "http_logs b LEFT JOIN http_logs a ON a.clientip = b.clientip AND a.status = 404 "
+         "WHERE b.status IN (302, 400, 500) GROUP BY 1 ORDER BY 1",
+         3);
+    /* WHERE on the null-extended side, after the join */
+    same("SELECT count(*), count(a.size) FROM http_logs a RIGHT JOIN http_logs b ON a.clientip = "
+         "b.clientip AND a.status = 304 WHERE b.status IN (302, 400, 500) AND (a.size IS NULL OR "
+         "a.size > 1000)",
+         "SELECT count(*), count(a.size) FROM http_logs b LEFT JOIN http_logs a ON a.clientip = "
+         "b.clientip AND a.status = 304 WHERE b.status IN (302, 400, 500) AND (a.size IS NULL OR "
+         "a.size > 1000)",
+         1);
+    /* clients with 404s, with other errors or redirects, or both */
+    same("WITH e AS (SELECT clientip, count(*) AS n FROM http_logs WHERE status = 404 GROUP BY "
+         "1), s AS (SELECT clientip, count(*) AS n FROM http_logs WHERE status IN (302, 400, 500) "
+         "GROUP BY 1) SELECT count(*), count(e.clientip), count(s.clientip), sum(e.n), sum(s.n) "
+         "FROM e FULL JOIN s ON e.clientip = s.clientip",
+         "WITH e AS (SELECT clientip, count(*) AS n FROM http_logs WHERE status = 404 GROUP BY "
+         "1), s AS (SELECT clientip, count(*) AS n FROM http_logs WHERE status IN (302, 400, 500) "
+         "GROUP BY 1) SELECT count(*), count(e.clientip), count(s.clientip), sum(e.n), sum(s.n) "
+         "FROM e FULL JOIN s ON e.clientip = s.clientip",
+         1);
+    /* an integer key with NULLs (the 304s and 500s without a size): each
+     * NULL row once */
+    same("SELECT a.size, a.c, b.size, b.c FROM (SELECT size, count(*) AS c FROM http_logs WHERE "
+         "status IN (304, 500) GROUP BY 1) a FULL JOIN (SELECT size, count(*) AS c FROM http_logs "
+         "WHERE status IN (206, 500) GROUP BY 1) b ON a.size = b.size ORDER BY coalesce(a.size, "
+         "b.size) NULLS FIRST, a.c NULLS FIRST, b.c NULLS FIRST LIMIT 30",
+         "SELECT a.size, a.c, b.size, b.c FROM (SELECT size, count(*) AS c FROM http_logs WHERE "
+         "status IN (304, 500) GROUP BY 1) a FULL JOIN (SELECT size, count(*) AS c FROM http_logs "
+         "WHERE status IN (206, 500) GROUP BY 1) b ON a.size = b.size ORDER BY coalesce(a.size, "
+         "b.size) NULLS FIRST, a.c NULLS FIRST, b.c NULLS FIRST LIMIT 30",
+         30);
+    same("WITH a AS (SELECT status, count(*) AS n FROM http_logs WHERE size > 20000 GROUP BY 1), "
+         "b AS (SELECT status, count(*) AS n FROM http_logs WHERE size IS NULL GROUP BY 1) "
+         "SELECT a.status, b.status, a.n, b.n FROM a FULL JOIN b USING (status) ORDER BY "
+         "coalesce(a.status, b.status)",
+         "WITH a AS (SELECT status, count(*) AS n FROM http_logs WHERE size > 20000 GROUP BY 1), "
+         "b AS (SELECT status, count(*) AS n FROM http_logs WHERE size IS NULL GROUP BY 1) "
+         "SELECT a.status, b.status, a.n, b.n FROM a FULL JOIN b USING (status) ORDER BY "
+         "coalesce(a.status, b.status)",
+         3);
+}
+
 /* ---- github_events: nested JSON ---- */
 
 static void test_github_json_paths(void **st)
@@ -499,6 +554,14 @@ static void test_github_json_paths(void **st)
 static void test_github_joins(void **st)
 {
     (void)st;
+    /* actors who pushed, who watched, or both */
+    same("SELECT count(*), count(p.l), count(w.l) FROM (SELECT DISTINCT actor->>'login' AS l FROM "
+         "github_events WHERE type = 'PushEvent') p FULL JOIN (SELECT DISTINCT actor->>'login' "
+         "AS l FROM github_events WHERE type = 'WatchEvent') w ON p.l = w.l",
+         "SELECT count(*), count(p.l), count(w.l) FROM (SELECT DISTINCT login AS l FROM "
+         "github_events WHERE type = 'PushEvent') p FULL JOIN (SELECT DISTINCT login AS l FROM "
+         "github_events WHERE type = 'WatchEvent') w ON p.l = w.l",
+         1);
     /* actors who pushed and also opened a pull request */
     same("SELECT count(*) FROM (SELECT DISTINCT actor->>'login' AS l FROM github_events WHERE "
          "type = 'PushEvent') p JOIN (SELECT DISTINCT actor->>'login' AS l FROM github_events "
@@ -679,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_http_counts_and_filters),
         cmocka_unit_test(test_http_group_by),
         cmocka_unit_test(test_http_order_and_joins),
+        cmocka_unit_test(test_http_outer_joins),
         cmocka_unit_test(test_github_json_paths),
         cmocka_unit_test(test_github_joins),
         cmocka_unit_test(test_scalar_subqueries),
