@@ -200,14 +200,27 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, const qr_query *r
         np = kp;
         nn = kn;
     }
-    if (np == 1 && nn && qr_it_bitmap_bits(pos[0])) {
-        /* bitmap minus postings: clear their docs in a copy */
-        uint64_t *acc = bm_new(a, rows);
-        if (!acc)
+    uint64_t *acc = NULL;
+    if (np == 0 && nn) { /* only negatives: every row, minus them, as a bitmap */
+        if (!(acc = bm_new(a, rows)))
+            return mt_nomem(e);
+        memset(acc, 0xff, rows / 64 * 8);
+        if (rows & 63)
+            acc[rows / 64] = (1ull << (rows & 63)) - 1;
+    } else if (np == 1 && nn && qr_it_bitmap_bits(pos[0])) {
+        if (!(acc = bm_new(a, rows)))
             return mt_nomem(e);
         memcpy(acc, qr_it_bitmap_bits(pos[0]), nwords(rows) * 8);
+    }
+    if (acc) {
+        /* bitmap minus the negatives: clear their docs in a copy */
         uint64_t *tmp = NULL;
         for (uint32_t i = 0; i < nn; i++) {
+            const void *nb = qr_it_bitmap_bits(neg[i]);
+            if (nb) { /* a bitmap: word by word */
+                bm_apply(acc, nb, nwords(rows), BM_ANDNOT);
+                continue;
+            }
             if (qr_it_is_postings(neg[i])) { /* a word: its list a block at a time */
                 if (!tmp && !(tmp = bm_new(a, rows)))
                     return mt_nomem(e);

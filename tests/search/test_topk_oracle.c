@@ -990,7 +990,13 @@ static void test_keyword_numeric_time(void **st)
         "service:cart AND (cache OR failed)",
         "cache OR sevnum:>=17",
         "atleast(2, service:cart, failed, cache, sevnum:>=13)",
-        "NOT nosuchterm"};
+        "NOT nosuchterm",
+        /* negation alone: every row minus a bitmap, postings, a phrase, a union */
+        "NOT failed",
+        "NOT refused",
+        "NOT \"failed to place order\"",
+        "NOT (failed OR error)",
+        "cache OR NOT failed"};
     CHECK_LIST(qs, 1);
     char q[96];
     const char *tr = od.rows[1][77].trace;
