@@ -336,6 +336,10 @@ static void test_delete_errors_name_the_position(void **st)
              "DELETE with USING is not supported (DELETE FROM t WHERE ... is)");
     st_fails("DELETE FROM b WHERE n = 1 RETURNING n", "0A000",
              "DELETE with RETURNING is not supported (DELETE FROM t WHERE ... is)");
+    st_fails("DELETE FROM b AS x WHERE x.n = 1", "0A000",
+             "DELETE with a table alias is not supported");
+    st_fails("WITH w AS (SELECT 1) DELETE FROM b", "0A000",
+             "DELETE with WITH is not supported (DELETE FROM t WHERE ... is)");
     st_fails("DELETE FROM b WHERE", "42601", NULL);
     char *x = answer("SELECT count(*) FROM b WHERE n IN (SELECT n FROM b WHERE n < 10)");
     char *y = answer("SELECT count(*) FROM b WHERE n < 10"); /* still usable */
