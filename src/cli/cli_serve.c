@@ -28,7 +28,7 @@ static const char *usage_text =
     "HTTP Basic). Rows written are acknowledged once in the table's write-ahead\n"
     "log (fsync'ed unless --wal-sync off, one fsync shared by concurrent writers)\n"
     "and visible to queries within --refresh-ms (default 50); --max-pending-mib\n"
-    "(default 256) bounds the rows waiting per table before writers wait, then get\n"
+    "(default 8) bounds the rows waiting per table before writers wait, then get\n"
     "53000 (HTTP 429). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
 
 static pgw_server *running;

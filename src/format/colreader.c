@@ -22,34 +22,33 @@ struct qr_colreader {
     qr_segment *seg;
     int col;
     const qr_colmeta *cm;
-    int64_t cur;             /* index (in cm->blocks) of the decoded block, -1 none */
+    int64_t cur; /* index (in cm->blocks) of the decoded block, -1 none */
     uint32_t cur_first, cur_rows;
-    int64_t *ints;           /* ENC_INT */
+    int64_t *ints; /* ENC_INT */
     uint8_t *isnull;
-    uint64_t *codes;         /* ENC_DICT */
-    qr_slice *vals;          /* ENC_PAGED / ENC_HEXID */
+    uint64_t *codes; /* ENC_DICT */
+    qr_slice *vals;  /* ENC_PAGED / ENC_HEXID */
     qr_buf page, text;
-    qr_slice *dict;          /* ENC_DICT values */
+    qr_slice *dict; /* ENC_DICT values */
     uint32_t ndict;
     qr_buf dictraw;
-    qr_slice *keys;          /* maps: key dictionary */
+    qr_slice *keys; /* maps: key dictionary */
     uint32_t nkeys;
     qr_buf keysraw;
     ZSTD_DCtx *dctx;
     ZSTD_DDict *ddict;
-    int random;              /* qr_colr_random: point reads of int/code blocks */
-    int64_t point_blk;       /* block of the last point read, -1 none */
-    int64_t page_blk;        /* ENC_HEXID point reads: block in `page`, -1 none */
-    uint32_t *page_off;      /* ENC_HEXID point reads: where each row of `page` starts */
-    qr_slice one;            /* ENC_HEXID point reads: the value */
+    int random;         /* qr_colr_random: point reads of int/code blocks */
+    int64_t point_blk;  /* block of the last point read, -1 none */
+    int64_t page_blk;   /* ENC_HEXID point reads: block in `page`, -1 none */
+    uint32_t *page_off; /* ENC_HEXID point reads: where each row of `page` starts */
+    qr_slice one;       /* ENC_HEXID point reads: the value */
 };
 
 static int blk_err(qr_colreader *r, uint32_t bi, const char *why, qr_err *e)
 {
     const qr_blockref *b = &r->cm->blocks[bi];
     return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s block %u (offset %llu): %s",
-                   r->seg->path, r->cm->name, bi, (unsigned long long)b->offset,
-                   why);
+                   r->seg->path, r->cm->name, bi, (unsigned long long)b->offset, why);
 }
 
 /* Decompress an auxiliary value list (dictionary / keys) into raw + slices. */
@@ -118,8 +117,7 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
         size_t len;
         if (qr_seg_block(s, col, (uint32_t)r->cm->zdict_blk, &p, &len, e) != 0)
             goto fail;
-        if (len < 2 || p[0] != COMP_NONE ||
-            !(r->ddict = ZSTD_createDDict(p + 1, len - 1))) {
+        if (len < 2 || p[0] != COMP_NONE || !(r->ddict = ZSTD_createDDict(p + 1, len - 1))) {
             blk_err(r, (uint32_t)r->cm->zdict_blk, "unusable zstd dictionary", e);
             goto fail;
         }
@@ -244,8 +242,8 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
     case ENC_HEXID:
         rc = comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why);
         if (rc == 0)
-            rc = dec_hexid_page(r->page.p, r->page.len, b->rows, r->cm->hex_bytes,
-                                &r->text, r->vals, &why);
+            rc = dec_hexid_page(r->page.p, r->page.len, b->rows, r->cm->hex_bytes, &r->text,
+                                r->vals, &why);
         break;
     default:
         why = "unknown encoding";
@@ -265,8 +263,8 @@ void qr_colr_random(qr_colreader *r, int on) { r->random = on; }
  * is not the decoded one: 1 = done (value in *iv / *code), 0 = decode the
  * block instead (the second read in a row from the same block, or not an
  * int/code column), -1 = error. */
-static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnull,
-                      uint64_t *code, qr_err *e)
+static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnull, uint64_t *code,
+                      qr_err *e)
 {
     int enc = r->cm->encoding;
     if (!r->random || (enc != ENC_INT && enc != ENC_DICT && enc != ENC_HEXID) ||
@@ -296,13 +294,13 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
             if (!no)
                 return qr_errf(e, QR_E_NOMEM, "out of memory");
             r->page_off = no;
-            if (hexid_page_index(r->page.p, r->page.len, b->rows, r->cm->hex_bytes,
-                                 r->page_off, &why) != 0)
+            if (hexid_page_index(r->page.p, r->page.len, b->rows, r->cm->hex_bytes, r->page_off,
+                                 &why) != 0)
                 return blk_err(r, bi, why, e);
             r->page_blk = bi;
         }
-        if (dec_hexid_at(r->page.p, r->page.len, r->cm->hex_bytes, i, r->page_off,
-                         &r->text, &r->one) != 0)
+        if (dec_hexid_at(r->page.p, r->page.len, r->cm->hex_bytes, i, r->page_off, &r->text,
+                         &r->one) != 0)
             return qr_errf(e, QR_E_NOMEM, "out of memory");
         r->cur = -1; /* page and text no longer hold the decoded block */
         return 1;
@@ -358,8 +356,7 @@ int qr_colr_code_block(qr_colreader *r, uint32_t di, const uint64_t **codes, uin
                        uint32_t *n, qr_err *e)
 {
     if (r->cm->encoding != ENC_DICT || di >= r->cm->ndata)
-        return qr_errf(e, QR_E_INTERNAL, "column %s: no dictionary code block %u", r->cm->name,
-                       di);
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no dictionary code block %u", r->cm->name, di);
     if (load_block(r, r->cm->blocks[r->cm->first_data + di].first_row, e) != 0)
         return -1;
     *codes = r->codes;
@@ -446,6 +443,31 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
                        r->seg->path, r->cm->name);
     qr_buf_put_u8(out, '}');
     return 0;
+}
+
+int qr_colr_map_text(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
+{
+    qr_rd rd;
+    qr_rd_init(&rd, v.p, v.n);
+    uint64_t np = qr_rd_varint(&rd);
+    qr_buf_put_varint(out, np);
+    for (uint64_t k = 0; k < np && !rd.bad; k++) {
+        uint64_t tid = qr_rd_varint(&rd), id = tid >> 1;
+        uint64_t vl = qr_rd_varint(&rd);
+        const unsigned char *vp = qr_rd_bytes(&rd, vl);
+        if (rd.bad || id >= r->nkeys || ((tid & 1) && vl == 0)) {
+            rd.bad = 1;
+            break;
+        }
+        qr_buf_put_varint(out, r->keys[id].n);
+        qr_buf_put(out, r->keys[id].p, r->keys[id].n);
+        qr_buf_put_varint(out, vl << 1 | (tid & 1));
+        qr_buf_put(out, vp, vl);
+    }
+    if (rd.bad || qr_rd_left(&rd) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
+                       r->seg->path, r->cm->name);
+    return out->oom ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
 }
 
 int qr_colr_col(const qr_colreader *r) { return r->col; }
@@ -604,8 +626,7 @@ static void put_key(qr_buf *out, const char *name, int *first)
     qr_buf_put_u8(out, ':');
 }
 
-int qr_row_json(const qr_tabdef *d, qr_colreader *const *rd, uint32_t row, qr_buf *out,
-                qr_err *e)
+int qr_row_json(const qr_tabdef *d, qr_colreader *const *rd, uint32_t row, qr_buf *out, qr_err *e)
 {
     qr_buf_put_u8(out, '{');
     int first = 1;
@@ -638,8 +659,10 @@ int qr_row_json(const qr_tabdef *d, qr_colreader *const *rd, uint32_t row, qr_bu
                     qr_buf_put(out, v.p + 1, v.n - 2);
                 }
             } else if (v.p) {
-                return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: catch-all column %s holds "
-                               "a value that is not an object", r->seg->path, cd->name);
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: catch-all column %s holds "
+                               "a value that is not an object",
+                               r->seg->path, cd->name);
             }
             continue;
         }

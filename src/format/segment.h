@@ -264,6 +264,9 @@ const qr_slice *qr_colr_dict(const qr_colreader *r, uint32_t *n);
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e);
 /* Append a map value (from qr_colr_bytes) as a canonical JSON object. */
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
+/* Append a map value (from qr_colr_bytes) in the batch's map text (keys
+ * spelled out: batch.h), as the segment writer takes it. */
+int qr_colr_map_text(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
 /* A dictionary-coded column's code for a value (the block min/max of DATA
  * blocks are codes: a block whose range misses it cannot hold the value):
  * > 0 the code, 0 when no row has the value, -1 when the column is not

@@ -15,6 +15,7 @@
 
 #include "analysis/tokenizer.h"
 #include "format/segfmt.h"
+#include "index/invbuild_int.h"
 #include "index/invfmt.h"
 #include "index/invindex.h"
 #include "index/norms.h"
@@ -25,14 +26,6 @@
 typedef struct occ {
     uint32_t doc, pos;
 } occ;
-
-typedef struct field_out {
-    qr_buf post, pos, stats, bitmaps;
-    qr_tdictw dict;
-    uint8_t *norms;
-    qr_sec_block blocks[7];
-    uint32_t nblocks;
-} field_out;
 
 /* Sorting term ids into dictionary order (qr_term_cmp): each term's code
  * point length and first 8 bytes (big-endian, zero-padded) are computed
@@ -249,8 +242,118 @@ static int map_terms(collect *c, const qr_slice *v, int paths, qr_buf *buf)
     return r.bad ? -1 : 0;
 }
 
-static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t *perm,
-                       field_out *fo, const char *path, qr_err *e)
+int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with, uint64_t total,
+                    uint64_t nterms, uint32_t rows)
+{
+    if (qr_tdictw_finish(&fo->dict) != 0)
+        return -1;
+    qr_buf_put_u64(&fo->stats, docs_with);
+    qr_buf_put_u64(&fo->stats, total);
+    qr_buf_put_u64(&fo->stats, nterms);
+    if (fo->stats.oom || fo->bitmaps.oom || fo->post.oom || fo->pos.oom)
+        return -1;
+    qr_sec_block *bl = fo->blocks;
+    fo->nblocks = 0;
+    bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
+    bl[fo->nblocks++] =
+        (qr_sec_block){IBLK_TERMINDEX, fo->dict.index.p, fo->dict.index.len, 0, 0, 0};
+    bl[fo->nblocks++] = (qr_sec_block){IBLK_TERMDICT, fo->dict.dict.p, fo->dict.dict.len, 0, 0, 0};
+    bl[fo->nblocks++] = (qr_sec_block){IBLK_POSTINGS, fo->post.p, fo->post.len, 0, 0, 0};
+    if (fo->bitmaps.len)
+        bl[fo->nblocks++] = (qr_sec_block){IBLK_BITMAPS, fo->bitmaps.p, fo->bitmaps.len, 0, 0, 0};
+    if (fd->positions)
+        bl[fo->nblocks++] = (qr_sec_block){IBLK_POSITIONS, fo->pos.p, fo->pos.len, 0, 0, 0};
+    if (fd->fulltext)
+        bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, rows, 0, 0, 0};
+    return 0;
+}
+
+void qr_field_out_free(qr_field_out *fo)
+{
+    qr_buf_free(&fo->post);
+    qr_buf_free(&fo->pos);
+    qr_buf_free(&fo->stats);
+    qr_buf_free(&fo->bitmaps);
+    qr_tdictw_free(&fo->dict);
+    free(fo->norms);
+    memset(fo, 0, sizeof *fo);
+}
+
+qr_field_def qr_field_def_of(const qr_tabdef *d, const qr_ixdef *x)
+{
+    return (qr_field_def){x->id,
+                          x->col,
+                          x->kind,
+                          d->cols[x->col].type,
+                          x->kind == QR_IX_FULLTEXT,
+                          x->kind == QR_IX_FULLTEXT && x->positions,
+                          x->kind != QR_IX_FULLTEXT || x->lowercase,
+                          d->cols[x->col].name};
+}
+
+void qr_field_sec_in(const qr_field_def *fd, qr_field_out *fo, qr_sec_in *si)
+{
+    si->id = fd->sec;
+    si->col = (uint16_t)fd->col;
+    si->kind = fd->kind;
+    si->flags = (uint8_t)((fd->fulltext && fd->lowercase ? QR_SECF_LOWERCASE : 0) |
+                          (fd->positions ? QR_SECF_POSITIONS : 0));
+    si->nblocks = fo->nblocks;
+    si->blocks = fo->blocks;
+}
+
+static int count_term(void *ctx, const char *t, size_t n)
+{
+    (void)t;
+    *(uint64_t *)ctx += n <= QR_MAX_TERM;
+    return 0;
+}
+
+int qr_field_count_terms(const qr_field_def *fd, const qr_batch *b, uint64_t *total, qr_err *e)
+{
+    const qr_colvec *v = &b->cols[fd->col];
+    qr_buf pbuf;
+    qr_buf_init(&pbuf);
+    uint64_t k = 0;
+    int rc = 0;
+    for (uint32_t r = 0; r < b->nrows && rc == 0; r++) {
+        if (fd->kind == QR_IX_RANGE) {
+            k += !v->isnull[r];
+            continue;
+        }
+        const qr_slice *s = &v->strs[r];
+        if (!s->p)
+            continue;
+        if (fd->kind == QR_IX_KEYWORD) {
+            k += s->n <= QR_MAX_TERM;
+        } else if (fd->coltype == QT_MAP) { /* paths: a term per pair */
+            qr_rd rd;
+            qr_rd_init(&rd, s->p, s->n);
+            uint64_t np = qr_rd_varint(&rd);
+            for (uint64_t i = 0; i < np && !rd.bad; i++) {
+                uint64_t kl = qr_rd_varint(&rd);
+                qr_rd_bytes(&rd, kl);
+                uint64_t vt = qr_rd_varint(&rd);
+                qr_rd_bytes(&rd, vt >> 1);
+                k += !rd.bad && kl + 1 + (vt >> 1) <= QR_MAX_TERM;
+            }
+            if (rd.bad)
+                rc = -1;
+        } else if (qr_json_path_terms(s->p, s->n, &pbuf, count_term, &k) != 0) {
+            rc = -1;
+        }
+        if (rc != 0)
+            rc = pbuf.oom
+                     ? qr_errf(e, QR_E_NOMEM, "out of memory")
+                     : qr_errf(e, QR_E_INTERNAL, "column %s: row %u: malformed value", fd->name, r);
+    }
+    qr_buf_free(&pbuf);
+    *total = k;
+    return rc;
+}
+
+int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *perm,
+                   qr_field_out *fo, const char *path, qr_err *e)
 {
     uint32_t n = b->nrows;
     const qr_slice *vals = b->cols[fd->col].strs;
@@ -394,27 +497,8 @@ static int build_field(const qr_field_def *fd, const qr_batch *b, const uint32_t
         }
     }
     qr_buf_free(&ti);
-    if (qr_tdictw_finish(&fo->dict) != 0)
+    if (qr_field_finish(fo, fd, docs_with, total, nt, n) != 0)
         goto oom;
-    qr_buf_put_u64(&fo->stats, docs_with);
-    qr_buf_put_u64(&fo->stats, total);
-    qr_buf_put_u64(&fo->stats, nt);
-    if (fo->stats.oom || fo->bitmaps.oom)
-        goto oom;
-    qr_sec_block *bl = fo->blocks;
-    bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
-    bl[fo->nblocks++] =
-        (qr_sec_block){IBLK_TERMINDEX, fo->dict.index.p, fo->dict.index.len, 0, 0, 0};
-    bl[fo->nblocks++] =
-        (qr_sec_block){IBLK_TERMDICT, fo->dict.dict.p, fo->dict.dict.len, 0, 0, 0};
-    bl[fo->nblocks++] = (qr_sec_block){IBLK_POSTINGS, fo->post.p, fo->post.len, 0, 0, 0};
-    if (fo->bitmaps.len)
-        bl[fo->nblocks++] =
-            (qr_sec_block){IBLK_BITMAPS, fo->bitmaps.p, fo->bitmaps.len, 0, 0, 0};
-    if (fd->positions)
-        bl[fo->nblocks++] = (qr_sec_block){IBLK_POSITIONS, fo->pos.p, fo->pos.len, 0, 0, 0};
-    if (fd->fulltext)
-        bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, n, 0, 0, 0};
     rc = 0;
     goto out;
 oom:
@@ -436,46 +520,26 @@ out:
     return rc;
 }
 
-int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
-                     qr_seg_summary *out, qr_err *e)
+int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o, qr_seg_summary *out,
+                     qr_err *e)
 {
     const qr_tabdef *d = b->def;
     uint32_t nix = d->nixs;
     uint32_t *perm = qr_seg_time_order(b);
-    field_out *fo = calloc(nix ? nix : 1, sizeof *fo);
+    qr_field_out *fo = calloc(nix ? nix : 1, sizeof *fo);
     qr_sec_in *secs = calloc(nix ? nix : 1, sizeof *secs);
     int rc = 0;
     if (!perm || !fo || !secs)
         rc = qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
     for (uint32_t i = 0; i < nix && rc == 0; i++) {
-        const qr_ixdef *x = &d->ixs[i];
-        qr_field_def fd = {x->id,
-                           x->col,
-                           x->kind,
-                           d->cols[x->col].type,
-                           x->kind == QR_IX_FULLTEXT,
-                           x->kind == QR_IX_FULLTEXT && x->positions,
-                           x->kind != QR_IX_FULLTEXT || x->lowercase,
-                           d->cols[x->col].name};
-        rc = build_field(&fd, b, perm, &fo[i], path, e);
-        secs[i].id = x->id;
-        secs[i].col = x->col;
-        secs[i].kind = x->kind;
-        secs[i].flags = (uint8_t)((fd.fulltext && fd.lowercase ? QR_SECF_LOWERCASE : 0) |
-                                  (fd.positions ? QR_SECF_POSITIONS : 0));
-        secs[i].nblocks = fo[i].nblocks;
-        secs[i].blocks = fo[i].blocks;
+        qr_field_def fd = qr_field_def_of(d, &d->ixs[i]);
+        rc = qr_field_build(&fd, b, perm, &fo[i], path, e);
+        qr_field_sec_in(&fd, &fo[i], &secs[i]);
     }
     if (rc == 0)
         rc = qr_seg_write_ex(path, b, perm, secs, nix, o, out, e);
-    for (uint32_t i = 0; fo && i < nix; i++) {
-        qr_buf_free(&fo[i].post);
-        qr_buf_free(&fo[i].pos);
-        qr_buf_free(&fo[i].stats);
-        qr_buf_free(&fo[i].bitmaps);
-        qr_tdictw_free(&fo[i].dict);
-        free(fo[i].norms);
-    }
+    for (uint32_t i = 0; fo && i < nix; i++)
+        qr_field_out_free(&fo[i]);
     free(fo);
     free(secs);
     free(perm);

@@ -13,11 +13,13 @@
 #ifndef QR_INVINDEX_H
 #define QR_INVINDEX_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "format/segment.h"
 #include "index/postings.h"
 #include "index/termdict.h"
+#include "util/qctx.h"
 
 /* What a section says about its index. */
 typedef struct qr_field_def {
@@ -34,6 +36,24 @@ typedef struct qr_field_def {
 /* Sort batch b by its sort column, build every index of its definition and
  * write the segment (qr_seg_write_ex). What ingest calls. */
 int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o,
+                     qr_seg_summary *out, qr_err *e);
+
+/* Rows [lo, hi) of an open segment, as a merge's source. */
+typedef struct qr_merge_src {
+    qr_segment *seg;
+    uint32_t lo, hi;
+} qr_merge_src;
+
+/* Write one segment at path from the rows of src[0..nsrc) (in table order)
+ * that are in their range, not deleted and, unless min_sort is INT64_MIN,
+ * whose sort value is NULL or >= min_sort: their column values decoded
+ * into a batch (no text in between), in time order, every index of d
+ * merged from the sources' postings where each source has it as d says
+ * (else built from the values). The bytes are those qr_segment_build
+ * writes for the same rows. No rows left: no file, out->rows = 0. Stops
+ * with 57014 when ctx says (qr_qctx_check; ctx may be NULL). */
+int qr_segment_merge(const char *path, const qr_tabdef *d, const qr_merge_src *src, uint32_t nsrc,
+                     int64_t min_sort, qr_qctx *ctx, const qr_seg_opts *o,
                      qr_seg_summary *out, qr_err *e);
 
 /* Terms of a json text's leaves for a paths index: calls fn for each

@@ -22,6 +22,7 @@
 #include "sql/parse.h"
 #include "sql/run.h"
 #include "sql/sql.h"
+#include "util/pool.h"
 
 /* The live state (sql/live.c) when the database runs live, else NULL. */
 struct qr_live *qr_sqldb_live(qr_sql_db *db);
@@ -33,6 +34,9 @@ void qr_live_stop(struct qr_live *l);
  * visibility = acknowledged, the default; sql/live.h qr_live_visible). */
 int qr_sql_waits_for_rows(const qr_sql_session *s);
 
+/* The database's thread pool (threads - 1 workers; NULL: none), for a
+ * statement's own parallel work (VACUUM writes its segments on it). */
+qr_pool *qr_sql_db_pool(qr_sql_db *db);
 void qr_sqldb_lock(qr_sql_db *db, int exclusive);
 void qr_sqldb_unlock(qr_sql_db *db);
 /* The catalog as last read (the caller holds the catalog lock). */

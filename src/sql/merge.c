@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "sql/db.h"
+#include "index/deletes.h"
+#include "index/invindex.h"
 #include "sql/rows.h"
 #include "util/fsutil.h"
 
@@ -159,36 +161,70 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap
     return rc != 0 ? -1 : done;
 }
 
-static int add_line(void *w, const char *line, size_t n, qr_err *e)
+/* Raw value bytes of a segment: what its rows hold in memory in a merge. */
+static uint64_t raw_bytes(const qr_segment *s)
 {
-    return qr_rows_add(w, line, n - 1, e); /* without its '\n' */
+    uint64_t n = 0;
+    for (uint32_t c = 0; c < s->ncols; c++)
+        n += s->cols[c].raw_bytes;
+    return n;
 }
 
 /* The rows of segs[0..n) of t (those with sort column >= min_sort) as new
- * segments in mdir: *made (malloc'ed), *nm. 0, or -1 with e set. */
+ * segments in mdir: *made (malloc'ed), *nm. Consecutive sources go into one
+ * merged segment while it stays within QR_MERGE_SEG_ROWS rows and
+ * QR_MERGE_LINE_BYTES of values (a source is never split), each written by
+ * qr_segment_merge: columns decoded into a batch, postings merged. 0, or -1
+ * with e set. */
 static int rebuild(qr_table *t, const qr_seg_entry *segs, uint32_t n, int64_t min_sort,
                    const char *mdir, uint64_t first_id, const atomic_int *cancel,
                    qr_seg_entry **made, uint32_t *nm, qr_err *e)
 {
     *made = NULL;
     *nm = 0;
-    qr_table scratch = {.dir = (char *)mdir, .name = t->name, .def = t->def, .lock_fd = -1};
-    scratch.man.next_id = first_id;
-    qr_table sub = *t;
-    sub.man.segs = (qr_seg_entry *)segs;
-    sub.man.nsegs = n;
+    qr_merge_src *src = calloc(n ? n : 1, sizeof *src);
+    qr_seg_entry *out = calloc(n ? n : 1, sizeof *out);
+    int rc = src && out ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        if (!(src[i].seg = qr_table_open_segment(t->dir, &segs[i], e)))
+            rc = -1;
+        else
+            src[i].hi = (uint32_t)src[i].seg->rows;
+    qr_seg_opts o;
+    qr_seg_opts_default(&o);
     qr_qctx ctx;
     qr_qctx_init(&ctx, 0);
     qr_qctx_set_stop(&ctx, cancel, 0);
-    qr_rowwriter w;
-    if (qr_rows_begin_sized(&w, &scratch, t->def, QR_MERGE_SEG_ROWS, QR_MERGE_LINE_BYTES, NULL,
-                            e) != 0)
-        return -1;
-    if (qr_rows_each_from(&sub, t->def, min_sort, add_line, NULL, &w, &ctx, e) != 0) {
-        qr_rows_abort(&w);
+    uint64_t id = first_id;
+    for (uint32_t i = 0; rc == 0 && i < n;) {
+        uint32_t j = i + 1;
+        uint64_t rows = src[i].seg->rows, bytes = raw_bytes(src[i].seg);
+        while (j < n && rows + src[j].seg->rows <= QR_MERGE_SEG_ROWS &&
+               bytes + raw_bytes(src[j].seg) <= QR_MERGE_LINE_BYTES) {
+            rows += src[j].seg->rows;
+            bytes += raw_bytes(src[j].seg);
+            j++;
+        }
+        char path[PATH_MAX];
+        qr_seg_path_in(mdir, id, path, sizeof path);
+        qr_seg_summary sum;
+        rc = qr_segment_merge(path, t->def, src + i, j - i, min_sort, &ctx, &o, &sum, e);
+        if (rc == 0 && sum.rows)
+            out[(*nm)++] =
+                (qr_seg_entry){id++, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
+        i = j;
+    }
+    for (uint32_t i = 0; src && i < n; i++)
+        qr_seg_close(src[i].seg);
+    free(src);
+    if (rc != 0) {
+        unlink_all(mdir, out, *nm);
+        free(out);
+        *nm = 0;
         return -1;
     }
-    return qr_rows_finish(&w, made, nm, e);
+    *made = out;
+    return 0;
 }
 
 int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, uint64_t *rows,

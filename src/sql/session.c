@@ -153,6 +153,8 @@ const char *qr_sql_db_dir(const qr_sql_db *db) { return db->dir; }
 
 int qr_sql_db_threads(const qr_sql_db *db) { return db->threads; }
 
+qr_pool *qr_sql_db_pool(qr_sql_db *db) { return db->pool; }
+
 /* Read the catalog again when its file changed since the last read. Called
  * without the lock; takes it exclusively only to swap. */
 static int catalog_fresh(qr_sql_db *db, qr_err *e)

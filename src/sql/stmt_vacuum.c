@@ -8,41 +8,44 @@
  * Merged segments of ~1M rows cost a fifth as many per-segment steps, and
  * the dictionaries shrink.
  *
- * How: every row is read back in table order (segment by segment, row by
- * row, exactly as `quarry cat` prints it) and ingested again (the ingest
- * pipeline, below) in segments of segment_rows rows (default 1,048,576;
- * the option `segment_rows N`, 1024 .. 16,777,216), each sorted by the sort
- * column as every segment is, with every index built; the new segments
- * replace the old ones in one manifest commit. Index-wide statistics (row
- * count, lengths, document frequencies) are sums over the rows, so BM25
- * scores do not change; rows that tie keep table order within a segment,
- * which the merge may change (equal timestamps from different input
- * segments keep their input order, rows of different times are sorted).
+ * How: the table's live rows, in table order, are cut into pieces of
+ * segment_rows rows (default 1,048,576; the option `segment_rows N`, 1024
+ * .. 16,777,216; a piece ends inside a segment when it fills there), and
+ * each piece is written by qr_segment_merge (index/segmerge.c): its
+ * sources' column blocks decoded straight into a batch, sorted by the sort
+ * column as every segment is, each index merged from the sources' postings
+ * (no text, no tokenizing): the bytes a build of the same rows writes. The
+ * pieces are written on the database's pool (each thread takes the next
+ * piece) and replace the old segments in one manifest commit. Index-wide
+ * statistics (row count, lengths, document frequencies) are sums over the
+ * rows, so BM25 scores do not change; rows that tie keep table order
+ * within a segment, which the merge may change (equal timestamps from
+ * different input segments keep their input order, rows of different
+ * times are sorted).
  *
  * Locks, as CREATE INDEX's rewrite: the table's writer slot and LOCK for
  * the whole statement (ingest into this table waits, 55P03 for another
  * process), the catalog lock only for the swap, so queries keep reading
  * the old segments until the commit; a failure leaves the table as it was
- * and removes what was written. Memory: the ingest's, about threads + 1
- * units of segment_rows rows (at most 1 GiB of row text each: a unit is
- * cut early past that) and a batch per worker, not charged to the
- * statement's memory_limit (a merge of large segments needs more than a
- * query's default). Other options of
- * PostgreSQL's VACUUM (FULL, FREEZE, VERBOSE, ANALYZE) are accepted and
- * change nothing: there is no dead row to reclaim. */
-#include <errno.h>
+ * and removes what was written. Memory: a batch of one piece per thread
+ * (at most 1 GiB of values each: a piece is cut early past that, by each
+ * segment's bytes per row), not charged to the statement's memory_limit (a merge of large segments
+ * needs more than a query's default). Other options of PostgreSQL's VACUUM (FULL, FREEZE, VERBOSE,
+ * ANALYZE) are accepted and change nothing: there is no dead row to reclaim. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "index/catalog.h"
+#include "index/deletes.h"
+#include "index/invindex.h"
 #include "index/table.h"
-#include "ingest/ingest.h"
+#include "util/pool.h"
 #include "sql/db.h"
 #include "sql/live.h"
 #include "sql/rows.h"
@@ -51,103 +54,131 @@
 #define VACUUM_SEGMENT_ROWS (1u << 20)
 #define VACUUM_MIN_ROWS     1024u
 #define VACUUM_MAX_ROWS     (1u << 24)
-#define VACUUM_LINE_BYTES   ((size_t)1 << 30)
+#define VACUUM_BYTES        ((uint64_t)1 << 30) /* value bytes of one merged segment */
 
-/* The merge is an ingest: a producer thread prints every row of the
- * table's segments, in table order, as canonical NDJSON (what `quarry cat`
- * prints, which reads back as the same row) into one end of a socket pair;
- * the ingest pipeline (ingest/ingest.h) reads the other end, cut into units
- * of segment_rows rows that its workers parse and write as segments on
- * both cores; its publish step replaces the table's segments with them. A
- * socket pair rather than a pipe: when the ingest stops early the producer
- * gets EPIPE from send(MSG_NOSIGNAL), not SIGPIPE. The end of the input
- * looks the same whether the producer finished or failed, so the publish
- * step first joins the producer and refuses on its error. */
-typedef struct merge {
-    qr_sql_db *db;
-    qr_table *t;
+/* The plan: the table's live rows in table order, cut into pieces of
+ * seg_rows rows (or VACUUM_BYTES of values, estimated per segment), each
+ * piece a run of source row ranges; pieces are written on the pool's
+ * threads, each taking the next unwritten one. */
+typedef struct piece {
+    uint32_t first, n; /* its sources in plan.src */
+} piece;
+
+typedef struct plan {
+    const qr_tabdef *def;
+    const char *dir;
+    qr_merge_src *src;
+    uint32_t nsrc, capsrc;
+    piece *pieces;
+    uint32_t npieces, cappieces;
+    uint64_t first_id;
+    qr_seg_entry *made; /* per piece (rows 0: nothing written) */
     qr_qctx *ctx;
-    int fd; /* the producer's end */
-    pthread_t tid;
-    int started, joined, rc;
-    qr_buf out; /* lines not yet sent */
-    qr_err err;
-} merge;
+    atomic_uint next;
+    atomic_int failed;
+    pthread_mutex_t mu;
+    qr_err err; /* the first failure */
+} plan;
 
-static int send_all(int fd, const unsigned char *p, size_t n, qr_err *e)
+static int add_src(plan *p, qr_segment *sg, uint32_t lo, uint32_t hi, qr_err *e)
 {
-    while (n) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return qr_errf(e, QR_E_IO, "merging: the writer stopped reading (%s)",
-                           k < 0 ? strerror(errno) : "closed");
-        p += k;
-        n -= (size_t)k;
+    if (p->nsrc == p->capsrc) {
+        uint32_t nc = p->capsrc ? p->capsrc * 2 : 64;
+        qr_merge_src *ns = realloc(p->src, sizeof *ns * nc);
+        if (!ns)
+            return qr_errf(e, QR_E_NOMEM, "out of memory");
+        p->src = ns;
+        p->capsrc = nc;
     }
+    p->src[p->nsrc++] = (qr_merge_src){sg, lo, hi};
     return 0;
 }
 
-/* Lines are sent a MiB at a time. */
-static int take_line(void *arg, const char *line, size_t n, qr_err *e)
+static int add_piece(plan *p, uint32_t first, qr_err *e)
 {
-    merge *m = arg;
-    qr_buf_put(&m->out, line, n);
-    if (m->out.oom)
-        return qr_errf(e, QR_E_NOMEM, "out of memory");
-    if (m->out.len < (1u << 20))
-        return 0;
-    int rc = send_all(m->fd, m->out.p, m->out.len, e);
-    qr_buf_clear(&m->out);
-    return rc;
-}
-
-static void *produce(void *arg)
-{
-    merge *m = arg;
-    qr_buf_init(&m->out);
-    int rc = qr_rows_each(m->t, m->t->def, take_line, NULL, m, m->ctx, &m->err);
-    if (rc == 0 && m->out.len)
-        rc = send_all(m->fd, m->out.p, m->out.len, &m->err);
-    if (rc != 0)
-        qr_err_prefix(&m->err, "merging: ");
-    qr_buf_free(&m->out);
-    close(m->fd); /* the ingest sees the end */
-    m->fd = -1;
-    m->rc = rc;
-    return NULL;
-}
-
-static int join_producer(merge *m, qr_err *e)
-{
-    if (m->started && !m->joined) {
-        pthread_join(m->tid, NULL);
-        m->joined = 1;
+    if (p->npieces == p->cappieces) {
+        uint32_t nc = p->cappieces ? p->cappieces * 2 : 16;
+        piece *np = realloc(p->pieces, sizeof *np * nc);
+        if (!np)
+            return qr_errf(e, QR_E_NOMEM, "out of memory");
+        p->pieces = np;
+        p->cappieces = nc;
     }
-    if (m->rc != 0) {
-        *e = m->err;
-        return -1;
-    }
+    p->pieces[p->npieces++] = (piece){first, p->nsrc - first};
     return 0;
 }
 
-/* The ingest's publish step: every row came through, so the new segments
- * take the old ones' place, under the catalog lock (statements of this
- * process see the old table or the new one, never a manifest whose files
- * are being removed). */
-static int publish(void *arg, qr_table *t, const qr_seg_entry *segs, uint32_t n, qr_err *e)
+/* Cut segs (open, in table order) into pieces of at most seg_rows live
+ * rows: a piece ends inside a segment when it fills there. */
+static int cut(plan *p, qr_segment **segs, uint32_t n, uint32_t seg_rows, qr_err *e)
 {
-    merge *m = arg;
-    if (join_producer(m, e) != 0)
-        return -1;
-    qr_sqldb_lock(m->db, 1);
-    int rc = qr_table_replace(t, segs, n, e);
-    int rl = qr_sqldb_reload(m->db, rc == 0 ? e : NULL);
-    rc = rc == 0 ? rl : rc;
-    qr_sqldb_forget_table(m->db, t->name);
-    qr_sqldb_unlock(m->db);
-    return rc;
+    uint64_t rows = 0, bytes = 0; /* in the open piece */
+    uint32_t open = 0;            /* its first source */
+    for (uint32_t i = 0; i < n; i++) {
+        qr_segment *sg = segs[i];
+        uint64_t raw = 0;
+        for (uint32_t c = 0; c < sg->ncols; c++)
+            raw += sg->cols[c].raw_bytes;
+        uint64_t per = sg->rows ? raw / sg->rows + 1 : 1; /* value bytes per row */
+        uint32_t r = 0;
+        while (r < sg->rows) {
+            uint64_t room = seg_rows - rows, broom = (VACUUM_BYTES - bytes) / per;
+            if (broom < room)
+                room = broom ? broom : 1;
+            /* the row where the piece has `room` more live rows */
+            uint32_t end = r;
+            uint64_t live = 0;
+            if (!sg->deleted) {
+                uint64_t left = sg->rows - r;
+                live = left < room ? left : room;
+                end = r + (uint32_t)live;
+            } else {
+                while (end < sg->rows && live < room)
+                    live += !qr_seg_is_deleted(sg, end++);
+            }
+            if (add_src(p, sg, r, end, e) != 0)
+                return -1;
+            rows += live;
+            bytes += live * per;
+            r = end;
+            if (rows >= seg_rows || bytes + per > VACUUM_BYTES) { /* the piece is full */
+                if (add_piece(p, open, e) != 0)
+                    return -1;
+                open = p->nsrc;
+                rows = bytes = 0;
+            }
+        }
+    }
+    return p->nsrc > open ? add_piece(p, open, e) : 0;
+}
+
+static void write_pieces(void *arg, int slot)
+{
+    (void)slot;
+    plan *p = arg;
+    qr_seg_opts o;
+    qr_seg_opts_default(&o);
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&p->next, 1);
+        if (k >= p->npieces || atomic_load(&p->failed))
+            return;
+        char path[PATH_MAX];
+        qr_seg_path_in(p->dir, p->first_id + k, path, sizeof path);
+        qr_seg_summary sum;
+        qr_err e;
+        const piece *pc = &p->pieces[k];
+        if (qr_segment_merge(path, p->def, p->src + pc->first, pc->n, INT64_MIN, p->ctx, &o, &sum,
+                             &e) != 0) {
+            pthread_mutex_lock(&p->mu);
+            if (!atomic_load(&p->failed))
+                p->err = e;
+            atomic_store(&p->failed, 1);
+            pthread_mutex_unlock(&p->mu);
+            return;
+        }
+        p->made[k] =
+            (qr_seg_entry){p->first_id + k, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
+    }
 }
 
 /* Merge table `name` (the catalog's spelling) into segments of seg_rows. */
@@ -161,39 +192,57 @@ static int vacuum_table(qr_sql_db *db, const char *name, uint32_t seg_rows, qr_q
         qr_sqldb_writer_end(db, name);
         return -1;
     }
-    int rc = 0, sv[2], deleted = 0;
-    for (uint32_t i = 0; i < t->man.nsegs; i++)
+    int rc = 0, deleted = 0;
+    uint32_t n = t->man.nsegs;
+    for (uint32_t i = 0; i < n; i++)
         deleted |= t->man.segs[i].deleted != 0;
-    if (t->man.nsegs > 1 || deleted) { /* (deleted rows are not rewritten) */
-        merge m = {.db = db, .t = t, .ctx = ctx, .fd = -1};
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-            rc = qr_errf(e, QR_E_IO, "merging: socketpair: %s", strerror(errno));
-        } else {
-            m.fd = sv[1];
-            if (pthread_create(&m.tid, NULL, produce, &m) != 0) {
-                close(sv[1]);
-                rc = qr_errf(e, QR_E_INTERNAL, "merging: cannot start a thread");
-            } else {
-                m.started = 1;
-                qr_ingest_opts o;
-                qr_ingest_opts_default(&o);
-                o.segment_rows = seg_rows;
-                o.segment_bytes = VACUUM_LINE_BYTES;
-                o.max_line = VACUUM_LINE_BYTES;
-                o.threads = qr_sql_db_threads(db);
-                o.strict = 1; /* a line that does not read back is a fault of ours */
-                o.publish = publish;
-                o.publish_ctx = &m;
-                qr_ingest_stats st;
-                rc = qr_ingest(t, sv[0], t->name, &o, &st, e);
-            }
-            close(sv[0]); /* a producer still sending gets EPIPE */
-            qr_err pe;
-            if (join_producer(&m, &pe) != 0 && rc == 0) {
-                *e = pe; /* (publish refused already; this is for clarity) */
+    if (n > 1 || deleted) {
+        qr_segment **segs = calloc(n, sizeof *segs);
+        plan p = {.def = t->def, .dir = t->dir, .ctx = ctx};
+        pthread_mutex_init(&p.mu, NULL);
+        rc = segs ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+        for (uint32_t i = 0; rc == 0 && i < n; i++)
+            if (!(segs[i] = qr_table_open_segment(t->dir, &t->man.segs[i], e)))
+                rc = -1;
+        if (rc == 0)
+            rc = cut(&p, segs, n, seg_rows, e);
+        if (rc == 0 && !(p.made = calloc(p.npieces ? p.npieces : 1, sizeof *p.made)))
+            rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+        if (rc == 0) {
+            p.first_id = qr_table_reserve_ids(t, p.npieces);
+            int k = qr_sql_db_threads(db);
+            qr_pool_run(qr_sql_db_pool(db), k < 1 ? 1 : k, write_pieces, &p);
+            if (atomic_load(&p.failed)) {
+                *e = p.err;
                 rc = -1;
             }
         }
+        uint32_t nm = 0; /* a piece whose rows were all deleted writes nothing */
+        for (uint32_t k = 0; rc == 0 && k < p.npieces; k++)
+            if (p.made[k].rows)
+                p.made[nm++] = p.made[k];
+        if (rc == 0) { /* the new segments take the old ones' place, under the catalog
+                        * lock: statements of this process see the old table or the new */
+            qr_sqldb_lock(db, 1);
+            rc = qr_table_replace(t, p.made, nm, e);
+            int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
+            rc = rc == 0 ? rl : rc;
+            qr_sqldb_forget_table(db, t->name);
+            qr_sqldb_unlock(db);
+        }
+        if (rc != 0 && p.made) /* remove what was written */
+            for (uint32_t k = 0; k < p.npieces; k++) {
+                char path[PATH_MAX];
+                qr_table_seg_path(t, p.first_id + k, path, sizeof path);
+                unlink(path);
+            }
+        for (uint32_t i = 0; segs && i < n; i++)
+            qr_seg_close(segs[i]);
+        free(segs);
+        free(p.src);
+        free(p.pieces);
+        free(p.made);
+        pthread_mutex_destroy(&p.mu);
     }
     qr_table_close(t);
     qr_sqldb_writer_end(db, name);
