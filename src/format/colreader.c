@@ -415,6 +415,29 @@ int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e)
     return 0;
 }
 
+/* The next pair of a keyed map value: its key, whether the value is typed
+ * (JSON text) and the value's bytes. 0, or -1 (rd->bad set) when malformed. */
+static int map_pair(const qr_colreader *r, qr_rd *rd, const qr_slice **key, int *typed,
+                    const unsigned char **vp, uint64_t *vl)
+{
+    uint64_t tid = qr_rd_varint(rd), id = tid >> 1;
+    *vl = qr_rd_varint(rd);
+    *vp = qr_rd_bytes(rd, *vl);
+    if (rd->bad || id >= r->nkeys || ((tid & 1) && *vl == 0)) {
+        rd->bad = 1;
+        return -1;
+    }
+    *key = &r->keys[id];
+    *typed = (int)(tid & 1);
+    return 0;
+}
+
+static int bad_map(const qr_colreader *r, qr_err *e)
+{
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
+                   r->seg->path, r->cm->name);
+}
+
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
 {
     qr_rd rd;
@@ -422,25 +445,23 @@ int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
     uint64_t np = qr_rd_varint(&rd);
     qr_buf_put_u8(out, '{');
     for (uint64_t k = 0; k < np && !rd.bad; k++) {
-        uint64_t tid = qr_rd_varint(&rd), id = tid >> 1;
-        uint64_t vl = qr_rd_varint(&rd);
-        const unsigned char *vp = qr_rd_bytes(&rd, vl);
-        if (rd.bad || id >= r->nkeys || ((tid & 1) && vl == 0)) {
-            rd.bad = 1;
+        const qr_slice *key;
+        const unsigned char *vp;
+        uint64_t vl;
+        int typed;
+        if (map_pair(r, &rd, &key, &typed, &vp, &vl) != 0)
             break;
-        }
         if (k)
             qr_buf_put_u8(out, ',');
-        qj_write_string(out, r->keys[id].p, r->keys[id].n);
+        qj_write_string(out, key->p, key->n);
         qr_buf_put_u8(out, ':');
-        if (tid & 1) /* a typed value, kept as its canonical JSON text */
+        if (typed) /* a typed value, kept as its canonical JSON text */
             qr_buf_put(out, vp, vl);
         else
             qj_write_string(out, (const char *)vp, vl);
     }
     if (rd.bad || qr_rd_left(&rd) != 0)
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
-                       r->seg->path, r->cm->name);
+        return bad_map(r, e);
     qr_buf_put_u8(out, '}');
     return 0;
 }
@@ -452,21 +473,19 @@ int qr_colr_map_text(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
     uint64_t np = qr_rd_varint(&rd);
     qr_buf_put_varint(out, np);
     for (uint64_t k = 0; k < np && !rd.bad; k++) {
-        uint64_t tid = qr_rd_varint(&rd), id = tid >> 1;
-        uint64_t vl = qr_rd_varint(&rd);
-        const unsigned char *vp = qr_rd_bytes(&rd, vl);
-        if (rd.bad || id >= r->nkeys || ((tid & 1) && vl == 0)) {
-            rd.bad = 1;
+        const qr_slice *key;
+        const unsigned char *vp;
+        uint64_t vl;
+        int typed;
+        if (map_pair(r, &rd, &key, &typed, &vp, &vl) != 0)
             break;
-        }
-        qr_buf_put_varint(out, r->keys[id].n);
-        qr_buf_put(out, r->keys[id].p, r->keys[id].n);
-        qr_buf_put_varint(out, vl << 1 | (tid & 1));
+        qr_buf_put_varint(out, key->n);
+        qr_buf_put(out, key->p, key->n);
+        qr_buf_put_varint(out, vl << 1 | (uint64_t)typed);
         qr_buf_put(out, vp, vl);
     }
     if (rd.bad || qr_rd_left(&rd) != 0)
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: column %s: malformed map value",
-                       r->seg->path, r->cm->name);
+        return bad_map(r, e);
     return out->oom ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
 }
 
