@@ -78,6 +78,8 @@ typedef struct qr_sqlstats {
     uint32_t nent;
     uint64_t ent_rows[8], join_rows[8];
     int64_t t_ent[8], t_join[8];
+    int termjoin; /* the join was counted from the keyword indexes (sql/termjoin.c) */
+    uint64_t tj_terms, tj_listed, tj_keys;
     int have_matched, have_kept;
 } qr_sqlstats;
 #define QR_SQL_MAX_RANGES 8
@@ -127,6 +129,7 @@ typedef struct qr_sqlsel {
         qr_expr *lkey[4], *rkey[4];    /* joined slots / the entry's own slots */
     } rng[QR_SQL_MAX_RANGES];
     int explain; /* 1 EXPLAIN, 2 EXPLAIN ANALYZE */
+    int no_merge_join;  /* SET enable_mergejoin = off: joins by hash alone */
     qr_sqlstats *stats; /* EXPLAIN ANALYZE: where the executor reports (else NULL) */
     uint32_t nitems;
     qr_sqlitem items[QR_SQL_MAX_ITEMS];

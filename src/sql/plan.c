@@ -8,6 +8,7 @@
 #include "exec/aggregate.h"
 #include "exec/join.h"
 #include "search/topk.h"
+#include "sql/run_int.h"
 
 int qr_sql_plan(const qr_sqlsel *s, int *kind, qr_err *e)
 {
@@ -98,6 +99,16 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
     const qr_sqlstats *st = s->stats;
     line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
          (unsigned long long)st->out, st->out == 1 ? "" : "s");
+    if (kind == QR_PLAN_JOIN && st->termjoin) {
+        line(out, "  term dictionaries merged: %.3f ms, %llu terms walked, %llu keys listed",
+             (double)st->t_join[1] / 1e6, (unsigned long long)st->tj_terms,
+             (unsigned long long)st->tj_listed);
+        line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",
+             (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
+             (unsigned long long)st->tj_keys, (unsigned long long)st->join_rows[1]);
+        line(out, "  having, select list: %.3f ms", (double)st->t_post / 1e6);
+        return;
+    }
     if (kind == QR_PLAN_JOIN) {
         for (uint32_t r = 0; r < st->nent && r < 8; r++) {
             const char *nm = s->scope.n ? (s->scope.r[r].alias ? s->scope.r[r].alias
@@ -147,7 +158,11 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
     if (kind == QR_PLAN_JOIN) {
         if (s->norder || s->limit != UINT64_MAX || s->offset)
             line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
-        if (s->grouped)
+        qr_tjshape sh;
+        int tj = qr_run_term_join_shape(s, &sh);
+        if (tj)
+            line(out, "Aggregate (one group): counts of the merge join");
+        else if (s->grouped)
             line(out, "HashAggregate%s (over cells)",
                  s->ngroup ? " by the GROUP BY keys" : " (one group)");
         if (s->rest && s->scope.n)
@@ -166,7 +181,10 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
                                                 [QR_JOIN_FULL] = " FULL"};
             if (r > 0 && s->rng[r].on_rest)
                 line(out, "  Filter on joined rows (ON)");
-            if (r > 0)
+            if (r > 0 && tj)
+                line(out, "  MergeJoin on 1 equal key: the keyword indexes' term dictionaries, "
+                          "no row read (hash join where a segment lacks the index)");
+            else if (r > 0)
                 line(out, "  HashJoin%s on %u equal key%s (build: %s)",
                      s->rng[r].kind < 5 ? kinds[s->rng[r].kind] : "", s->rng[r].nkeys,
                      s->rng[r].nkeys == 1 ? "" : "s",
@@ -174,13 +192,16 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             if (s->scope.n && s->rng[r].sub) {
                 line(out, "    Subquery %s: its rows (planned on its own)", d->name);
             } else {
-                line(out, "    IndexScan on %s%s%s: every match, the columns used", d->name,
+                line(out, "    IndexScan on %s%s%s: %s", d->name,
                      s->scope.n && s->scope.r[r].alias ? " " : "",
-                     s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "");
+                     s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "",
+                     tj ? "each segment's matches as a bitmap"
+                        : "every match, the columns used");
                 line(out, "      index filter: %s", hw ? fl : "(all rows)");
             }
             if (s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
-                line(out, "      residual filter: on column values of the matches");
+                line(out, "      residual filter: %s",
+                     tj ? "on the key, once per key" : "on column values of the matches");
         }
         return;
     }

@@ -25,8 +25,10 @@ int qr_sql_run_matches(const qr_sqlsel *s, qr_segref **refs, uint32_t nsegs, qr_
                        int threads, qr_qctx *ctx, qr_run_rows_fn fn, void *arg, qr_err *e);
 /* A join, a subquery in FROM, or a statement with count(DISTINCT)
  * (runjoin.c): entry r of the scope (or the one table) over
- * refs[r][0..nsegs[r]), or the rows of its subquery in derived[r]. */
+ * refs[r][0..nsegs[r]), or the rows of its subquery in derived[r].
+ * merge_join 0: by hash, even where the keyword indexes could count it
+ * (SET enable_mergejoin = off; termjoin.c). */
 int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs,
-                    qr_result *const *derived, qr_pool *pool, int threads, qr_result *out,
-                    qr_err *e);
+                    qr_result *const *derived, qr_pool *pool, int threads, int merge_join,
+                    qr_result *out, qr_err *e);
 #endif

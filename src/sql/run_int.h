@@ -4,7 +4,9 @@
 #ifndef QR_SQL_RUN_INT_H
 #define QR_SQL_RUN_INT_H
 #include "exec/result.h"
+#include "index/segcache.h"
 #include "sql/bind.h"
+#include "util/pool.h"
 
 /* The result column of an expression (raw: a slot copied as stored). */
 void qr_run_expr_rcol(const qr_expr *x, int *kind, int *type, int *raw);
@@ -33,4 +35,16 @@ uint32_t qr_run_trees(const qr_sqlsel *s, qr_expr **t);
  * also after a failed start). */
 int qr_run_begin(const qr_sqlsel *s, qr_result *out, qr_expr **t, uint32_t *nt, qr_err *e);
 void qr_run_end(qr_expr **t, uint32_t nt);
+/* The join counts the keyword indexes answer (termjoin.c): entry 0's column
+ * col[0] = entry 1's column col[1], their keyword indexes sec[0], sec[1]. */
+typedef struct qr_tjshape {
+    uint32_t col[2];
+    uint16_t sec[2];
+} qr_tjshape;
+/* 1 when s (a join) is that shape (*sh set), else 0. */
+int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh);
+/* Run it into out: 0, 1 when a segment cannot answer (nothing done: join
+ * by hash), or -1 with e set. */
+int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs,
+                     const uint32_t *nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e);
 #endif

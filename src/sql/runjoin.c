@@ -597,13 +597,18 @@ static int run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
                     qr_err *e);
 
 int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs,
-                    qr_result *const *derived, qr_pool *pool, int threads, qr_result *out,
-                    qr_err *e)
+                    qr_result *const *derived, qr_pool *pool, int threads, int merge_join,
+                    qr_result *out, qr_err *e)
 {
     qr_expr *t[QR_RUN_MAX_TREES];
     uint32_t nt;
+    qr_tjshape sh;
     int rc = qr_run_begin(s, out, t, &nt, e);
-    if (rc == 0)
+    if (rc == 0 && merge_join && qr_run_term_join_shape(s, &sh))
+        rc = qr_run_term_join(s, &sh, refs, nsegs, pool, threads, out, e);
+    else if (rc == 0)
+        rc = 1;
+    if (rc == 1) /* not that shape, or a segment cannot answer: rows by hash */
         rc = run_join(s, refs, nsegs, derived, pool, threads, out, e);
     qr_run_end(t, nt);
     return rc;

@@ -377,6 +377,13 @@ static int explain_rows(const qr_sqlsel *sel, int kind, qr_result *out, qr_err *
     return rc;
 }
 
+/* SET enable_mergejoin (on unless set off). */
+static int merge_join_on(const qr_sql_session *s)
+{
+    char v[8];
+    return qr_sql_show(s, "enable_mergejoin", v, sizeof v, NULL) != 0 || strcmp(v, "off") != 0;
+}
+
 /* Run a bound SELECT over its tables' latest segments, held through the
  * segment cache for the statement's length. */
 static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
@@ -417,7 +424,7 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
     }
     if (rc == 0)
         rc = kind == QR_PLAN_JOIN
-                 ? qr_sql_run_join(sel, refs, ns, sub, db->pool, threads, out, e)
+                 ? qr_sql_run_join(sel, refs, ns, sub, db->pool, threads, merge_join_on(s), out, e)
                  : qr_sql_run(sel, kind, refs[0], ns[0], db->pool, threads, out, e);
     for (uint32_t r = 0; r < n; r++)
         if (sub[r]) {
@@ -512,6 +519,7 @@ static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQue
     qr_sqlsel sel;
     int kind = 0;
     int rc = qr_sql_bind(p, st, &s->db->cat, &sel, a, e) == 0 ? qr_sql_plan(&sel, &kind, e) : -1;
+    sel.no_merge_join = !merge_join_on(s);
     qr_sqlstats stats;
     if (rc == 0 && sel.explain == 2) { /* EXPLAIN ANALYZE: run it, keep the figures */
         memset(&stats, 0, sizeof stats);

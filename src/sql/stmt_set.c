@@ -36,6 +36,9 @@ static const known knowns[] = {
     {"client_encoding", "UTF8", 0, "the client's character set (UTF8 only)"},
     {"DateStyle", "ISO, MDY", 0, "kept for clients; timestamps print as RFC 3339"},
     {"default_transaction_isolation", "read committed", 0, "kept for clients"},
+    {"enable_mergejoin", "on", 0,
+     "off: every join runs by hash; on: a join whose counts the keyword indexes answer merges "
+     "their term dictionaries (docs/SQL.md \"Joins\")"},
     {"extra_float_digits", "1", 0, "kept for clients; floats print exactly"},
     {"integer_datetimes", "on", 1, "timestamps are integers"},
     {"IntervalStyle", "postgres", 0, "kept for clients"},
@@ -318,6 +321,12 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
             return qr_errf(e, QR_E_ARGS, "visibility must be acknowledged or refreshed, not \"%s\"",
                            value);
         value = one_of(value, ack) ? "acknowledged" : "refreshed";
+    } else if (is_name(name, "enable_mergejoin")) {
+        static const char *const on[] = {"on", "true", "yes", "1", "t", "y", NULL},
+                                 *const off[] = {"off", "false", "no", "0", "f", "n", NULL};
+        if (!one_of(value, on) && !one_of(value, off))
+            return qr_errf(e, QR_E_ARGS, "parameter \"enable_mergejoin\" requires a Boolean value");
+        value = one_of(value, on) ? "on" : "off";
     } else if (is_name(name, "timezone")) {
         static const char *const utc[] = {"UTC",  "GMT",    "Etc/UTC", "Etc/GMT", "Z",
                                           "UTC0", "+00:00", "00:00",   "0",       "Universal",

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "exec/render.h"
 #include "index/table.h"
@@ -109,6 +110,35 @@ static void run(const char *sql, qr_qctx *ctx, qr_result *r)
     qr_result_init(r, ctx);
     if (qr_sql_exec(&sess, sql, strlen(sql), r, &e) != 0)
         fail_msg("%s: %s %s", sql, e.code, e.msg);
+}
+
+/* A SET (or RESET) statement that must succeed. */
+static void run_set(const char *sql)
+{
+    qr_qctx ctx;
+    qr_result r;
+    run(sql, &ctx, &r);
+    qr_result_free(&r);
+}
+
+/* Under setting `set`, sql must fail with code; RESET ALL after. The
+ * statement starts 5 ms after its context (a statement timeout of 1 ms has
+ * passed by its first check). */
+static void run_fails(const char *set, const char *sql, const char *code)
+{
+    run_set(set);
+    qr_qctx ctx;
+    qr_err e;
+    qr_sql_ctx_init(&sess, &ctx, NULL);
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    qr_result r;
+    qr_result_init(&r, &ctx);
+    int rc = qr_sql_exec(&sess, sql, strlen(sql), &r, &e);
+    qr_result_free(&r);
+    assert_int_equal(ctx.used, 0);
+    if (rc == 0 || strcmp(e.code, code) != 0)
+        fail_msg("%s under %s: %s, expected %s", sql, set, rc == 0 ? "succeeded" : e.code, code);
+    run_set("RESET ALL");
 }
 
 static uint64_t sql_count(const char *where)
@@ -598,6 +628,108 @@ static void test_sql_expressions_equal_sqlite(void **st)
         same_rows(q[i][0], q[i][1]);
 }
 
+/* The explain text of sql. */
+static void explain(const char *sql, char *out, size_t n)
+{
+    char q[2048];
+    snprintf(q, sizeof q, "EXPLAIN %s", sql);
+    qr_qctx ctx;
+    qr_result r;
+    run(q, &ctx, &r);
+    size_t w = 0;
+    out[0] = 0;
+    for (uint64_t i = 0; i < r.nrows && w + 1 < n; i++) {
+        const qr_cell *c = &qr_result_row(&r, i)[0];
+        w += (size_t)snprintf(out + w, n - w, "%.*s\n", (int)c->n, c->s);
+    }
+    qr_result_free(&r);
+}
+
+/* Join counts the keyword indexes answer (sql/termjoin.c: a merge of the
+ * TraceId dictionaries of the 10 segments, traces crossing segments, NULL
+ * and empty TraceIds): equal to SQLite's answers, and to the hash join's
+ * (SET enable_mergejoin = off); EXPLAIN names the plan each time. */
+static void test_sql_merge_joins_equal_sqlite(void **st)
+{
+    (void)st;
+    static const char *q[][2] = {
+        {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+         "b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' AND a.TraceId "
+         "<> ''",
+         NULL},
+        /* no filter on either side: every pair of rows sharing a TraceId, '' included */
+        {"SELECT count(*), count(DISTINCT b.TraceId), count(a.TraceId) FROM logs a JOIN logs b "
+         "ON a.TraceId = b.TraceId",
+         NULL},
+        /* a range filter on one side, the keys written the other way round */
+        {"SELECT count(DISTINCT a.TraceId), count(*) FROM logs a JOIN logs b ON b.TraceId = "
+         "a.TraceId WHERE b.SeverityNumber BETWEEN 9 AND 13 AND a.ServiceName = 'cart'",
+         NULL},
+        /* residuals on the key, tested once per key */
+        {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+         "b.TraceId WHERE a.TraceId LIKE 'a%' AND b.SeverityNumber >= 13",
+         NULL},
+        {"SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE "
+         "substr(a.TraceId, 3, 1) IN ('0', '7') AND b.TraceId > '8' AND b.ServiceName IN ('cart', "
+         "'ad', 'frontend')",
+         NULL},
+        /* the comma form, HAVING, ORDER BY, LIMIT on the one row */
+        {"SELECT count(*) AS n FROM logs a, logs b WHERE a.TraceId = b.TraceId AND "
+         "a.ServiceName = 'checkout' AND b.ServiceName = 'payment' HAVING count(*) > 10 ORDER BY 1 "
+         "LIMIT 1",
+         NULL},
+        {"SELECT count(*) + 1, count(DISTINCT b.TraceId) * 2 FROM logs a JOIN logs b ON "
+         "a.TraceId = b.TraceId WHERE a.SeverityText = 'ERROR' AND b.SeverityNumber >= 9",
+         NULL},
+        /* a key of few values: dense ones' postings are bitmaps */
+        {"SELECT count(*), count(DISTINCT a.ServiceName) FROM logs a JOIN logs b ON "
+         "a.ServiceName = b.ServiceName WHERE a.SeverityText = 'ERROR' AND b.SeverityNumber >= 17 "
+         "AND b.ServiceName IN ('cart', 'payment')",
+         NULL},
+        /* nothing matches on one side */
+        {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+         "b.TraceId WHERE a.ServiceName = 'nope'",
+         NULL},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        char plan[4096];
+        explain(q[i][0], plan, sizeof plan);
+        if (!strstr(plan, "MergeJoin on 1 equal key"))
+            fail_msg("%s: not a merge join:\n%s", q[i][0], plan);
+        same_rows(q[i][0], q[i][1]);
+        run_set("SET enable_mergejoin = off");
+        explain(q[i][0], plan, sizeof plan);
+        if (!strstr(plan, "HashJoin"))
+            fail_msg("%s: not a hash join with enable_mergejoin off:\n%s", q[i][0], plan);
+        same_rows(q[i][0], q[i][1]);
+        run_set("RESET enable_mergejoin");
+    }
+    /* shapes that are not counts of the keys: by hash */
+    static const char *h[] = {
+        "SELECT count(DISTINCT a.ServiceName) FROM logs a JOIN logs b ON a.TraceId = b.TraceId",
+        "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.SeverityNumber "
+        "< b.SeverityNumber",
+        "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.ServiceName "
+        "LIKE 'c%'",
+        "SELECT count(*) FROM logs a LEFT JOIN logs b ON a.TraceId = b.TraceId",
+        "SELECT a.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId GROUP BY 1",
+        "SELECT count(*) FROM logs a JOIN logs b ON a.ServiceName = b.ServiceName AND a.TraceId = "
+        "b.TraceId",
+    };
+    for (size_t i = 0; i < sizeof h / sizeof *h; i++) {
+        char plan[4096];
+        explain(h[i], plan, sizeof plan);
+        if (strstr(plan, "MergeJoin") || !strstr(plan, "HashJoin"))
+            fail_msg("%s: expected a hash join:\n%s", h[i], plan);
+    }
+    /* the memory limit and the statement timeout stop it; the session goes on */
+    const char *all = "SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON "
+                      "a.TraceId = b.TraceId";
+    run_fails("SET memory_limit = '64kB'", all, "53200");
+    run_fails("SET statement_timeout = 1", all, "57014");
+    same_rows(all, NULL);
+}
+
 /* RIGHT and FULL joins: trace self-joins on TraceId (each side's filter in
  * the ON of the side that may take it, in WHERE, or in a subquery), NULL
  * keys, two keys, integer keys, USING, GROUP BY / count(DISTINCT) / ORDER BY
@@ -815,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_sql_group_by_equals_sqlite),
         cmocka_unit_test(test_sql_group_by_fulltext_equals_oracle),
         cmocka_unit_test(test_sql_expressions_equal_sqlite),
+        cmocka_unit_test(test_sql_merge_joins_equal_sqlite),
         cmocka_unit_test(test_sql_outer_joins_equal_sqlite),
         cmocka_unit_test(test_sql_residual_equals_index),
     };

@@ -1,0 +1,165 @@
+/* termjoin.c - the join shape the keyword indexes answer alone (run_int.h
+ * qr_run_term_join_shape, qr_run_term_join): two tables (or one, twice)
+ * inner-joined on one equal key, each side's key a text column with a
+ * keyword index, each side filtered by its index filter and at most a
+ * residual on its key column (tested once per key), no other ON or WHERE
+ * term, and nothing but count(*), count(key) and
+ * count(DISTINCT key) asked of the joined rows (HAVING, ORDER BY, LIMIT on
+ * that one row allowed). Trace correlation is this shape:
+ *
+ *   SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b
+ *   ON a.TraceId = b.TraceId WHERE a.ServiceName = 'frontend' AND ...
+ *
+ * exec/termjoin.h counts it by merging the term dictionaries; when a
+ * segment cannot answer (an index newer than it, a value too long to
+ * index), the hash join runs instead. */
+#include <string.h>
+
+#include "exec/aggregate.h"
+#include "exec/join.h"
+#include "exec/termjoin.h"
+#include "sql/run.h"
+#include "sql/run_int.h"
+
+/* The keyword index of column col of d, or 0. */
+static uint16_t keyword_index(const qr_tabdef *d, uint32_t col)
+{
+    if (d->cols[col].type != QT_TEXT)
+        return 0;
+    for (uint32_t i = 0; i < d->nixs; i++)
+        if (d->ixs[i].col == col && d->ixs[i].kind == QR_IX_KEYWORD)
+            return d->ixs[i].id;
+    return 0;
+}
+
+/* 1 when x reads no column but `col` (and no score). */
+static int reads_only(const qr_expr *x, uint32_t col)
+{
+    if (x->kind == QR_EX_SCORE || (x->kind == QR_EX_COL && x->slot != col))
+        return 0;
+    for (uint32_t i = 0; i < x->nargs; i++)
+        if (!reads_only(x->args[i], col))
+            return 0;
+    return 1;
+}
+
+int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (s->no_merge_join || s->scope.n != 2 || !s->grouped || s->ngroup || s->rest ||
+        s->uses_score || !s->naggs)
+        return 0;
+    for (uint32_t r = 0; r < 2; r++)
+        if (s->rng[r].sub)
+            return 0;
+    if (s->rng[1].kind != QR_JOIN_INNER || s->rng[1].nkeys != 1 || s->rng[1].on_rest)
+        return 0;
+    const qr_expr *lk = s->rng[1].lkey[0], *rk = s->rng[1].rkey[0];
+    uint32_t b0 = s->scope.r[0].base, b1 = s->scope.r[1].base;
+    const qr_tabdef *d0 = s->scope.r[0].def, *d1 = s->scope.r[1].def;
+    if (lk->kind != QR_EX_COL || rk->kind != QR_EX_COL || lk->slot < b0 ||
+        lk->slot - b0 >= d0->ncols || rk->slot >= d1->ncols)
+        return 0;
+    sh->col[0] = lk->slot - b0;
+    sh->col[1] = rk->slot;
+    if (!(sh->sec[0] = keyword_index(d0, sh->col[0])) ||
+        !(sh->sec[1] = keyword_index(d1, sh->col[1])))
+        return 0;
+    /* a residual is tested on each key: it may read the key alone */
+    if ((s->rng[0].rest && !reads_only(s->rng[0].rest, sh->col[0])) ||
+        (s->rng[1].rest && !reads_only(s->rng[1].rest, sh->col[1])))
+        return 0;
+    for (uint32_t i = 0; i < s->naggs; i++) {
+        const qr_sqlagg *ag = &s->aggs[i];
+        if (ag->fn == QR_AGG_COUNT_STAR && !ag->distinct)
+            continue;
+        int64_t slot = !ag->arg                     ? (int64_t)ag->col
+                       : ag->arg->kind == QR_EX_COL ? (int64_t)ag->arg->slot
+                                                    : -1;
+        if (ag->fn != QR_AGG_COUNT ||
+            (slot != (int64_t)(b0 + sh->col[0]) && slot != (int64_t)(b1 + sh->col[1])))
+            return 0;
+    }
+    return 1;
+}
+
+int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs,
+                     const uint32_t *nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e)
+{
+    qr_qctx *ctx = out->ctx;
+    int64_t t0 = qr_qctx_now_ns();
+    qr_par_search ps[2];
+    int init[2] = {0, 0}, rc = 0;
+    for (int r = 0; r < 2 && rc == 0; r++) {
+        rc = qr_par_init_refs_tree(&ps[r], pool, s->scope.r[r].def, refs[r], nsegs[r],
+                                   s->rng[r].filter, threads, e);
+        init[r] = rc == 0;
+        if (rc == 0)
+            rc = qr_par_set_ctx(&ps[r], ctx, e);
+    }
+    /* a self-join: one walk per segment counts both sides */
+    int same = rc == 0 && s->scope.r[0].def == s->scope.r[1].def && sh->sec[0] == sh->sec[1] &&
+               nsegs[0] == nsegs[1];
+    for (uint32_t i = 0; same && i < nsegs[0]; i++)
+        same = ps[0].ss[i].seg == ps[1].ss[i].seg;
+    qr_tjcount c;
+    if (rc == 0) {
+        uint8_t types[2][QR_MAX_COLUMNS];
+        for (int r = 0; r < 2; r++)
+            for (uint32_t k = 0; k < s->scope.r[r].def->ncols && k < QR_MAX_COLUMNS; k++)
+                types[r][k] = s->scope.r[r].def->cols[k].type;
+        qr_tjside side[2];
+        for (int r = 0; r < 2; r++)
+            side[r] = (qr_tjside){.ps = &ps[r],
+                                  .sec = sh->sec[r],
+                                  .all = !s->rng[r].has_where,
+                                  .rest = s->rng[r].rest,
+                                  .key_col = sh->col[r],
+                                  .ncols = s->scope.r[r].def->ncols,
+                                  .types = types[r]};
+        rc = qr_x_term_join_count(&side[0], &side[1], same, &c, e);
+    }
+    int64_t t1 = qr_qctx_now_ns();
+    qr_result R;
+    qr_result_init(&R, ctx);
+    uint32_t b0 = s->scope.r[0].base, b1 = s->scope.r[1].base;
+    if (rc == 0) { /* the one group: the counts */
+        for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
+            int kind, type;
+            qr_xtype_rcol(s->slot_type[i], &kind, &type);
+            rc = qr_result_add_col(&R, "count", kind, type, 0, e);
+        }
+        qr_cell *row = rc == 0 ? qr_result_add_row(&R, e) : NULL;
+        rc = rc == 0 && !row ? -1 : rc;
+        for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
+            const qr_sqlagg *ag = &s->aggs[i];
+            int64_t slot = !ag->arg ? ag->col : (int64_t)ag->arg->slot;
+            int distinct =
+                ag->fn == QR_AGG_COUNT && ag->distinct &&
+                (slot == (int64_t)(b0 + sh->col[0]) || slot == (int64_t)(b1 + sh->col[1]));
+            row[i] = (qr_cell){.i = (int64_t)(distinct ? c.keys : c.pairs)};
+        }
+        if (rc == 0)
+            rc = qr_run_post_groups(s, &R, out, e);
+    }
+    if (s->stats && rc == 0) {
+        s->stats->termjoin = 1;
+        s->stats->nent = 2;
+        s->stats->ent_rows[0] = c.rows_a;
+        s->stats->ent_rows[1] = c.rows_b;
+        s->stats->join_rows[1] = c.pairs;
+        s->stats->tj_terms = c.terms;
+        s->stats->tj_listed = c.listed;
+        s->stats->tj_keys = c.keys;
+        s->stats->t_join[1] = t1 - t0;
+        s->stats->t_post = qr_qctx_now_ns() - t1;
+        s->stats->out = out->nrows;
+    }
+    qr_result_free(&R);
+    for (int r = 0; r < 2; r++)
+        if (init[r]) {
+            qr_par_set_ctx(&ps[r], NULL, NULL);
+            qr_par_free(&ps[r]);
+        }
+    return rc;
+}
