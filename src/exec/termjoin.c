@@ -93,43 +93,34 @@ static uint64_t *side_bits(const qr_tjside *x, uint32_t si, int t, qr_arena *a, 
     return bits;
 }
 
-/* Rows of term ti in bits (NULL: every row). c: a cursor to reuse. */
-static int count_term(qr_invfield *f, const qr_terminfo *ti, const uint64_t *ba, const uint64_t *bb,
-                      int two, qr_pcursor *c, uint32_t *ca, uint32_t *cb, qr_err *e)
+/* Side rows per key: c[o] += the rows of bits (NULL: every row) whose
+ * value has ordinal o (ord: qr_invfield_ordinals). */
+static int count_rows(const qr_invfield *f, const uint32_t *ord, const uint64_t *bits, uint32_t *c,
+                      uint64_t nt, qr_err *e)
 {
-    uint32_t rows = f->rows, na = 0, nb = 0;
-    if (ti->kind == TI_INLINE) {
-        for (uint32_t i = 0; i < ti->df && i < QR_INLINE_DF; i++) {
-            uint32_t d = ti->idocs[i];
-            if (d >= rows)
-                return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings past the rows",
-                               f->seg->path, f->def.name);
-            na += ba ? (uint32_t)(ba[d >> 6] >> (d & 63) & 1) : 1;
-            nb += bb ? (uint32_t)(bb[d >> 6] >> (d & 63) & 1) : 1;
-        }
-    } else if (ti->has_bitmap) { /* a dense value: popcounts */
-        const unsigned char *vb = qr_invfield_bitmap(f, ti, e);
-        if (!vb)
-            return -1;
-        size_t nw = ((size_t)rows + 63) / 64;
-        for (size_t w = 0; w < nw; w++) {
-            uint64_t v;
-            memcpy(&v, vb + 8 * w, 8);
-            na += (uint32_t)__builtin_popcountll(ba ? v & ba[w] : v);
-            nb += (uint32_t)__builtin_popcountll(bb ? v & bb[w] : v);
-        }
-    } else if (!ba && (!two || !bb)) { /* every row counts: the df */
-        na = nb = ti->df;
-    } else {
-        if (qr_invfield_cursor(f, ti, c, e) != 0)
-            return -1;
-        if (qr_pc_count_bits(c, ba, bb, rows, &na, &nb) < 0)
-            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings do not decode",
-                           f->seg->path, f->def.name);
+    uint32_t rows = f->rows;
+    if (!bits) {
+        for (uint32_t d = 0; d < rows; d++)
+            if (ord[d] != QR_NO_ORD) {
+                if (ord[d] >= nt)
+                    goto bad;
+                c[ord[d]]++;
+            }
+        return 0;
     }
-    *ca = na;
-    *cb = two ? nb : 0;
+    for (size_t w = 0; w < ((size_t)rows + 63) / 64; w++)
+        for (uint64_t v = bits[w]; v; v &= v - 1) {
+            uint32_t o = ord[w * 64 + (size_t)__builtin_ctzll(v)];
+            if (o != QR_NO_ORD) {
+                if (o >= nt)
+                    goto bad;
+                c[o]++;
+            }
+        }
     return 0;
+bad:
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than its dictionary",
+                   f->seg->path, f->def.name);
 }
 
 static int list_add(qr_qctx *ctx, tjlist *l, const char *t, size_t n, uint32_t cpl, uint32_t ca,
@@ -156,8 +147,16 @@ static int list_add(qr_qctx *ctx, tjlist *l, const char *t, size_t n, uint32_t c
     if (l->nb > UINT32_MAX - n)
         return qr_errf(e, QR_E_TOO_LONG, "a join's keys in one segment pass 4 GiB");
     uint64_t k8 = 0;
-    for (size_t i = 0; i < 8; i++)
-        k8 = k8 << 8 | (i < n ? (unsigned char)t[i] : 0);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 8) {
+        memcpy(&k8, t, 8);
+        k8 = __builtin_bswap64(k8); /* big-endian: compares as the bytes do */
+    } else
+#endif
+    {
+        for (size_t i = 0; i < 8; i++)
+            k8 = k8 << 8 | (i < n ? (unsigned char)t[i] : 0);
+    }
     if (n)
         memcpy(l->bytes + l->nb, t, n);
     l->e[l->n++] = (tjent){k8, (uint32_t)l->nb, (uint16_t)cpl, (uint16_t)n, ca, cb};
@@ -219,7 +218,7 @@ static int filter_keys(const qr_tjside *x, tjlist *l, int second, qr_arena *a, q
 }
 
 /* Task k: one segment's dictionary walked, its keys listed. */
-static int walk(tjob *j, int t, uint32_t k, qr_pcursor *cur, qr_err *e)
+static int walk(tjob *j, int t, uint32_t k, qr_err *e)
 {
     int s0 = j->same ? 0 : k < j->side[0]->ps->nsegs ? 0 : 1;
     const qr_tjside *x = j->side[s0];
@@ -239,18 +238,45 @@ static int walk(tjob *j, int t, uint32_t k, qr_pcursor *cur, qr_err *e)
             return -1;
     }
     qr_invfield *f = qr_segsearch_field(&ps->ss[si], x->sec, e);
-    if (!f)
+    const uint32_t *ord = f ? qr_invfield_ordinals(f, j->ctx, e) : NULL;
+    if (!ord)
         return -1;
-    qr_titer it;
-    int r = qr_tdict_seek(&f->dict, &it, NULL, 0, e);
+    /* each key's rows on each side, by ordinal */
+    uint64_t nt = f->dict.nterms;
+    uint32_t *cnt = qr_qmalloc(j->ctx, sizeof *cnt * 2 * (nt ? nt : 1));
+    if (!cnt)
+        return qr_qctx_nomem(j->ctx, e);
+    memset(cnt, 0, sizeof *cnt * 2 * nt);
+    int r = count_rows(f, ord, ba, cnt, nt, e) == 0 &&
+                    (!j->same || count_rows(f, ord, bb, cnt + nt, nt, e) == 0)
+                ? 0
+                : -1;
+    /* the keys with rows, in dictionary order: room for every term and
+     * about the dictionary's bytes (a list grown by doubling spent a tenth
+     * of the join in realloc) */
     tjlist own = {0}, *l = &own; /* a local: the tasks' lists share cache lines */
+    if (r == 0) {
+        own.cap = nt ? nt : 1;
+        own.bcap = f->dict.dict_len ? f->dict.dict_len : 1;
+        own.e = qr_qmalloc(j->ctx, sizeof *own.e * own.cap);
+        own.bytes = qr_qmalloc(j->ctx, own.bcap);
+        if (!own.e || !own.bytes) {
+            r = qr_qctx_nomem(j->ctx, e);
+            own.cap = own.bcap = 0;
+        }
+    }
+    qr_titer it;
+    if (r == 0)
+        r = qr_tdict_seek(&f->dict, &it, NULL, 0, e);
     uint64_t n = 0;
     while (r == 1) {
-        qr_terminfo ti;
-        uint32_t ca = 0, cb = 0;
+        if (n >= nt) {
+            r = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than it says",
+                        ps->ss[si].seg->path, f->def.name);
+            break;
+        }
+        uint32_t ca = cnt[n], cb = j->same ? cnt[nt + n] : 0;
         if (((++n & 0xfff) == 0 && qr_qctx_check(j->ctx, e) != 0) ||
-            qr_titer_info(&it, &ti, e) != 0 ||
-            count_term(f, &ti, ba, bb, j->same, cur, &ca, &cb, e) != 0 ||
             ((ca | cb) && list_add(j->ctx, l, it.term, it.len, qr_titer_cpl(&it), s0 ? 0 : ca,
                                    s0 ? ca : cb, e) != 0)) {
             r = -1;
@@ -258,6 +284,7 @@ static int walk(tjob *j, int t, uint32_t k, qr_pcursor *cur, qr_err *e)
         }
         r = qr_titer_next(&it, e);
     }
+    qr_qfree(j->ctx, cnt);
     j->terms[t] += n;
     int rc = r < 0 ? -1 : 0;
     if (rc == 0 && x->rest)
@@ -271,12 +298,6 @@ static int walk(tjob *j, int t, uint32_t k, qr_pcursor *cur, qr_err *e)
 static void worker(void *arg, int slot)
 {
     tjob *j = arg;
-    qr_pcursor *cur = qr_qmalloc(j->ctx, sizeof *cur);
-    if (!cur) {
-        j->rc[slot] = qr_qctx_nomem(j->ctx, &j->err[slot]);
-        atomic_store(&j->failed, 1);
-        return;
-    }
     for (;;) {
         if (atomic_load(&j->failed))
             break;
@@ -284,13 +305,12 @@ static void worker(void *arg, int slot)
         if (k >= j->ntasks)
             break;
         if (qr_par_check(j->side[0]->ps, &j->err[slot]) != 0 ||
-            walk(j, slot, k, cur, &j->err[slot]) != 0) {
+            walk(j, slot, k, &j->err[slot]) != 0) {
             j->rc[slot] = -1;
             atomic_store(&j->failed, 1);
             break;
         }
     }
-    qr_qfree(j->ctx, cur);
 }
 
 static int ent_cmp(const tjlist *la, const tjent *x, const tjlist *lb, const tjent *y)
@@ -306,35 +326,53 @@ static int ent_cmp(const tjlist *la, const tjent *x, const tjlist *lb, const tje
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
-/* The merge of one key range: a binary heap of the lists' heads (list
- * numbers, smallest head on top), list k read over [at[k], end[k]); each
- * key's counts summed over the lists that hold it. */
+/* The merge of one key range: a binary heap of the lists' heads, smallest
+ * on top, each node holding its head's code point length and first 8
+ * bytes (most comparisons end there, without a load); each key's counts
+ * summed over the lists that hold it. */
+typedef struct hnode {
+    uint64_t k8;
+    uint32_t cpl, list;
+    const tjent *x, *end; /* the head, and the end of the list's range */
+} hnode;
+
 typedef struct merge {
     const tjlist *l;
-    uint64_t *at, *end;
-    uint32_t *h, nh;
+    hnode *h;
+    uint32_t nh;
 } merge;
 
-static int head_less(const merge *m, uint32_t p, uint32_t q)
+static inline int node_less(const merge *m, const hnode *p, const hnode *q)
 {
-    return ent_cmp(&m->l[p], &m->l[p].e[m->at[p]], &m->l[q], &m->l[q].e[m->at[q]]) < 0;
+    if (p->cpl != q->cpl)
+        return p->cpl < q->cpl;
+    if (p->k8 != q->k8)
+        return p->k8 < q->k8;
+    return ent_cmp(&m->l[p->list], p->x, &m->l[q->list], q->x) < 0;
+}
+
+static inline void node_at(hnode *n, const tjent *x)
+{
+    n->x = x;
+    n->k8 = x->k8;
+    n->cpl = x->cpl;
 }
 
 static void sift_down(merge *m, uint32_t i)
 {
+    hnode v = m->h[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= m->nh)
-            return;
-        if (c + 1 < m->nh && head_less(m, m->h[c + 1], m->h[c]))
+            break;
+        if (c + 1 < m->nh && node_less(m, &m->h[c + 1], &m->h[c]))
             c++;
-        if (!head_less(m, m->h[c], m->h[i]))
-            return;
-        uint32_t t = m->h[c];
-        m->h[c] = m->h[i];
-        m->h[i] = t;
+        if (!node_less(m, &m->h[c], &v))
+            break;
+        m->h[i] = m->h[c];
         i = c;
     }
+    m->h[i] = v;
 }
 
 /* The merge is cut into key ranges (part p: from splitter p - 1 to splitter
@@ -375,30 +413,35 @@ static int merge_part(mjob *mj, merge *m, uint32_t p, qr_tjcount *res, qr_err *e
     m->nh = 0;
     for (uint32_t k = 0; k < j->ntasks; k++) {
         const tjlist *l = &j->lists[k];
-        m->at[k] = p == 0 ? 0 : lower_bound(l, &j->lists[mj->sl], &mj->split[p - 1]);
-        m->end[k] = p + 1 == mj->nparts ? l->n : lower_bound(l, &j->lists[mj->sl], &mj->split[p]);
-        if (m->at[k] < m->end[k])
-            m->h[m->nh++] = k;
+        uint64_t at = p == 0 ? 0 : lower_bound(l, &j->lists[mj->sl], &mj->split[p - 1]);
+        uint64_t end =
+            p + 1 == mj->nparts ? l->n : lower_bound(l, &j->lists[mj->sl], &mj->split[p]);
+        if (at < end) {
+            hnode *n = &m->h[m->nh++];
+            n->list = k;
+            n->end = l->e + end;
+            node_at(n, l->e + at);
+        }
     }
     for (uint32_t i = m->nh / 2; i-- > 0;)
         sift_down(m, i);
     uint64_t steps = 0;
     while (m->nh) {
         /* one key: pop its entries from every list that holds it */
-        uint32_t k0 = m->h[0];
-        const tjlist *kl = &m->l[k0];
-        const tjent *key = &kl->e[m->at[k0]];
+        hnode key = m->h[0];
         uint64_t ca = 0, cb = 0;
         do {
-            uint32_t k = m->h[0];
-            const tjent *x = &m->l[k].e[m->at[k]];
-            ca += x->ca;
-            cb += x->cb;
+            hnode *top = &m->h[0];
+            ca += top->x->ca;
+            cb += top->x->cb;
             out->listed++;
-            if (++m->at[k] == m->end[k])
-                m->h[0] = m->h[--m->nh];
-            sift_down(m, 0);
-        } while (m->nh && ent_cmp(kl, key, &m->l[m->h[0]], &m->l[m->h[0]].e[m->at[m->h[0]]]) == 0);
+            if (top->x + 1 == top->end)
+                *top = m->h[--m->nh];
+            else
+                node_at(top, top->x + 1);
+            if (m->nh)
+                sift_down(m, 0);
+        } while (m->nh && !node_less(m, &key, &m->h[0]));
         if ((++steps & 0xffff) == 0 && qr_qctx_check(j->ctx, e) != 0)
             return -1;
         out->rows_a += ca;
@@ -421,10 +464,8 @@ static void merge_worker(void *arg, int slot)
     mjob *mj = arg;
     tjob *j = mj->j;
     qr_err *e = &mj->err[slot];
-    merge m = {j->lists, qr_qmalloc(j->ctx, sizeof *m.at * (j->ntasks + 1)),
-               qr_qmalloc(j->ctx, sizeof *m.end * (j->ntasks + 1)),
-               qr_qmalloc(j->ctx, sizeof *m.h * (j->ntasks + 1)), 0};
-    int rc = m.at && m.end && m.h ? 0 : qr_qctx_nomem(j->ctx, e);
+    merge m = {j->lists, qr_qmalloc(j->ctx, sizeof *m.h * (j->ntasks + 1)), 0};
+    int rc = m.h ? 0 : qr_qctx_nomem(j->ctx, e);
     while (rc == 0 && !atomic_load(&mj->failed)) {
         uint32_t p = atomic_fetch_add(&mj->next, 1);
         if (p >= mj->nparts)
@@ -435,8 +476,6 @@ static void merge_worker(void *arg, int slot)
         mj->rc[slot] = -1;
         atomic_store(&mj->failed, 1);
     }
-    qr_qfree(j->ctx, m.at);
-    qr_qfree(j->ctx, m.end);
     qr_qfree(j->ctx, m.h);
 }
 

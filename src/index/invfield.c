@@ -8,6 +8,7 @@
  * iterator enters it (termdict.c), a term's postings and positions when a
  * cursor on it opens, a dense term's bitmap words when first asked for. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "index/invfmt.h"
@@ -91,7 +92,12 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     return 0;
 }
 
-void qr_invfield_close(qr_invfield *f) { qr_tdict_close(&f->dict); }
+void qr_invfield_close(qr_invfield *f)
+{
+    qr_tdict_close(&f->dict);
+    free(f->ords);
+    f->ords = NULL;
+}
 
 int qr_invfield_load_norms(qr_invfield *f, qr_err *e)
 {

@@ -84,6 +84,9 @@ typedef struct qr_invfield {
     const qr_blockref *post_ref, *pos_ref, *bm_ref, *norms_ref; /* their blocks (NULL: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
+    /* keyword fields: each row's term ordinal (kwords.c), built on first
+     * use and published with a release store; NULL until then */
+    uint32_t *ords;
 } qr_invfield;
 
 /* Open field `sec` of segment s: FIELDSTATS and TERMINDEX verified (once
@@ -100,6 +103,18 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
  * when it has not, or the term has no bitmap in range (no error: callers
  * then go without it). */
 const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
+/* A keyword field's terms by row: ords[r] is the ordinal (position in
+ * dictionary order, 0 ..) of row r's value, QR_NO_ORD for a row without one
+ * (NULL, or longer than a term may be). Built on first use by one walk of
+ * every term's postings (kwords.c), then kept with the open field (4 bytes
+ * a row, freed by qr_invfield_close; not charged to a query: it belongs to
+ * the segment, as its mapped blocks do) and shared by every query; threads
+ * racing to build it publish one copy and free the others. ctx (may be
+ * NULL) can stop the build (57014; nothing kept). NULL with e set: not a
+ * keyword field (XX000), out of memory, corrupt postings (XX001: a doc out
+ * of range or in two terms). */
+#define QR_NO_ORD UINT32_MAX
+const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e);
 /* Give cursors positions from now on (full-text fields; once). Cursors
  * opened before it carry none: call it before a phrase. */
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e);

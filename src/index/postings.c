@@ -509,34 +509,6 @@ bad:
     return -1;
 }
 
-int64_t qr_pc_count_bits(qr_pcursor *c, const uint64_t *a, const uint64_t *b, uint32_t rows,
-                         uint32_t *na, uint32_t *nb)
-{
-    uint64_t n = 0, ka = 0, kb = 0;
-    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
-        uint32_t j = c->i, m = c->n;
-        if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d)
-            j = m = 0; /* not a plain decoded block: this doc alone */
-        else
-            c->i = m - 1, c->doc = c->docs[m - 1]; /* the next call decodes the next block */
-        for (uint32_t x = m ? c->docs[j] : d;; x = c->docs[j]) {
-            if (x >= rows)
-                goto bad;
-            ka += a ? a[x >> 6] >> (x & 63) & 1 : 1;
-            kb += b ? b[x >> 6] >> (x & 63) & 1 : 1;
-            n++;
-            if (++j >= m)
-                break;
-        }
-    }
-    *na = (uint32_t)ka;
-    *nb = (uint32_t)kb;
-    return c->corrupt ? -1 : (int64_t)n;
-bad:
-    c->corrupt = 1;
-    return -1;
-}
-
 uint32_t qr_pc_next(qr_pcursor *c)
 {
     if (c->doc == QR_NO_DOC && c->i != UINT32_MAX)

@@ -128,12 +128,6 @@ uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
  * intersection. Returns the docs set, or -1 when the list is corrupt (a
  * doc >= rows included). The cursor ends exhausted. */
 int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows);
-/* Count the docs left in the list whose bit is set in a (into *na) and in
- * b (*nb), each NULL for every doc, a decoded block at a time: a join's
- * rows per key (exec/termjoin.c). Returns the docs walked, or -1 when the
- * list is corrupt (a doc >= rows included). The cursor ends exhausted. */
-int64_t qr_pc_count_bits(qr_pcursor *c, const uint64_t *a, const uint64_t *b, uint32_t rows,
-                         uint32_t *na, uint32_t *nb);
 /* First doc >= target; unlike qr_pc_advance, target may be <= the current
  * doc (the cursor then stays). Inline for the usual case of a target inside
  * the decoded block, which intersections (phrases) hit on almost every call. */

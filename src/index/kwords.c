@@ -1,0 +1,97 @@
+/* kwords.c - a keyword field's term ordinal per row (invindex.h
+ * qr_invfield_ordinals): the inverse of its postings, made by one walk of
+ * the dictionary in order, term k's rows given ordinal k. What a join on
+ * the field counts with (exec/termjoin.c): a side's matches read through
+ * it count each key's rows without decoding a posting per query. A keyword
+ * row holds one value, so a row met twice means corrupt postings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/invindex.h"
+
+/* Give the rows of term ti ordinal k. */
+static int set_rows(qr_invfield *f, const qr_terminfo *ti, uint32_t k, uint32_t *ord, qr_pcursor *c,
+                    qr_err *e)
+{
+    uint32_t rows = f->rows;
+    if (ti->kind == TI_INLINE) {
+        for (uint32_t i = 0; i < ti->df && i < QR_INLINE_DF; i++) {
+            uint32_t d = ti->idocs[i];
+            if (d >= rows || ord[d] != QR_NO_ORD)
+                goto bad;
+            ord[d] = k;
+        }
+        return 0;
+    }
+    if (ti->has_bitmap) {
+        const unsigned char *vb = qr_invfield_bitmap(f, ti, e);
+        if (!vb)
+            return -1;
+        for (size_t w = 0; w < ((size_t)rows + 63) / 64; w++) {
+            uint64_t v;
+            memcpy(&v, vb + 8 * w, 8);
+            for (; v; v &= v - 1) {
+                uint32_t d = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(v));
+                if (d >= rows || ord[d] != QR_NO_ORD)
+                    goto bad;
+                ord[d] = k;
+            }
+        }
+        return 0;
+    }
+    if (qr_invfield_cursor(f, ti, c, e) != 0)
+        return -1;
+    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
+        if (d >= rows || ord[d] != QR_NO_ORD)
+            goto bad;
+        ord[d] = k;
+    }
+    if (!c->corrupt)
+        return 0;
+bad:
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range or overlapping",
+                   f->seg->path, f->def.name);
+}
+
+const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e)
+{
+    const uint32_t *have = __atomic_load_n(&f->ords, __ATOMIC_ACQUIRE);
+    if (have)
+        return have;
+    if (f->def.kind != QR_IX_KEYWORD) {
+        qr_errf(e, QR_E_INTERNAL, "segment %s: %s: ordinals of an index that is not a keyword one",
+                f->seg->path, f->def.name);
+        return NULL;
+    }
+    uint32_t *ord = malloc(sizeof *ord * (f->rows ? f->rows : 1));
+    qr_pcursor *c = malloc(sizeof *c);
+    int rc = ord && c ? 0 : qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+    if (rc == 0)
+        memset(ord, 0xff, sizeof *ord * f->rows);
+    qr_titer it;
+    int r = rc == 0 ? qr_tdict_seek(&f->dict, &it, NULL, 0, e) : -1;
+    uint32_t k = 0;
+    while (r == 1) {
+        qr_terminfo ti;
+        if ((k == QR_NO_ORD &&
+             qr_errf(e, QR_E_CORRUPT, "segment %s: too many terms", f->seg->path)) ||
+            ((k & 0xfff) == 0 && ctx && qr_qctx_check(ctx, e) != 0) ||
+            qr_titer_info(&it, &ti, e) != 0 || set_rows(f, &ti, k, ord, c, e) != 0) {
+            r = -1;
+            break;
+        }
+        k++;
+        r = qr_titer_next(&it, e);
+    }
+    free(c);
+    if (r < 0) {
+        free(ord);
+        return NULL;
+    }
+    uint32_t *none = NULL;
+    if (!__atomic_compare_exchange_n(&f->ords, &none, ord, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(ord); /* another thread's copy is the one */
+        return none;
+    }
+    return ord;
+}
