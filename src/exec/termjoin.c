@@ -1,14 +1,13 @@
 /* termjoin.c - join counts as a merge of keyword indexes' term
- * dictionaries (termjoin.h): per segment a walk of the dictionary counting
- * each term's postings against the filters' bitmaps, then a k-way merge of
- * the per-segment sorted lists. */
+ * dictionaries (termjoin.h): per segment each side's matches counted per
+ * key through the field's ordinal per row, the keys with rows listed in
+ * dictionary order, then a k-way merge of the per-segment sorted lists. */
 #include "exec/termjoin.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
 #include "match/select.h"
-#include "util/popcount.h"
 
 /* A key some matched row of a segment holds: its term (bytes at off in the
  * list's byte buffer), ordered as the dictionary orders terms (code point
@@ -53,8 +52,7 @@ static int has_sec(const qr_segment *s, uint16_t sec)
 }
 
 /* The rows of segment si that side x counts, as a bitmap in arena a; NULL
- * (and *none = 0) when that is every row of a segment without deletions,
- * which counts a term's df. */
+ * with *failed = 0 when that is every row of a segment without deletions. */
 static uint64_t *side_bits(const qr_tjside *x, uint32_t si, int t, qr_arena *a, qr_err *e,
                            int *failed)
 {
@@ -217,7 +215,7 @@ static int filter_keys(const qr_tjside *x, tjlist *l, int second, qr_arena *a, q
     return rc;
 }
 
-/* Task k: one segment's dictionary walked, its keys listed. */
+/* Task k: one segment's matches counted per key, its keys listed. */
 static int walk(tjob *j, int t, uint32_t k, qr_err *e)
 {
     int s0 = j->same ? 0 : k < j->side[0]->ps->nsegs ? 0 : 1;

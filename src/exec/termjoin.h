@@ -4,21 +4,22 @@
  *
  * A keyword index holds each value of its column once per segment, as a
  * term, with the rows holding it as postings, in dictionary order
- * (index/termdict.h: code point length, then bytes). So per segment each
- * side's filter is evaluated once into a bitmap, the dictionary is walked
- * in order and each term's postings are counted against the bitmap: the
- * rows of that side that hold the value (deleted rows never count). The
- * terms some row of either side holds, with their two counts, form a sorted
- * list per segment; a k-way merge of those lists sums each value's counts
- * over every segment of both tables, and
+ * (index/termdict.h: code point length, then bytes), and its ordinal per
+ * row (index/kwords.c: built on the first join, kept with the open field).
+ * So per segment each side's filter is evaluated once into a bitmap, each
+ * matching row counts one for its value's ordinal (deleted rows never
+ * count), and the dictionary's terms are read in order: the terms some row
+ * of either side holds, with their two counts, form a sorted list per
+ * segment; a k-way merge of those lists sums each value's counts over every
+ * segment of both tables, and
  *   pairs += count_a * count_b,   keys += (count_a > 0 && count_b > 0)
  * which are count(*) and count(DISTINCT key) of the joined rows. A trace
  * spread over several segments is counted once, as the hash join would.
  *
  * When both sides scan the same segments on the same index (a self-join:
- * trace correlation), one walk per segment counts against both bitmaps.
- * Segments are walked in parallel on the searches' pool (one task per
- * segment); the merge runs on the calling thread.
+ * trace correlation), one task per segment counts both sides. Segments
+ * are counted in parallel on the searches' pool (one task per segment);
+ * the merge is cut into key ranges, merged in parallel too.
  *
  * A side's residual that reads only its key column is a test of each key
  * listed for the segment, in batches (the same expression code as rows).
@@ -56,13 +57,15 @@ typedef struct qr_tjcount {
     uint64_t pairs;          /* joined rows: count(*) */
     uint64_t keys;           /* distinct keys with rows on both sides */
     uint64_t rows_a, rows_b; /* each side's matches that hold a key */
-    uint64_t terms;          /* dictionary terms walked */
+    uint64_t terms;          /* dictionary terms read */
     uint64_t listed;         /* (segment, key) entries merged */
 } qr_tjcount;
 
 /* Count the join of a and b on their indexed columns (same: a and b scan
  * the same segments, in the same order, on the same index). Memory (the
- * bitmaps, the per-segment lists) is charged to a->ps's query context.
+ * bitmaps, the per-key counts, the per-segment lists) is charged to
+ * a->ps's query context; a field's ordinals, built here on first use, are
+ * its segment's (invindex.h qr_invfield_ordinals).
  * Returns 0 with *out set; 1 when some segment lacks the index or left a
  * value out of it (nothing counted: join by hash); -1 with e set (53200,
  * 57014, XX001 corrupt postings, 22003 when count(*) passes 2^63 - 1). */

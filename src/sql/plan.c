@@ -100,7 +100,7 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
     line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
          (unsigned long long)st->out, st->out == 1 ? "" : "s");
     if (kind == QR_PLAN_JOIN && st->termjoin) {
-        line(out, "  term dictionaries merged: %.3f ms, %llu terms walked, %llu keys listed",
+        line(out, "  term dictionaries merged: %.3f ms, %llu terms read, %llu keys listed",
              (double)st->t_join[1] / 1e6, (unsigned long long)st->tj_terms,
              (unsigned long long)st->tj_listed);
         line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",

@@ -81,6 +81,17 @@ static uint16_t index_of(const char *col, uint8_t kind)
     return 0;
 }
 
+/* The segment and its keyword field on col, opened. */
+static qr_segment *open_field(const char *col, qr_invfield *f)
+{
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    assert_int_equal(s->rows, ROWS);
+    assert_int_equal(qr_invfield_open(f, s, index_of(col, QR_IX_KEYWORD), &e), 0);
+    return s;
+}
+
 static const char **sort_vals;
 static int by_dict_order(const void *a, const void *b)
 {
@@ -116,11 +127,8 @@ static void expect(const char *const *vals, uint32_t *want)
 static void check_field(const char *col, const char *const *vals)
 {
     qr_err e;
-    qr_segment *s = qr_seg_open(path, &e);
-    assert_non_null(s);
-    assert_int_equal(s->rows, ROWS);
     qr_invfield f;
-    assert_int_equal(qr_invfield_open(&f, s, index_of(col, QR_IX_KEYWORD), &e), 0);
+    qr_segment *s = open_field(col, &f);
     const uint32_t *ord = qr_invfield_ordinals(&f, NULL, &e);
     if (!ord)
         fail_msg("%s: %s", col, e.msg);
@@ -159,11 +167,8 @@ static void *build(void *arg)
 static void test_racing_builds_share_one_copy(void **st)
 {
     (void)st;
-    qr_err e;
-    qr_segment *s = qr_seg_open(path, &e);
-    assert_non_null(s);
     qr_invfield f;
-    assert_int_equal(qr_invfield_open(&f, s, index_of("TraceId", QR_IX_KEYWORD), &e), 0);
+    qr_segment *s = open_field("TraceId", &f);
     enum { N = 4 };
     pthread_t th[N];
     race r[N];
@@ -185,10 +190,8 @@ static void test_canceled_build_keeps_nothing(void **st)
 {
     (void)st;
     qr_err e;
-    qr_segment *s = qr_seg_open(path, &e);
-    assert_non_null(s);
     qr_invfield f;
-    assert_int_equal(qr_invfield_open(&f, s, index_of("TraceId", QR_IX_KEYWORD), &e), 0);
+    qr_segment *s = open_field("TraceId", &f);
     atomic_int stop = 1;
     qr_qctx ctx;
     qr_qctx_init(&ctx, 0);
