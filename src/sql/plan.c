@@ -199,7 +199,7 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
                         : "every match, the columns used");
                 line(out, "      index filter: %s", hw ? fl : "(all rows)");
             }
-            if (s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
+            if (tj ? sh.rest[r] != NULL : s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
                 line(out, "      residual filter: %s",
                      tj ? "on the key, once per key" : "on column values of the matches");
         }

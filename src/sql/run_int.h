@@ -40,6 +40,8 @@ void qr_run_end(qr_expr **t, uint32_t nt);
 typedef struct qr_tjshape {
     uint32_t col[2];
     uint16_t sec[2];
+    const qr_expr *rest[2]; /* each side's residual on its key, or NULL (also
+                             * when it is `key IS NOT NULL`: true of every key) */
 } qr_tjshape;
 /* 1 when s (a join) is that shape (*sh set), else 0. */
 int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh);

@@ -43,6 +43,22 @@ static int reads_only(const qr_expr *x, uint32_t col)
     return 1;
 }
 
+/* 1 when x holds for every non-NULL value of column col: `col IS NOT
+ * NULL`, the guard a negated index term (`TraceId <> ''`) adds, or an AND
+ * of such. An index holds no NULL key. */
+static int true_for_keys(const qr_expr *x, uint32_t col)
+{
+    if (x->kind == QR_EX_ISNULL && x->neg && x->nargs == 1 && x->args[0]->kind == QR_EX_COL &&
+        x->args[0]->slot == col)
+        return 1;
+    if (x->kind != QR_EX_AND)
+        return 0;
+    for (uint32_t i = 0; i < x->nargs; i++)
+        if (!true_for_keys(x->args[i], col))
+            return 0;
+    return 1;
+}
+
 int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
 {
     memset(sh, 0, sizeof *sh);
@@ -66,9 +82,12 @@ int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
         !(sh->sec[1] = keyword_index(d1, sh->col[1])))
         return 0;
     /* a residual is tested on each key: it may read the key alone */
-    if ((s->rng[0].rest && !reads_only(s->rng[0].rest, sh->col[0])) ||
-        (s->rng[1].rest && !reads_only(s->rng[1].rest, sh->col[1])))
-        return 0;
+    for (uint32_t r = 0; r < 2; r++) {
+        const qr_expr *x = s->rng[r].rest;
+        if (x && !reads_only(x, sh->col[r]))
+            return 0;
+        sh->rest[r] = x && !true_for_keys(x, sh->col[r]) ? x : NULL;
+    }
     for (uint32_t i = 0; i < s->naggs; i++) {
         const qr_sqlagg *ag = &s->aggs[i];
         if (ag->fn == QR_AGG_COUNT_STAR && !ag->distinct)
@@ -113,7 +132,7 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
             side[r] = (qr_tjside){.ps = &ps[r],
                                   .sec = sh->sec[r],
                                   .all = !s->rng[r].has_where,
-                                  .rest = s->rng[r].rest,
+                                  .rest = sh->rest[r],
                                   .key_col = sh->col[r],
                                   .ncols = s->scope.r[r].def->ncols,
                                   .types = types[r]};

@@ -103,6 +103,19 @@ static void test_counts_summed_over_segments(void **st)
            "?column?,count\n1,0\n");
 }
 
+/* One segment: one list, nothing to merge with. */
+static void test_one_segment(void **st)
+{
+    (void)st;
+    st_ok("CREATE TABLE c (k text)", "CREATE TABLE");
+    st_ok("CREATE INDEX ON c USING keyword (k)", "CREATE INDEX");
+    st_ok("INSERT INTO c VALUES ('p'), ('p'), ('q'), (NULL), ('')", "INSERT 0 5");
+    merged("SELECT count(*), count(DISTINCT x.k) FROM c x JOIN c y ON x.k = y.k",
+           "count,count\n6,3\n");
+    merged("SELECT count(*), count(DISTINCT a.k) FROM a JOIN c ON a.k = c.k", "count,count\n2,1\n");
+    st_ok("DROP TABLE c", "DROP TABLE");
+}
+
 static void test_deleted_rows_never_count(void **st)
 {
     (void)st;
@@ -144,6 +157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_summed_over_segments),
+        cmocka_unit_test(test_one_segment),
         cmocka_unit_test(test_deleted_rows_never_count),
         cmocka_unit_test(test_unindexed_key_joins_by_hash),
     };
