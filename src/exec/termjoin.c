@@ -37,6 +37,12 @@ typedef struct tjob {
     uint32_t ntasks;
     tjlist *lists; /* one per task */
     uint64_t terms[QR_MAX_SEARCH_THREADS];
+    /* Which keys more than one list holds: each slot marks the hash of
+     * every key it lists in seen[slot] (and in dup[slot] when already
+     * seen), 2^fshift bits each; a key whose bit is in no slot's dup and
+     * in one slot's seen only is in one list, and settles there */
+    uint64_t *seen[QR_MAX_SEARCH_THREADS], *dup[QR_MAX_SEARCH_THREADS];
+    uint32_t fshift;
     atomic_uint next;
     atomic_int failed;
     int rc[QR_MAX_SEARCH_THREADS];
@@ -215,6 +221,14 @@ static int filter_keys(const qr_tjside *x, tjlist *l, int second, qr_arena *a, q
     return rc;
 }
 
+/* A key's bit in the filters: of its code point length and first 8 bytes
+ * only (keys equal there share it and go to the merge, which compares
+ * them whole). */
+static inline uint64_t key_hash(const tjent *x, uint32_t fshift)
+{
+    return ((x->k8 ^ (uint64_t)x->cpl << 48) * 0x9e3779b97f4a7c15ull) >> (64 - fshift);
+}
+
 /* Task k: one segment's matches counted per key, its keys listed. */
 static int walk(tjob *j, int t, uint32_t k, qr_err *e)
 {
@@ -289,6 +303,13 @@ static int walk(tjob *j, int t, uint32_t k, qr_err *e)
         rc = filter_keys(x, l, s0, a, e);
     if (rc == 0 && j->same && j->side[1]->rest)
         rc = filter_keys(j->side[1], l, 1, &j->side[1]->ps->run[t], e);
+    for (uint64_t i = 0; rc == 0 && i < own.n; i++) {
+        uint64_t h = key_hash(&own.e[i], j->fshift), b = 1ull << (h & 63);
+        uint64_t *sw = &j->seen[t][h >> 6];
+        if (*sw & b)
+            j->dup[t][h >> 6] |= b;
+        *sw |= b;
+    }
     j->lists[k] = own; /* freed with the others, whatever rc */
     return rc;
 }
@@ -433,6 +454,7 @@ static int merge_part(mjob *mj, merge *m, uint32_t p, qr_tjcount *res, qr_err *e
             ca += top->x->ca;
             cb += top->x->cb;
             out->listed++;
+            out->merged++;
             if (top->x + 1 == top->end)
                 *top = m->h[--m->nh];
             else
@@ -477,6 +499,97 @@ static void merge_worker(void *arg, int slot)
     qr_qfree(j->ctx, m.h);
 }
 
+/* Adds counts c into out: 0, or -1 (22003) when count(*) is out of range. */
+static int add_counts(qr_tjcount *out, const qr_tjcount *c, qr_err *e)
+{
+    uint64_t q;
+    if (__builtin_add_overflow(out->pairs, c->pairs, &q) || q > INT64_MAX)
+        return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+    out->pairs = q;
+    out->keys += c->keys;
+    out->rows_a += c->rows_a;
+    out->rows_b += c->rows_b;
+    out->listed += c->listed;
+    out->merged += c->merged;
+    return 0;
+}
+
+/* The keys of one list only, settled in place: counted into the slot's
+ * part and left out of the list, which keeps the others (in order) for
+ * the merge. dup: the bits of keys that may be in several lists. */
+typedef struct sjob {
+    tjob *j;
+    const uint64_t *dup;
+    atomic_uint next;
+    qr_tjcount part[QR_MAX_SEARCH_THREADS];
+    int rc[QR_MAX_SEARCH_THREADS];
+    qr_err err[QR_MAX_SEARCH_THREADS];
+} sjob;
+
+static void settle_worker(void *arg, int slot)
+{
+    sjob *sj = arg;
+    tjob *j = sj->j;
+    qr_tjcount o = sj->part[slot]; /* (a local: the slots' parts share cache lines) */
+    for (uint32_t k = atomic_fetch_add(&sj->next, 1); k < j->ntasks && !sj->rc[slot];
+         k = atomic_fetch_add(&sj->next, 1)) {
+        tjlist *l = &j->lists[k];
+        uint64_t w = 0;
+        for (uint64_t i = 0; i < l->n; i++) {
+            const tjent *x = &l->e[i];
+            uint64_t h = key_hash(x, j->fshift);
+            if (sj->dup[h >> 6] >> (h & 63) & 1) {
+                l->e[w++] = *x;
+                continue;
+            }
+            o.listed++;
+            o.rows_a += x->ca;
+            o.rows_b += x->cb;
+            if (x->ca && x->cb) {
+                o.keys++;
+                if (__builtin_add_overflow(o.pairs, (uint64_t)x->ca * x->cb, &o.pairs) ||
+                    o.pairs > INT64_MAX)
+                    sj->rc[slot] = qr_errf(&sj->err[slot], QR_E_OUT_OF_RANGE,
+                                           "count(*) of a join is out of range");
+            }
+        }
+        l->n = w;
+    }
+    sj->part[slot] = o;
+}
+
+/* Settle the keys in one list, leave the others to merge_lists. */
+static int settle_lists(tjob *j, qr_pool *pool, int nt, qr_tjcount *out, qr_err *e)
+{
+    /* dup of slot 0 becomes the union: a key two slots saw is in two lists */
+    size_t nw = ((size_t)1 << j->fshift) / 64;
+    uint64_t *seen = j->seen[0], *dup = j->dup[0];
+    for (int t = 1; t < nt; t++)
+        for (size_t w = 0; w < nw; w++) {
+            dup[w] |= j->dup[t][w] | (seen[w] & j->seen[t][w]);
+            seen[w] |= j->seen[t][w];
+        }
+    sjob *sj = qr_qmalloc(j->ctx, sizeof *sj);
+    if (!sj)
+        return qr_qctx_nomem(j->ctx, e);
+    memset(sj, 0, sizeof *sj);
+    sj->j = j;
+    sj->dup = dup;
+    atomic_init(&sj->next, 0);
+    qr_pool_run(nt > 1 ? pool : NULL, nt, settle_worker, sj);
+    int rc = 0;
+    for (int t = 0; t < nt && rc == 0; t++) {
+        if (sj->rc[t]) {
+            *e = sj->err[t];
+            rc = -1;
+        } else {
+            rc = add_counts(out, &sj->part[t], e);
+        }
+    }
+    qr_qfree(j->ctx, sj);
+    return rc;
+}
+
 static int merge_lists(tjob *j, qr_pool *pool, int nt, qr_tjcount *out, qr_err *e)
 {
     mjob *mj = qr_qmalloc(j->ctx, sizeof *mj);
@@ -508,17 +621,8 @@ static int merge_lists(tjob *j, qr_pool *pool, int nt, qr_tjcount *out, qr_err *
             rc = -1;
             break;
         }
-        const qr_tjcount *c = &mj->part[t];
-        uint64_t q;
-        if (__builtin_add_overflow(out->pairs, c->pairs, &q) || q > INT64_MAX) {
-            rc = qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+        if ((rc = add_counts(out, &mj->part[t], e)) != 0)
             break;
-        }
-        out->pairs = q;
-        out->keys += c->keys;
-        out->rows_a += c->rows_a;
-        out->rows_b += c->rows_b;
-        out->listed += c->listed;
     }
     qr_qfree(j->ctx, split);
     qr_qfree(j->ctx, mj);
@@ -526,7 +630,7 @@ static int merge_lists(tjob *j, qr_pool *pool, int nt, qr_tjcount *out, qr_err *
 }
 
 /* 1 when every segment of x has its index, holding every non-NULL value. */
-static int side_indexed(const qr_tjside *x, qr_err *e)
+static int side_indexed(const qr_tjside *x, uint64_t *nterms, qr_err *e)
 {
     qr_par_search *ps = x->ps;
     for (uint32_t si = 0; si < ps->nsegs; si++) {
@@ -537,6 +641,7 @@ static int side_indexed(const qr_tjside *x, qr_err *e)
             return -1;
         if (f->def.kind != QR_IX_KEYWORD || f->total_tokens != f->docs_with_field)
             return 0;
+        *nterms += f->dict.nterms;
     }
     return 1;
 }
@@ -545,9 +650,10 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, int same, qr_tj
                          qr_err *e)
 {
     memset(out, 0, sizeof *out);
-    int ok = side_indexed(a, e);
+    uint64_t nterms = 0;
+    int ok = side_indexed(a, &nterms, e);
     if (ok == 1 && !same)
-        ok = side_indexed(b, e);
+        ok = side_indexed(b, &nterms, e);
     if (ok != 1)
         return ok < 0 ? -1 : 1;
     qr_par_search *ps = a->ps;
@@ -562,11 +668,28 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, int same, qr_tj
     j->ntasks = same ? ps->nsegs : ps->nsegs + b->ps->nsegs;
     j->lists = qr_qmalloc(j->ctx, sizeof *j->lists * (j->ntasks + 1));
     int rc = j->lists ? 0 : qr_qctx_nomem(j->ctx, e);
+    if (j->lists)
+        memset(j->lists, 0, sizeof *j->lists * (j->ntasks + 1));
     int nt = ps->threads < 1 ? 1 : ps->threads;
     if (b->ps->threads < nt)
         nt = b->ps->threads < 1 ? 1 : b->ps->threads;
+    /* the filters: 8 bits or more per key listed at most (a key that is
+     * in one list only is taken for one in several about 1 time in 8) */
+    j->fshift = 12;
+    while (j->fshift < 40 && ((uint64_t)1 << j->fshift) < 8 * nterms)
+        j->fshift++;
+    size_t fbytes = ((size_t)1 << j->fshift) / 8;
+    for (int t = 0; t < nt && rc == 0; t++) {
+        j->seen[t] = qr_qmalloc(j->ctx, fbytes);
+        j->dup[t] = qr_qmalloc(j->ctx, fbytes);
+        if (!j->seen[t] || !j->dup[t])
+            rc = qr_qctx_nomem(j->ctx, e);
+        else {
+            memset(j->seen[t], 0, fbytes);
+            memset(j->dup[t], 0, fbytes);
+        }
+    }
     if (rc == 0) {
-        memset(j->lists, 0, sizeof *j->lists * (j->ntasks + 1));
         atomic_init(&j->next, 0);
         atomic_init(&j->failed, 0);
         qr_pool_run(ps->pool, nt, worker, j);
@@ -579,7 +702,13 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, int same, qr_tj
         }
     }
     if (rc == 0)
+        rc = settle_lists(j, ps->pool, nt, out, e);
+    if (rc == 0)
         rc = merge_lists(j, ps->pool, nt, out, e);
+    for (int t = 0; t < nt; t++) {
+        qr_qfree(j->ctx, j->seen[t]);
+        qr_qfree(j->ctx, j->dup[t]);
+    }
     for (uint32_t k = 0; j->lists && k < j->ntasks; k++) {
         qr_qfree(j->ctx, j->lists[k].e);
         qr_qfree(j->ctx, j->lists[k].bytes);

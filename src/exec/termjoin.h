@@ -58,7 +58,9 @@ typedef struct qr_tjcount {
     uint64_t keys;           /* distinct keys with rows on both sides */
     uint64_t rows_a, rows_b; /* each side's matches that hold a key */
     uint64_t terms;          /* dictionary terms read */
-    uint64_t listed;         /* (segment, key) entries merged */
+    uint64_t listed;         /* (segment, key) entries listed */
+    uint64_t merged;         /* of those, the ones merged (their key maybe in
+                              * another segment's list too) */
 } qr_tjcount;
 
 /* Count the join of a and b on their indexed columns (same: a and b scan

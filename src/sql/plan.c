@@ -100,9 +100,11 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
     line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
          (unsigned long long)st->out, st->out == 1 ? "" : "s");
     if (kind == QR_PLAN_JOIN && st->termjoin) {
-        line(out, "  term dictionaries merged: %.3f ms, %llu terms read, %llu keys listed",
+        line(out,
+             "  term dictionaries merged: %.3f ms, %llu terms read, %llu keys listed, %llu of "
+             "them merged across segments",
              (double)st->t_join[1] / 1e6, (unsigned long long)st->tj_terms,
-             (unsigned long long)st->tj_listed);
+             (unsigned long long)st->tj_listed, (unsigned long long)st->tj_merged);
         line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",
              (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
              (unsigned long long)st->tj_keys, (unsigned long long)st->join_rows[1]);

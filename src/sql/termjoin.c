@@ -169,6 +169,7 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
         s->stats->join_rows[1] = c.pairs;
         s->stats->tj_terms = c.terms;
         s->stats->tj_listed = c.listed;
+        s->stats->tj_merged = c.merged;
         s->stats->tj_keys = c.keys;
         s->stats->t_join[1] = t1 - t0;
         s->stats->t_post = qr_qctx_now_ns() - t1;
