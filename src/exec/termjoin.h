@@ -10,8 +10,10 @@
  * matching row counts one for its value's ordinal (deleted rows never
  * count), and the dictionary's terms are read in order: the terms some row
  * of either side holds, with their two counts, form a sorted list per
- * segment; a k-way merge of those lists sums each value's counts over every
- * segment of both tables, and
+ * segment. A key that one list alone holds (bit filters of the listed
+ * keys' hashes tell: 8+ bits a key) is counted where it is; the others
+ * go through a k-way merge of the lists that sums each value's counts over
+ * every segment of both tables. Each key adds
  *   pairs += count_a * count_b,   keys += (count_a > 0 && count_b > 0)
  * which are count(*) and count(DISTINCT key) of the joined rows. A trace
  * spread over several segments is counted once, as the hash join would.
@@ -19,7 +21,9 @@
  * When both sides scan the same segments on the same index (a self-join:
  * trace correlation), one task per segment counts both sides. Segments
  * are counted in parallel on the searches' pool (one task per segment);
- * the merge is cut into key ranges, merged in parallel too.
+ * the settling of single-list keys and the merge (cut into key ranges)
+ * run in parallel too. The lists are sized for every term of their
+ * segment's dictionary (24 bytes a term plus its bytes), charged.
  *
  * A side's residual that reads only its key column is a test of each key
  * listed for the segment, in batches (the same expression code as rows).

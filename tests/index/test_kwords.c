@@ -5,7 +5,7 @@
  * values written), NULL and too-long values have none; dense values
  * (bitmaps), inline and block postings alike; threads racing to build it
  * share one copy; a canceled build keeps nothing and a later one succeeds;
- * a full-text field is refused. */
+ * a full-text field is refused; corrupt postings are reported (XX001). */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -211,12 +211,44 @@ static void test_canceled_build_keeps_nothing(void **st)
     qr_seg_close(s);
 }
 
+/* A flipped byte in the field's postings: the build says which segment
+ * and field are corrupt (XX001) and keeps nothing. */
+static void test_corrupt_postings_are_reported(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_invfield f;
+    qr_segment *s = open_field("TraceId", &f);
+    size_t off = (size_t)(f.post - s->map) + f.post_len / 2;
+    qr_invfield_close(&f);
+    qr_seg_close(s);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    FILE *in = fopen(path, "rb"), *out = fopen(bad, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    for (size_t i = 0, c; (c = (size_t)fgetc(in)) != (size_t)EOF; i++)
+        fputc(i == off ? (int)(c ^ 0x5a) : (int)c, out);
+    fclose(in);
+    fclose(out);
+    s = qr_seg_open(bad, &e);
+    assert_non_null(s);
+    assert_int_equal(qr_invfield_open(&f, s, index_of("TraceId", QR_IX_KEYWORD), &e), 0);
+    assert_null(qr_invfield_ordinals(&f, NULL, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "bad.qseg"));
+    assert_null(f.ords);
+    qr_invfield_close(&f);
+    qr_seg_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ordinals_are_dictionary_ranks),
         cmocka_unit_test(test_racing_builds_share_one_copy),
         cmocka_unit_test(test_canceled_build_keeps_nothing),
+        cmocka_unit_test(test_corrupt_postings_are_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
