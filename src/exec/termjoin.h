@@ -1,32 +1,30 @@
 /* termjoin.h - the counts of an inner equi-join of two filtered scans on
- * keyword-indexed columns, as a merge join of the indexes' term
- * dictionaries: no key value is read from a column, no row pair is made.
+ * keyword-indexed columns, from the indexes alone: no key value is read
+ * from a column, no row pair is made, and no term is read per query.
  *
  * A keyword index holds each value of its column once per segment, as a
- * term, with the rows holding it as postings, in dictionary order
- * (index/termdict.h: code point length, then bytes), and its ordinal per
- * row (index/kwords.c: built on the first join, kept with the open field).
- * So per segment each side's filter is evaluated once into a bitmap, each
- * matching row counts one for its value's ordinal (deleted rows never
- * count), and the dictionary's terms are read in order: the terms some row
- * of either side holds, with their two counts, form a sorted list per
- * segment. A key that one list alone holds (bit filters of the listed
- * keys' hashes tell: 8+ bits a key) is counted where it is; the others
- * go through a k-way merge of the lists that sums each value's counts over
- * every segment of both tables. Each key adds
+ * term, with its ordinal per row (index/kwords.c: built on the first join,
+ * kept with the open field). So per segment each side's filter is
+ * evaluated once into a bitmap and each matching row counts one for its
+ * value's ordinal (deleted rows never count). Which keys more than one
+ * segment holds is the segments' key map (index/keymap.h: built by the
+ * first join over a set of segments, kept in the segment cache, shared
+ * by later joins over those segments or some of them). A key of one
+ * segment alone is settled where it is counted; the others' counts are
+ * summed by shared id over every segment of both tables. Each key adds
  *   pairs += count_a * count_b,   keys += (count_a > 0 && count_b > 0)
  * which are count(*) and count(DISTINCT key) of the joined rows. A trace
  * spread over several segments is counted once, as the hash join would.
  *
- * When both sides scan the same segments on the same index (a self-join:
- * trace correlation), one task per segment counts both sides. Segments
- * are counted in parallel on the searches' pool (one task per segment);
- * the settling of single-list keys and the merge (cut into key ranges)
- * run in parallel too. The lists are sized for every term of their
- * segment's dictionary (24 bytes a term plus its bytes), charged.
+ * A segment both sides scan on the same index (a self-join: trace
+ * correlation) is one task counting both sides. Tasks (one per segment)
+ * run in parallel on the searches' pool, each slot summing its shared
+ * keys' counts (two 8-byte counts per shared key, charged).
  *
  * A side's residual that reads only its key column is a test of each key
- * listed for the segment, in batches (the same expression code as rows).
+ * the side's rows hold in a segment, read from the dictionary in order,
+ * in batches (the same expression code as rows). A key value the side
+ * excludes (`a.TraceId <> ''`) is one count set to 0.
  *
  * Exactness: equal keys are equal terms. A keyword index leaves out NULLs
  * (they match nothing: SQL) and values longer than QR_MAX_TERM bytes; a
@@ -55,26 +53,32 @@ typedef struct qr_tjside {
     const qr_expr *rest;
     uint32_t key_col, ncols;
     const uint8_t *types;
+    /* Key values this side's rows must not hold (`key <> 'v'`, taken out
+     * of its filter): Q_TERM nodes of the key's index. A segment's count
+     * of such a key is set to 0 (its ordinal found by one lookup), where
+     * the filter would have read every row holding it. */
+    const qr_query *const *excl;
+    uint32_t nexcl;
 } qr_tjside;
 
 typedef struct qr_tjcount {
     uint64_t pairs;          /* joined rows: count(*) */
     uint64_t keys;           /* distinct keys with rows on both sides */
     uint64_t rows_a, rows_b; /* each side's matches that hold a key */
-    uint64_t terms;          /* dictionary terms read */
-    uint64_t listed;         /* (segment, key) entries listed */
-    uint64_t merged;         /* of those, the ones merged (their key maybe in
-                              * another segment's list too) */
+    uint64_t terms;          /* dictionary terms read (residuals on the key) */
+    uint64_t settled;        /* (segment, key) with rows, of that segment alone */
+    uint64_t summed;         /* (segment, key) with rows, summed by shared id */
+    uint64_t shared;         /* keys the map has more than one segment hold */
+    int map_built;           /* the key map was built by this join */
+    int64_t map_ns;          /* and how long that took */
 } qr_tjcount;
 
-/* Count the join of a and b on their indexed columns (same: a and b scan
- * the same segments, in the same order, on the same index). Memory (the
- * bitmaps, the per-key counts, the per-segment lists) is charged to
- * a->ps's query context; a field's ordinals, built here on first use, are
- * its segment's (invindex.h qr_invfield_ordinals).
+/* Count the join of a and b on their indexed columns. Memory (the bitmaps,
+ * the per-key counts, the shared keys' sums, a key map build's lists) is
+ * charged to a->ps's query context; a field's ordinals and the key map,
+ * built here on first use, are the segments' (kept with them, uncharged).
  * Returns 0 with *out set; 1 when some segment lacks the index or left a
  * value out of it (nothing counted: join by hash); -1 with e set (53200,
  * 57014, XX001 corrupt postings, 22003 when count(*) passes 2^63 - 1). */
-int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, int same, qr_tjcount *out,
-                         qr_err *e);
+int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e);
 #endif

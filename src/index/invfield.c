@@ -7,6 +7,7 @@
  * (format 9; the whole block once in format 8): a dictionary block when an
  * iterator enters it (termdict.c), a term's postings and positions when a
  * cursor on it opens, a dense term's bitmap words when first asked for. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,9 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, 
 
 int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_err *e)
 {
+    static atomic_ullong serials;
     memset(f, 0, sizeof *f);
+    f->serial = atomic_fetch_add(&serials, 1) + 1;
     f->seg = s;
     f->rows = (uint32_t)s->rows;
     const qr_section *sec = qr_seg_section(s, sec_id);
@@ -97,6 +100,8 @@ void qr_invfield_close(qr_invfield *f)
     qr_tdict_close(&f->dict);
     free(f->ords);
     f->ords = NULL;
+    free(f->hashes);
+    f->hashes = NULL;
 }
 
 int qr_invfield_load_norms(qr_invfield *f, qr_err *e)

@@ -87,6 +87,13 @@ typedef struct qr_invfield {
     /* keyword fields: each row's term ordinal (kwords.c), built on first
      * use and published with a release store; NULL until then */
     uint32_t *ords;
+    /* each term's 64-bit hash (qr_hash64 of its bytes) by ordinal: built on
+     * first use (index/keymap.c), published likewise; NULL until then */
+    uint64_t *hashes;
+    /* Which open of which field this is: unique in the process (an open
+     * after a close gets a new one), so a structure built from the field's
+     * terms (index/keymap.h) can tell the field it was built from. */
+    uint64_t serial;
 } qr_invfield;
 
 /* Open field `sec` of segment s: FIELDSTATS and TERMINDEX verified (once
@@ -115,6 +122,16 @@ const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_te
  * of range or in two terms). */
 #define QR_NO_ORD UINT32_MAX
 const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e);
+/* Each term's qr_hash64 by ordinal (f->dict.nterms of them): built on
+ * first use by one walk of the dictionary, then kept with the open field
+ * as the ordinals are (8 bytes a term, uncharged). NULL with e set: out of
+ * memory, canceled (57014, nothing kept), a dictionary whose term count is
+ * not the one it says (XX001). */
+const uint64_t *qr_invfield_term_hashes(qr_invfield *f, qr_qctx *ctx, qr_err *e);
+/* The ordinal of term t (n bytes, as the index holds it) once the field's
+ * ordinals are built: 1 with *o set, 0 when no row holds it, -1 with e set
+ * (corrupt postings, ordinals not built: XX000). */
+int qr_invfield_ordinal_of(qr_invfield *f, const char *t, size_t n, uint32_t *o, qr_err *e);
 /* Give cursors positions from now on (full-text fields; once). Cursors
  * opened before it carry none: call it before a phrase. */
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e);

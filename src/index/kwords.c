@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "index/invindex.h"
+#include "util/hash.h"
 
 /* Give the rows of term ti ordinal k. */
 static int set_rows(qr_invfield *f, const qr_terminfo *ti, uint32_t k, uint32_t *ord, qr_pcursor *c,
@@ -94,4 +95,89 @@ const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e)
         return none;
     }
     return ord;
+}
+
+int qr_invfield_ordinal_of(qr_invfield *f, const char *t, size_t n, uint32_t *o, qr_err *e)
+{
+    const uint32_t *ord = __atomic_load_n(&f->ords, __ATOMIC_ACQUIRE);
+    if (!ord)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s: ordinal of a term before ordinals",
+                       f->seg->path, f->def.name);
+    qr_terminfo ti;
+    int r = qr_tdict_lookup(&f->dict, t, n, &ti, e);
+    if (r != 1 || ti.df == 0)
+        return r < 0 ? -1 : 0;
+    /* the term's first row holds it: that row's ordinal is the term's */
+    uint32_t d = QR_NO_DOC;
+    if (ti.kind == TI_INLINE) {
+        d = ti.idocs[0];
+    } else if (ti.has_bitmap) {
+        const unsigned char *vb = qr_invfield_bitmap(f, &ti, e);
+        if (!vb)
+            return -1;
+        for (size_t w = 0; d == QR_NO_DOC && w < ((size_t)f->rows + 63) / 64; w++) {
+            uint64_t v;
+            memcpy(&v, vb + 8 * w, 8);
+            if (v)
+                d = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(v));
+        }
+    } else {
+        qr_pcursor *c = malloc(sizeof *c);
+        if (!c)
+            return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+        if (qr_invfield_cursor(f, &ti, c, e) != 0) {
+            free(c);
+            return -1;
+        }
+        d = qr_pc_next(c);
+        int bad = c->corrupt;
+        free(c);
+        if (bad)
+            d = QR_NO_DOC;
+    }
+    if (d >= f->rows || ord[d] == QR_NO_ORD)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range",
+                       f->seg->path, f->def.name);
+    *o = ord[d];
+    return 1;
+}
+
+const uint64_t *qr_invfield_term_hashes(qr_invfield *f, qr_qctx *ctx, qr_err *e)
+{
+    const uint64_t *have = __atomic_load_n(&f->hashes, __ATOMIC_ACQUIRE);
+    if (have)
+        return have;
+    uint64_t nt = f->dict.nterms, k = 0;
+    uint64_t *h = malloc(sizeof *h * (nt ? nt : 1));
+    if (!h) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+        return NULL;
+    }
+    qr_titer it;
+    int r = qr_tdict_seek(&f->dict, &it, NULL, 0, e);
+    for (; r == 1; r = qr_titer_next(&it, e), k++) {
+        if (k >= nt) {
+            r = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than it says",
+                        f->seg->path, f->def.name);
+            break;
+        }
+        if ((k & 0xfff) == 0 && ctx && qr_qctx_check(ctx, e) != 0) {
+            r = -1;
+            break;
+        }
+        h[k] = qr_hash64(it.term, it.len);
+    }
+    if (r == 0 && k != nt)
+        r = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has fewer terms than it says",
+                    f->seg->path, f->def.name);
+    if (r < 0) {
+        free(h);
+        return NULL;
+    }
+    uint64_t *none = NULL;
+    if (!__atomic_compare_exchange_n(&f->hashes, &none, h, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        free(h);
+        return none;
+    }
+    return h;
 }

@@ -76,6 +76,7 @@ struct qr_segcache {
     qr_segcache_stats st;                      /* the counters */
     atomic_uint idle_readers;                  /* in every entry's pool */
     atomic_ullong reader_opens, reader_reuses; /* counters */
+    qr_kmcache *keymaps;                       /* shared keys of the entries' fields */
 };
 
 qr_segcache *qr_segcache_new(const qr_segcache_opts *o, qr_err *e)
@@ -90,7 +91,13 @@ qr_segcache *qr_segcache_new(const qr_segcache_opts *o, qr_err *e)
     uint64_t nb = 64;
     while (c && nb < 2ull * c->o.max_segments && nb < (1u << 20))
         nb *= 2;
+    if (c && !(c->keymaps = qr_kmcache_new(e))) {
+        free(c);
+        return NULL;
+    }
     if (!c || !(c->bucket = calloc(nb, sizeof *c->bucket))) {
+        if (c)
+            qr_kmcache_free(c->keymaps);
         free(c);
         qr_errf(e, QR_E_NOMEM, "segment cache: out of memory");
         return NULL;
@@ -141,6 +148,7 @@ void qr_segcache_free(qr_segcache *c)
         free(t);
     }
     free(c->bucket);
+    qr_kmcache_free(c->keymaps);
     pthread_cond_destroy(&c->opened);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -650,3 +658,5 @@ void qr_segcache_get_stats(qr_segcache *c, qr_segcache_stats *st)
     st->reader_opens = atomic_load(&c->reader_opens);
     st->reader_reuses = atomic_load(&c->reader_reuses);
 }
+
+qr_kmcache *qr_segref_keymaps(const qr_segref *r) { return r->c->keymaps; }

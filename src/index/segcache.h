@@ -36,6 +36,7 @@
 
 #include "format/segment.h"
 #include "index/invindex.h"
+#include "index/keymap.h"
 #include "index/table.h"
 #include "util/err.h"
 #include "util/pool.h"
@@ -100,6 +101,10 @@ qr_segment *qr_segref_segment(const qr_segref *r);
  * with e set when the segment has no such section or it is corrupt (not
  * kept: the next call tries again). */
 qr_invfield *qr_segref_field(qr_segref *r, uint16_t sec, qr_err *e);
+
+/* The cache of shared-key maps (index/keymap.h) of the cache's fields:
+ * one per segment cache, shared by every query of the process. */
+qr_kmcache *qr_segref_keymaps(const qr_segref *r);
 
 /* A reader of column `col` of the segment (format/segment.h), for the
  * calling thread alone until it is given back with qr_segref_reader_done:

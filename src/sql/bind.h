@@ -79,7 +79,9 @@ typedef struct qr_sqlstats {
     uint64_t ent_rows[8], join_rows[8];
     int64_t t_ent[8], t_join[8];
     int termjoin; /* the join was counted from the keyword indexes (sql/termjoin.c) */
-    uint64_t tj_terms, tj_listed, tj_merged, tj_keys;
+    uint64_t tj_terms, tj_settled, tj_summed, tj_shared, tj_keys;
+    int tj_map_built; /* the segments' key map was built by this join */
+    int64_t tj_map_ns;
     int have_matched, have_kept;
 } qr_sqlstats;
 #define QR_SQL_MAX_RANGES 8

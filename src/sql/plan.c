@@ -100,11 +100,19 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
     line(out, "Execution: %.3f ms, %llu row%s out", (double)st->t_total / 1e6,
          (unsigned long long)st->out, st->out == 1 ? "" : "s");
     if (kind == QR_PLAN_JOIN && st->termjoin) {
+        char map[64];
+        if (st->tj_map_built)
+            snprintf(map, sizeof map, "built in %.3f ms", (double)st->tj_map_ns / 1e6);
+        else
+            snprintf(map, sizeof map, "cached");
         line(out,
-             "  term dictionaries merged: %.3f ms, %llu terms read, %llu keys listed, %llu of "
-             "them merged across segments",
-             (double)st->t_join[1] / 1e6, (unsigned long long)st->tj_terms,
-             (unsigned long long)st->tj_listed, (unsigned long long)st->tj_merged);
+             "  keys counted by ordinal: %.3f ms; key map %s, %llu keys in several segments; "
+             "%llu keys settled in their segment, %llu summed across segments%s",
+             (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
+             (unsigned long long)st->tj_settled, (unsigned long long)st->tj_summed,
+             st->tj_terms ? "" : "; no term read");
+        if (st->tj_terms)
+            line(out, "  key residuals: %llu terms read", (unsigned long long)st->tj_terms);
         line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",
              (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
              (unsigned long long)st->tj_keys, (unsigned long long)st->join_rows[1]);
@@ -184,7 +192,7 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             if (r > 0 && s->rng[r].on_rest)
                 line(out, "  Filter on joined rows (ON)");
             if (r > 0 && tj)
-                line(out, "  MergeJoin on 1 equal key: the keyword indexes' term dictionaries, "
+                line(out, "  MergeJoin on 1 equal key: the keyword indexes' ordinals and key map, "
                           "no row read (hash join where a segment lacks the index)");
             else if (r > 0)
                 line(out, "  HashJoin%s on %u equal key%s (build: %s)",

@@ -10,7 +10,7 @@
  *   SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b
  *   ON a.TraceId = b.TraceId WHERE a.ServiceName = 'frontend' AND ...
  *
- * exec/termjoin.h counts it by merging the term dictionaries; when a
+ * exec/termjoin.h counts it from the indexes' ordinals and key map; when a
  * segment cannot answer (an index newer than it, a value too long to
  * index), the hash join runs instead. */
 #include <string.h>
@@ -102,6 +102,48 @@ int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
     return 1;
 }
 
+/* A side's filter without the `NOT key:v` terms of its top-level AND (or
+ * itself one): each such term goes to x->excl (a count set to 0 per
+ * segment, termjoin.h), the rest is *run, built in memory of ctx (*own
+ * and x->excl to free). A filter left with nothing matches every row. */
+static int take_excluded(const qr_query *f, uint16_t sec, qr_qctx *ctx, qr_tjside *x,
+                         const qr_query **run, void **own, qr_err *e)
+{
+    static const qr_query every_row = {.type = Q_ALL};
+    *run = f;
+    *own = NULL;
+    const qr_query *const *kid = f->type == Q_AND ? (const qr_query *const *)f->kids : &f;
+    uint32_t n = f->type == Q_AND ? f->n : 1, nx = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nx += kid[i]->type == Q_NOT && kid[i]->kids[0]->type == Q_TERM &&
+              kid[i]->kids[0]->field == sec;
+    if (!nx)
+        return 0;
+    const qr_query **excl = qr_qmalloc(ctx, sizeof *excl * nx);
+    qr_query *and = qr_qmalloc(ctx, sizeof *and + sizeof *and->kids * n);
+    if (!excl || !and) {
+        qr_qfree(ctx, excl);
+        qr_qfree(ctx, and);
+        return qr_qctx_nomem(ctx, e);
+    }
+    *and = *f;
+    and->kids = (qr_query **)(and + 1);
+    and->n = 0;
+    x->nexcl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (kid[i]->type == Q_NOT && kid[i]->kids[0]->type == Q_TERM &&
+            kid[i]->kids[0]->field == sec)
+            excl[x->nexcl++] = kid[i]->kids[0];
+        else
+            and->kids[and->n++] = (qr_query *)kid[i];
+    }
+    x->excl = excl;
+    *own = and;
+    *run = and->n == 0 ? &every_row : and->n == 1 ? and->kids[0] : and;
+    x->all = and->n == 0;
+    return 0;
+}
+
 int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs,
                      const uint32_t *nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e)
 {
@@ -109,35 +151,33 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
     int64_t t0 = qr_qctx_now_ns();
     qr_par_search ps[2];
     int init[2] = {0, 0}, rc = 0;
+    uint8_t types[2][QR_MAX_COLUMNS];
+    qr_tjside side[2];
+    void *own[2] = {NULL, NULL};
+    for (int r = 0; r < 2; r++) {
+        for (uint32_t k = 0; k < s->scope.r[r].def->ncols && k < QR_MAX_COLUMNS; k++)
+            types[r][k] = s->scope.r[r].def->cols[k].type;
+        side[r] = (qr_tjside){.ps = &ps[r],
+                              .sec = sh->sec[r],
+                              .all = !s->rng[r].has_where,
+                              .rest = sh->rest[r],
+                              .key_col = sh->col[r],
+                              .ncols = s->scope.r[r].def->ncols,
+                              .types = types[r]};
+    }
     for (int r = 0; r < 2 && rc == 0; r++) {
-        rc = qr_par_init_refs_tree(&ps[r], pool, s->scope.r[r].def, refs[r], nsegs[r],
-                                   s->rng[r].filter, threads, e);
+        const qr_query *run = s->rng[r].filter;
+        rc = take_excluded(s->rng[r].filter, sh->sec[r], ctx, &side[r], &run, &own[r], e);
+        if (rc == 0)
+            rc = qr_par_init_refs_tree(&ps[r], pool, s->scope.r[r].def, refs[r], nsegs[r], run,
+                                       threads, e);
         init[r] = rc == 0;
         if (rc == 0)
             rc = qr_par_set_ctx(&ps[r], ctx, e);
     }
-    /* a self-join: one walk per segment counts both sides */
-    int same = rc == 0 && s->scope.r[0].def == s->scope.r[1].def && sh->sec[0] == sh->sec[1] &&
-               nsegs[0] == nsegs[1];
-    for (uint32_t i = 0; same && i < nsegs[0]; i++)
-        same = ps[0].ss[i].seg == ps[1].ss[i].seg;
     qr_tjcount c;
-    if (rc == 0) {
-        uint8_t types[2][QR_MAX_COLUMNS];
-        for (int r = 0; r < 2; r++)
-            for (uint32_t k = 0; k < s->scope.r[r].def->ncols && k < QR_MAX_COLUMNS; k++)
-                types[r][k] = s->scope.r[r].def->cols[k].type;
-        qr_tjside side[2];
-        for (int r = 0; r < 2; r++)
-            side[r] = (qr_tjside){.ps = &ps[r],
-                                  .sec = sh->sec[r],
-                                  .all = !s->rng[r].has_where,
-                                  .rest = sh->rest[r],
-                                  .key_col = sh->col[r],
-                                  .ncols = s->scope.r[r].def->ncols,
-                                  .types = types[r]};
-        rc = qr_x_term_join_count(&side[0], &side[1], same, &c, e);
-    }
+    if (rc == 0)
+        rc = qr_x_term_join_count(&side[0], &side[1], &c, e);
     int64_t t1 = qr_qctx_now_ns();
     qr_result R;
     qr_result_init(&R, ctx);
@@ -168,18 +208,24 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
         s->stats->ent_rows[1] = c.rows_b;
         s->stats->join_rows[1] = c.pairs;
         s->stats->tj_terms = c.terms;
-        s->stats->tj_listed = c.listed;
-        s->stats->tj_merged = c.merged;
+        s->stats->tj_settled = c.settled;
+        s->stats->tj_summed = c.summed;
+        s->stats->tj_shared = c.shared;
         s->stats->tj_keys = c.keys;
+        s->stats->tj_map_built = c.map_built;
+        s->stats->tj_map_ns = c.map_ns;
         s->stats->t_join[1] = t1 - t0;
         s->stats->t_post = qr_qctx_now_ns() - t1;
         s->stats->out = out->nrows;
     }
     qr_result_free(&R);
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < 2; r++) {
         if (init[r]) {
             qr_par_set_ctx(&ps[r], NULL, NULL);
             qr_par_free(&ps[r]);
         }
+        qr_qfree(ctx, own[r]);
+        qr_qfree(ctx, (void *)side[r].excl);
+    }
     return rc;
 }
