@@ -33,6 +33,16 @@ typedef struct tjob {
     uint32_t *cnt[QR_MAX_SEARCH_THREADS];
     uint64_t cnt_cap[QR_MAX_SEARCH_THREADS];
     qr_tjcount part[QR_MAX_SEARCH_THREADS];
+    /* GROUP BY a column of side gs (qr_x_term_join_groups): step 1 keeps
+     * the other side's count per key of each task (kc[k]) and sums the
+     * shared keys' (ktot); step 2 weighs each row of side gs by its key's
+     * count, per group ordinal of the task's group field (gcnt[k]) */
+    int grouped, step, gs;
+    uint16_t gsec;
+    uint32_t **kc;
+    uint64_t *ktot;
+    uint64_t **gcnt;
+    qr_invfield **gf;
     atomic_uint next;
     atomic_int failed;
     int rc[QR_MAX_SEARCH_THREADS];
@@ -198,6 +208,47 @@ static inline int add_key(qr_tjcount *o, uint64_t ca, uint64_t cb, qr_err *e)
     return 0;
 }
 
+/* Side r's rows of task tk counted per key into c (zeroed, the field's
+ * nterms counts): its filter's bitmap, then its left-out values set to 0
+ * (one lookup each), then its residual tested per key. Returns the bitmap
+ * (in the side's run arena of slot t, until its next reset; NULL: every
+ * row) and sets *ok, or sets *ok = 0 with e set. */
+static const uint64_t *side_bitmap_count(tjob *j, int t, const tjtask *tk, int r,
+                                         const uint32_t *ord, uint32_t *c, int *ok, qr_err *e)
+{
+    qr_invfield *f = tk->f;
+    uint64_t nt = f->dict.nterms;
+    const qr_tjside *x = j->side[r];
+    qr_arena *a = &x->ps->run[t];
+    qr_arena_reset(a);
+    int failed = 0;
+    const uint64_t *bits = side_bits(x, (uint32_t)tk->si[r], t, a, e, &failed);
+    int bad = failed || count_rows(f, ord, bits, c, nt, e) != 0;
+    for (uint32_t i = 0; !bad && i < x->nexcl; i++) {
+        /* a value left out: its count, found by one lookup, is 0 */
+        uint32_t eo;
+        int got = qr_invfield_ordinal_of(f, x->excl[i]->text, x->excl[i]->len, &eo, e);
+        if (got == 1 && eo >= nt)
+            got = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s ordinals", f->seg->path,
+                          f->def.name);
+        if (got == 1)
+            c[eo] = 0;
+        bad = got < 0;
+    }
+    if (!bad && x->rest)
+        bad = filter_keys(x, f, c, a, &j->part[t].terms, e) != 0;
+    *ok = !bad;
+    return bits;
+}
+
+static int side_count(tjob *j, int t, const tjtask *tk, int r, const uint32_t *ord, uint32_t *c,
+                      qr_err *e)
+{
+    int ok;
+    side_bitmap_count(j, t, tk, r, ord, c, &ok, e);
+    return ok;
+}
+
 /* Task k on slot t: the field's matching rows counted per key, by
  * ordinal, on each side that scans it; a key of this field alone settled
  * here, a shared one's counts added to the slot's sums by shared id. */
@@ -223,32 +274,12 @@ static int count_task(tjob *j, int t, uint32_t k, qr_err *e)
         j->cnt_cap[t] = 2 * nt;
     }
     uint32_t *c[2] = {j->cnt[t], j->cnt[t] + nt};
-    qr_tjcount *o = &j->part[t];
-    for (int r = 0; r < 2; r++) {
-        if (tk->si[r] < 0)
-            continue;
-        const qr_tjside *x = j->side[r];
-        qr_arena *a = &x->ps->run[t];
-        qr_arena_reset(a);
-        int failed = 0;
-        const uint64_t *bits = side_bits(x, (uint32_t)tk->si[r], t, a, e, &failed);
-        int bad = failed || count_rows(f, ord, bits, c[r], nt, e) != 0;
-        for (uint32_t i = 0; !bad && i < x->nexcl; i++) {
-            /* a value left out: its count, found by one lookup, is 0 */
-            uint32_t eo;
-            int got = qr_invfield_ordinal_of(f, x->excl[i]->text, x->excl[i]->len, &eo, e);
-            if (got == 1 && eo >= nt)
-                got = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s ordinals", f->seg->path,
-                              f->def.name);
-            if (got == 1)
-                c[r][eo] = 0;
-            bad = got < 0;
-        }
-        if (bad || (x->rest && filter_keys(x, f, c[r], a, &o->terms, e) != 0)) {
+    for (int r = 0; r < 2; r++)
+        if (tk->si[r] >= 0 && !side_count(j, t, tk, r, ord, c[r], e)) {
             memset(j->cnt[t], 0, sizeof *j->cnt[t] * 2 * nt);
             return -1;
         }
-    }
+    qr_tjcount *o = &j->part[t];
     /* every key: without a branch on its counts (most keys of a trace join
      * have rows, at random), zeroing them for the next task; a segment's
      * sum of count_a * count_b is below its rows squared, under 2^64 */
@@ -287,6 +318,9 @@ static int count_task(tjob *j, int t, uint32_t k, qr_err *e)
     return 0;
 }
 
+static int key_counts_task(tjob *j, int t, uint32_t k, qr_err *e);
+static int group_task(tjob *j, int t, uint32_t k, qr_err *e);
+
 static void worker(void *arg, int slot)
 {
     tjob *j = arg;
@@ -296,8 +330,12 @@ static void worker(void *arg, int slot)
         uint32_t k = atomic_fetch_add(&j->next, 1);
         if (k >= j->ntasks)
             break;
-        if (qr_par_check(j->side[0]->ps, &j->err[slot]) != 0 ||
-            count_task(j, slot, k, &j->err[slot]) != 0) {
+        int r = qr_par_check(j->side[0]->ps, &j->err[slot]);
+        if (r == 0)
+            r = !j->grouped    ? count_task(j, slot, k, &j->err[slot])
+                : j->step == 1 ? key_counts_task(j, slot, k, &j->err[slot])
+                               : group_task(j, slot, k, &j->err[slot]);
+        if (r != 0) {
             j->rc[slot] = -1;
             atomic_store(&j->failed, 1);
             break;
@@ -391,57 +429,59 @@ static const qr_keymap *get_map(tjob *j, int nt, qr_tjcount *out, qr_err *e)
     return m;
 }
 
-int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e)
+/* Ready j to count a join of a and b: both sides indexed, the tasks,
+ * the key map, the slots' sums (two counts per shared id). 0; 1 when a
+ * segment cannot answer; -1 with e set. *nt: the slots. */
+static int job_open(tjob *j, const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, int *nt,
+                    qr_err *e)
 {
-    memset(out, 0, sizeof *out);
     int ok = side_indexed(a, e);
     if (ok == 1)
         ok = side_indexed(b, e);
     if (ok != 1)
         return ok < 0 ? -1 : 1;
-    qr_par_search *ps = a->ps;
-    tjob *j = qr_qmalloc(ps->ctx, sizeof *j);
-    if (!j)
-        return qr_qctx_nomem(ps->ctx, e);
-    memset(j, 0, sizeof *j);
     j->side[0] = a;
     j->side[1] = b;
-    j->ctx = ps->ctx;
-    int nt = ps->threads < 1 ? 1 : ps->threads;
-    if (b->ps->threads < nt)
-        nt = b->ps->threads < 1 ? 1 : b->ps->threads;
-    int rc = make_tasks(j, e);
-    qr_keymap *map = NULL;
-    if (rc == 0 && !(map = (qr_keymap *)get_map(j, nt, out, e)))
-        rc = -1;
-    if (rc == 0) {
-        j->map = map;
-        j->nshared = qr_keymap_shared(map);
-        size_t ab = sizeof(uint64_t) * 2 * ((size_t)j->nshared + 1);
-        for (int t = 0; t < nt && rc == 0; t++) {
-            if (!(j->acc[t] = qr_qmalloc(j->ctx, ab)))
-                rc = qr_qctx_nomem(j->ctx, e);
-            else
-                memset(j->acc[t], 0, ab);
-        }
+    j->ctx = a->ps->ctx;
+    *nt = a->ps->threads < 1 ? 1 : a->ps->threads;
+    if (b->ps->threads < *nt)
+        *nt = b->ps->threads < 1 ? 1 : b->ps->threads;
+    if (make_tasks(j, e) != 0)
+        return -1;
+    if (!(j->map = get_map(j, *nt, out, e)))
+        return -1;
+    j->nshared = qr_keymap_shared(j->map);
+    size_t ab = sizeof(uint64_t) * 2 * ((size_t)j->nshared + 1);
+    for (int t = 0; t < *nt; t++) {
+        if (!(j->acc[t] = qr_qmalloc(j->ctx, ab)))
+            return qr_qctx_nomem(j->ctx, e);
+        memset(j->acc[t], 0, ab);
     }
-    if (rc == 0) {
-        atomic_init(&j->next, 0);
-        atomic_init(&j->failed, 0);
-        qr_pool_run(nt > 1 ? ps->pool : NULL, nt, worker, j);
-        for (int t = 0; t < nt && rc == 0; t++) {
-            if (j->rc[t]) {
-                *e = j->err[t];
-                rc = -1;
-            }
+    return 0;
+}
+
+/* Run the tasks on nt slots: 0, or -1 with e set. */
+static int job_run(tjob *j, int nt, qr_err *e)
+{
+    atomic_store(&j->next, 0);
+    atomic_store(&j->failed, 0);
+    qr_pool_run(nt > 1 ? j->side[0]->ps->pool : NULL, nt, worker, j);
+    for (int t = 0; t < nt; t++)
+        if (j->rc[t]) {
+            *e = j->err[t];
+            return -1;
         }
-    }
-    /* the slots' settled keys, then the shared keys summed over the slots */
-    for (int t = 0; t < nt && rc == 0; t++) {
+    return 0;
+}
+
+/* The slots' counts added into out (count(*) checked). */
+static int job_parts(const tjob *j, int nt, qr_tjcount *out, qr_err *e)
+{
+    for (int t = 0; t < nt; t++) {
         const qr_tjcount *p = &j->part[t];
         uint64_t q;
         if (__builtin_add_overflow(out->pairs, p->pairs, &q) || q > INT64_MAX)
-            rc = qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+            return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
         out->pairs = q;
         out->keys += p->keys;
         out->rows_a += p->rows_a;
@@ -450,6 +490,57 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out
         out->settled += p->settled;
         out->summed += p->summed;
     }
+    out->shared = j->nshared;
+    return 0;
+}
+
+static void job_close(tjob *j)
+{
+    for (int t = 0; t < QR_MAX_SEARCH_THREADS; t++) {
+        qr_qfree(j->ctx, j->acc[t]);
+        qr_qfree(j->ctx, j->cnt[t]);
+    }
+    for (uint32_t k = 0; k < j->ntasks; k++) {
+        if (j->kc)
+            qr_qfree(j->ctx, j->kc[k]);
+        if (j->gcnt)
+            qr_qfree(j->ctx, j->gcnt[k]);
+    }
+    qr_qfree(j->ctx, j->kc);
+    qr_qfree(j->ctx, j->gcnt);
+    qr_qfree(j->ctx, j->gf);
+    qr_qfree(j->ctx, j->ktot);
+    qr_keymap_release((qr_keymap *)j->map);
+    qr_qfree(j->ctx, j->task);
+    qr_qfree(j->ctx, j);
+}
+
+static tjob *job_new(qr_qctx *ctx, qr_err *e)
+{
+    tjob *j = qr_qmalloc(ctx, sizeof *j);
+    if (!j) {
+        qr_qctx_nomem(ctx, e);
+        return NULL;
+    }
+    memset(j, 0, sizeof *j);
+    j->ctx = ctx;
+    atomic_init(&j->next, 0);
+    atomic_init(&j->failed, 0);
+    return j;
+}
+
+int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e)
+{
+    memset(out, 0, sizeof *out);
+    tjob *j = job_new(a->ps->ctx, e);
+    if (!j)
+        return -1;
+    int nt = 1, rc = job_open(j, a, b, out, &nt, e);
+    if (rc == 0)
+        rc = job_run(j, nt, e);
+    if (rc == 0)
+        rc = job_parts(j, nt, out, e);
+    /* the shared keys, summed over the slots */
     for (uint64_t s = 0; rc == 0 && s < j->nshared; s++) {
         uint64_t ca = 0, cb = 0;
         for (int t = 0; t < nt; t++) {
@@ -460,13 +551,270 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out
         out->rows_a -= ca; /* (counted by the tasks already) */
         out->rows_b -= cb;
     }
-    out->shared = j->nshared;
-    for (int t = 0; t < nt; t++) {
-        qr_qfree(j->ctx, j->acc[t]);
-        qr_qfree(j->ctx, j->cnt[t]);
-    }
-    qr_keymap_release(map);
-    qr_qfree(j->ctx, j->task);
-    qr_qfree(j->ctx, j);
+    job_close(j);
     return rc;
+}
+
+/* ---- GROUP BY a column of one side ---- */
+
+/* Step 1, task k: the counting side's rows per key, kept for step 2; the
+ * shared keys' added to the slot's sums. */
+static int key_counts_task(tjob *j, int t, uint32_t k, qr_err *e)
+{
+    const tjtask *tk = &j->task[k];
+    int ks = 1 - j->gs;
+    if (tk->si[ks] < 0)
+        return 0;
+    qr_invfield *f = tk->f;
+    const uint32_t *ord = qr_invfield_ordinals(f, j->ctx, e);
+    if (!ord)
+        return -1;
+    const uint32_t *sid = qr_keymap_sids(j->map, f);
+    if (!sid)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
+                       f->seg->path, f->def.name);
+    uint64_t nt = f->dict.nterms, rows = 0;
+    uint32_t *c = qr_qmalloc(j->ctx, sizeof *c * (nt + 1));
+    if (!c)
+        return qr_qctx_nomem(j->ctx, e);
+    memset(c, 0, sizeof *c * (nt + 1));
+    j->kc[k] = c;
+    if (!side_count(j, t, tk, ks, ord, c, e))
+        return -1;
+    uint64_t *acc = j->acc[t];
+    for (uint64_t i = 0; i < nt; i++) {
+        rows += c[i];
+        if (sid[i] != QR_KM_ONE && c[i]) {
+            if (sid[i] >= j->nshared)
+                return qr_errf(e, QR_E_INTERNAL, "a key map's shared id out of range");
+            acc[sid[i]] += c[i];
+        }
+    }
+    *(ks == 0 ? &j->part[t].rows_a : &j->part[t].rows_b) += rows;
+    return 0;
+}
+
+/* Step 2, task k: each matching row of the grouping side adds its key's
+ * count on the other side (its own segment's, for a key of one segment;
+ * else the sum by shared id) to its group's count, by the group field's
+ * ordinal (one past the last: NULL). */
+static int group_task(tjob *j, int t, uint32_t k, qr_err *e)
+{
+    const tjtask *tk = &j->task[k];
+    int gs = j->gs;
+    if (tk->si[gs] < 0)
+        return 0;
+    qr_invfield *f = tk->f;
+    const uint32_t *ord = qr_invfield_ordinals(f, j->ctx, e);
+    if (!ord)
+        return -1;
+    const uint32_t *sid = qr_keymap_sids(j->map, f);
+    qr_par_search *ps = j->side[gs]->ps;
+    qr_invfield *gf = qr_segsearch_field(&ps->ss[tk->si[gs]], j->gsec, e);
+    const uint32_t *gord = gf ? qr_invfield_ordinals(gf, j->ctx, e) : NULL;
+    if (!gord)
+        return -1;
+    if (!sid)
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
+                       f->seg->path, f->def.name);
+    uint64_t nt = f->dict.nterms, gnt = gf->dict.nterms;
+    if (j->cnt_cap[t] < nt) { /* zeroed; left zeroed */
+        qr_qfree(j->ctx, j->cnt[t]);
+        j->cnt_cap[t] = 0;
+        if (!(j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (nt + 1))))
+            return qr_qctx_nomem(j->ctx, e);
+        memset(j->cnt[t], 0, sizeof *j->cnt[t] * (nt + 1));
+        j->cnt_cap[t] = nt;
+    }
+    uint64_t *gc = qr_qmalloc(j->ctx, sizeof *gc * (gnt + 1));
+    if (!gc)
+        return qr_qctx_nomem(j->ctx, e);
+    memset(gc, 0, sizeof *gc * (gnt + 1));
+    j->gcnt[k] = gc;
+    j->gf[k] = gf;
+    uint32_t *cg = j->cnt[t];
+    int ok;
+    const uint64_t *bits = side_bitmap_count(j, t, tk, gs, ord, cg, &ok, e);
+    const uint32_t *kc = j->kc[k];
+    const uint64_t *ktot = j->ktot;
+    uint64_t rows = 0, pairs = 0;
+    uint32_t nrows = f->rows;
+    int bad = !ok;
+    for (uint32_t w = 0; !bad && w < (nrows + 63) / 64; w++) {
+        uint64_t v = ~0ull; /* no bitmap: every row */
+        if (bits)
+            v = bits[w];
+        else if (w + 1 == (nrows + 63) / 64 && (nrows & 63))
+            v = ~0ull >> (64 - (nrows & 63));
+        for (; v; v &= v - 1) {
+            uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(v), o = ord[d];
+            if (o == QR_NO_ORD || !cg[o]) /* (o < nt: count_rows checked) */
+                continue;
+            rows++;
+            uint32_t sh = sid[o];
+            uint64_t x = sh == QR_KM_ONE ? (kc ? kc[o] : 0) : ktot[sh];
+            if (!x)
+                continue;
+            uint32_t g = gord[d];
+            uint64_t at = g == QR_NO_ORD ? gnt : g;
+            if (at > gnt) {
+                bad = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s ordinals",
+                              gf->seg->path, gf->def.name) != 0;
+                break;
+            }
+            if (__builtin_add_overflow(gc[at], x, &gc[at]) ||
+                __builtin_add_overflow(pairs, x, &pairs)) {
+                bad = qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range") != 0;
+                break;
+            }
+        }
+        if ((w & 0xffff) == 0xffff && qr_qctx_check(j->ctx, e) != 0)
+            bad = 1;
+    }
+    memset(cg, 0, sizeof *cg * nt);
+    if (bad)
+        return -1;
+    qr_tjcount *p = &j->part[t];
+    *(gs == 0 ? &p->rows_a : &p->rows_b) += rows;
+    if (__builtin_add_overflow(p->pairs, pairs, &p->pairs) || p->pairs > INT64_MAX)
+        return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+    return 0;
+}
+
+/* 1 when every segment side x scans has index gsec, a keyword one
+ * holding every non-NULL value; 0 when not; -1 with e set. */
+static int group_indexed(const qr_tjside *x, uint16_t gsec, qr_err *e)
+{
+    qr_par_search *ps = x->ps;
+    for (uint32_t si = 0; si < ps->nsegs; si++) {
+        if (!has_sec(ps->ss[si].seg, gsec))
+            return 0;
+        qr_invfield *f = qr_segsearch_field(&ps->ss[si], gsec, e);
+        if (!f)
+            return -1;
+        if (f->def.kind != QR_IX_KEYWORD || f->total_tokens != f->docs_with_field ||
+            f->dict.nterms >= QR_NO_ORD)
+            return 0;
+    }
+    return 1;
+}
+
+static int group_cmp(const void *x, const void *y)
+{
+    const qr_tjgroup *a = x, *b = y;
+    size_t m = a->n < b->n ? a->n : b->n;
+    int c = m ? memcmp(a->s, b->s, m) : 0;
+    return c ? c : a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* The groups of every task: each one's values with a count, read from
+ * its group field's dictionary, then equal values summed. */
+static int collect_groups(tjob *j, qr_tjgroups *out, qr_err *e)
+{
+    uint64_t n = 0, cap = 0;
+    for (uint32_t k = 0; k < j->ntasks; k++) {
+        const uint64_t *gc = j->gcnt[k];
+        if (!gc)
+            continue;
+        qr_invfield *gf = j->gf[k];
+        uint64_t gnt = gf->dict.nterms;
+        if (__builtin_add_overflow(out->null_count, gc[gnt], &out->null_count))
+            return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+        qr_titer it;
+        int r = qr_tdict_seek(&gf->dict, &it, NULL, 0, e);
+        for (uint64_t o = 0; r == 1 && o < gnt; o++, r = qr_titer_next(&it, e)) {
+            if (!gc[o])
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                qr_tjgroup *p = qr_qrealloc(j->ctx, out->g, sizeof *p * cap);
+                if (!p)
+                    return qr_qctx_nomem(j->ctx, e);
+                out->g = p;
+            }
+            char *s = qr_arena_alloc(&out->a, it.len + 1);
+            if (!s)
+                return qr_qctx_nomem(j->ctx, e);
+            memcpy(s, it.term, it.len);
+            out->g[n++] = (qr_tjgroup){s, (uint32_t)it.len, gc[o]};
+        }
+        if (r < 0)
+            return -1;
+    }
+    if (n > 1)
+        qsort(out->g, n, sizeof *out->g, group_cmp);
+    uint64_t w = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (w && group_cmp(&out->g[w - 1], &out->g[i]) == 0) {
+            if (__builtin_add_overflow(out->g[w - 1].count, out->g[i].count,
+                                       &out->g[w - 1].count))
+                return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+            continue;
+        }
+        out->g[w++] = out->g[i];
+    }
+    out->n = w;
+    return 0;
+}
+
+int qr_x_term_join_groups(const qr_tjside *a, const qr_tjside *b, int gside, uint16_t gsec,
+                          qr_tjgroups *out, qr_tjcount *c, qr_err *e)
+{
+    memset(c, 0, sizeof *c);
+    memset(out, 0, sizeof *out);
+    out->ctx = a->ps->ctx;
+    qr_arena_init(&out->a, 16 << 10, 0);
+    qr_arena_set_ctx(&out->a, out->ctx);
+    int ok = group_indexed(gside == 0 ? a : b, gsec, e);
+    if (ok != 1)
+        return ok < 0 ? -1 : 1;
+    tjob *j = job_new(a->ps->ctx, e);
+    if (!j)
+        return -1;
+    j->grouped = 1;
+    j->gs = gside;
+    j->gsec = gsec;
+    int nt = 1, rc = job_open(j, a, b, c, &nt, e);
+    if (rc == 0) {
+        size_t n = (size_t)j->ntasks + 1;
+        j->kc = qr_qmalloc(j->ctx, sizeof *j->kc * n);
+        j->gcnt = qr_qmalloc(j->ctx, sizeof *j->gcnt * n);
+        j->gf = qr_qmalloc(j->ctx, sizeof *j->gf * n);
+        j->ktot = qr_qmalloc(j->ctx, sizeof *j->ktot * ((size_t)j->nshared + 1));
+        if (!j->kc || !j->gcnt || !j->gf || !j->ktot)
+            rc = qr_qctx_nomem(j->ctx, e);
+        else {
+            memset(j->kc, 0, sizeof *j->kc * n);
+            memset(j->gcnt, 0, sizeof *j->gcnt * n);
+            memset(j->gf, 0, sizeof *j->gf * n);
+        }
+    }
+    j->step = 1;
+    if (rc == 0)
+        rc = job_run(j, nt, e);
+    for (uint64_t s = 0; rc == 0 && s < j->nshared; s++) {
+        uint64_t x = 0;
+        for (int t = 0; t < nt; t++)
+            x += j->acc[t][s];
+        j->ktot[s] = x;
+    }
+    j->step = 2;
+    if (rc == 0)
+        rc = job_run(j, nt, e);
+    if (rc == 0)
+        rc = job_parts(j, nt, c, e);
+    if (rc == 0)
+        rc = collect_groups(j, out, e);
+    job_close(j);
+    if (rc != 0)
+        qr_tjgroups_free(out);
+    return rc;
+}
+
+void qr_tjgroups_free(qr_tjgroups *g)
+{
+    qr_qfree(g->ctx, g->g);
+    g->g = NULL;
+    g->n = 0;
+    qr_arena_free(&g->a);
 }

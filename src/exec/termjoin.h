@@ -81,4 +81,35 @@ typedef struct qr_tjcount {
  * value out of it (nothing counted: join by hash); -1 with e set (53200,
  * 57014, XX001 corrupt postings, 22003 when count(*) passes 2^63 - 1). */
 int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e);
+
+/* GROUP BY one text column of one side (gside: 0 for a, 1 for b) with a
+ * keyword index (gsec) in each of its segments: count(*) of the joined
+ * rows per value of that column. Step 1 counts the other side's rows per
+ * key (kept per segment; shared keys summed by id); step 2 reads each
+ * matching row of the grouping side once, through two ordinals (its key's
+ * and its group's), adding its key's count on the other side to its
+ * group. So the cost is the grouping side's matches, not the joined rows.
+ * The values are read from each segment's dictionary of the group column
+ * (those with a count only) and equal ones summed. */
+typedef struct qr_tjgroup {
+    const char *s; /* the value's bytes (in the groups' arena) */
+    uint32_t n;
+    uint64_t count; /* joined rows: > 0 */
+} qr_tjgroup;
+
+typedef struct qr_tjgroups {
+    qr_tjgroup *g; /* by value (bytes), each once */
+    uint32_t n;
+    uint64_t null_count; /* joined rows whose group column is NULL */
+    qr_arena a;
+    qr_qctx *ctx;
+} qr_tjgroups;
+
+/* 0 with *out (free with qr_tjgroups_free) and *c (pairs: every joined
+ * row; rows_a, rows_b; keys not counted) set; 1 when a segment cannot
+ * answer (as qr_x_term_join_count, or the group column's index is missing
+ * or leaves a value out: nothing set, join by hash); -1 with e set. */
+int qr_x_term_join_groups(const qr_tjside *a, const qr_tjside *b, int gside, uint16_t gsec,
+                          qr_tjgroups *out, qr_tjcount *c, qr_err *e);
+void qr_tjgroups_free(qr_tjgroups *g);
 #endif

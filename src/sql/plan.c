@@ -105,17 +105,30 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
             snprintf(map, sizeof map, "built in %.3f ms", (double)st->tj_map_ns / 1e6);
         else
             snprintf(map, sizeof map, "cached");
-        line(out,
-             "  keys counted by ordinal: %.3f ms; key map %s, %llu keys in several segments; "
-             "%llu keys settled in their segment, %llu summed across segments%s",
-             (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
-             (unsigned long long)st->tj_settled, (unsigned long long)st->tj_summed,
-             st->tj_terms ? "" : "; no term read");
+        if (st->tj_grouped) {
+            line(out,
+                 "  keys counted by ordinal, rows weighed by group: %.3f ms; key map %s, %llu "
+                 "keys in several segments%s",
+                 (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
+                 st->tj_terms ? "" : "; no term read");
+        } else {
+            line(out,
+                 "  keys counted by ordinal: %.3f ms; key map %s, %llu keys in several segments; "
+                 "%llu keys settled in their segment, %llu summed across segments%s",
+                 (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
+                 (unsigned long long)st->tj_settled, (unsigned long long)st->tj_summed,
+                 st->tj_terms ? "" : "; no term read");
+        }
         if (st->tj_terms)
             line(out, "  key residuals: %llu terms read", (unsigned long long)st->tj_terms);
-        line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",
-             (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
-             (unsigned long long)st->tj_keys, (unsigned long long)st->join_rows[1]);
+        if (st->tj_grouped)
+            line(out, "  rows with a key: %llu and %llu; %llu joined rows",
+                 (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
+                 (unsigned long long)st->join_rows[1]);
+        else
+            line(out, "  rows with a key: %llu and %llu; %llu keys on both sides, %llu joined rows",
+                 (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
+                 (unsigned long long)st->tj_keys, (unsigned long long)st->join_rows[1]);
         line(out, "  having, select list: %.3f ms", (double)st->t_post / 1e6);
         return;
     }
@@ -170,8 +183,16 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
         qr_tjshape sh;
         int tj = qr_run_term_join_shape(s, &sh);
-        if (tj)
+        if (tj && sh.gside >= 0) {
+            const char *g = s->scope.r[sh.gside].alias ? s->scope.r[sh.gside].alias
+                                                       : s->scope.r[sh.gside].relname;
+            line(out,
+                 "Aggregate by %s.%s: counts of the merge join, each row of %s weighing its "
+                 "key's rows on the other side",
+                 g, s->scope.r[sh.gside].def->cols[sh.gcol].name, g);
+        } else if (tj) {
             line(out, "Aggregate (one group): counts of the merge join");
+        }
         else if (s->grouped)
             line(out, "HashAggregate%s (over cells)",
                  s->ngroup ? " by the GROUP BY keys" : " (one group)");

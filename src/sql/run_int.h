@@ -42,6 +42,9 @@ typedef struct qr_tjshape {
     uint16_t sec[2];
     const qr_expr *rest[2]; /* each side's residual on its key, or NULL (also
                              * when it is `key IS NOT NULL`: true of every key) */
+    int gside;              /* GROUP BY a column of this side (-1: no GROUP BY) */
+    uint32_t gcol;          /* that column, with keyword index gsec */
+    uint16_t gsec;
 } qr_tjshape;
 /* 1 when s (a join) is that shape (*sh set), else 0. */
 int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh);

@@ -5,7 +5,9 @@
  * residual on its key column (tested once per key), no other ON or WHERE
  * term, and nothing but count(*), count(key) and
  * count(DISTINCT key) asked of the joined rows (HAVING, ORDER BY, LIMIT on
- * that one row allowed). Trace correlation is this shape:
+ * that one row allowed), or count(*) and count(key) per value of one
+ * keyword-indexed text column of either side (GROUP BY l.ServiceName).
+ * Trace correlation is this shape:
  *
  *   SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b
  *   ON a.TraceId = b.TraceId WHERE a.ServiceName = 'frontend' AND ...
@@ -17,6 +19,7 @@
 
 #include "exec/aggregate.h"
 #include "exec/join.h"
+#include "exec/project.h"
 #include "exec/termjoin.h"
 #include "sql/run.h"
 #include "sql/run_int.h"
@@ -62,7 +65,7 @@ static int true_for_keys(const qr_expr *x, uint32_t col)
 int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
 {
     memset(sh, 0, sizeof *sh);
-    if (s->no_merge_join || s->scope.n != 2 || !s->grouped || s->ngroup || s->rest ||
+    if (s->no_merge_join || s->scope.n != 2 || !s->grouped || s->ngroup > 1 || s->rest ||
         s->uses_score || !s->naggs)
         return 0;
     for (uint32_t r = 0; r < 2; r++)
@@ -88,8 +91,27 @@ int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh)
             return 0;
         sh->rest[r] = x && !true_for_keys(x, sh->col[r]) ? x : NULL;
     }
+    /* GROUP BY one keyword-indexed text column of either side */
+    sh->gside = -1;
+    if (s->ngroup) {
+        const qr_expr *g = s->gx[0];
+        if (g->kind != QR_EX_COL)
+            return 0;
+        for (int r = 0; r < 2 && sh->gside < 0; r++) {
+            uint32_t base = s->scope.r[r].base;
+            if (g->slot >= base && g->slot - base < s->scope.r[r].def->ncols) {
+                sh->gside = r;
+                sh->gcol = g->slot - base;
+            }
+        }
+        if (sh->gside < 0 ||
+            !(sh->gsec = keyword_index(s->scope.r[sh->gside].def, sh->gcol)))
+            return 0;
+    }
     for (uint32_t i = 0; i < s->naggs; i++) {
         const qr_sqlagg *ag = &s->aggs[i];
+        if (s->ngroup && ag->distinct) /* distinct keys per group: not counted */
+            return 0;
         if (ag->fn == QR_AGG_COUNT_STAR && !ag->distinct)
             continue;
         int64_t slot = !ag->arg                     ? (int64_t)ag->col
@@ -176,31 +198,57 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
             rc = qr_par_set_ctx(&ps[r], ctx, e);
     }
     qr_tjcount c;
-    if (rc == 0)
+    qr_tjgroups G;
+    memset(&G, 0, sizeof G);
+    if (rc == 0 && sh->gside < 0)
         rc = qr_x_term_join_count(&side[0], &side[1], &c, e);
+    else if (rc == 0)
+        rc = qr_x_term_join_groups(&side[0], &side[1], sh->gside, sh->gsec, &G, &c, e);
     int64_t t1 = qr_qctx_now_ns();
     qr_result R;
     qr_result_init(&R, ctx);
     uint32_t b0 = s->scope.r[0].base, b1 = s->scope.r[1].base;
-    if (rc == 0) { /* the one group: the counts */
-        for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
-            int kind, type;
-            qr_xtype_rcol(s->slot_type[i], &kind, &type);
-            rc = qr_result_add_col(&R, "count", kind, type, 0, e);
+    if (rc == 0 && sh->gside >= 0) { /* the group column, then the counts */
+        const qr_coldef *gc = &s->scope.r[sh->gside].def->cols[sh->gcol];
+        rc = qr_result_add_col(&R, gc->name, qr_x_kind_of(gc->type), gc->type, gc->tsfmt, e);
+    }
+    for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
+        int kind, type;
+        qr_xtype_rcol(s->slot_type[s->ngroup + i], &kind, &type);
+        rc = qr_result_add_col(&R, "count", kind, type, 0, e);
+    }
+    /* the rows: one per group (NULL last), or the one group */
+    uint32_t ng = sh->gside < 0 ? 1 : G.n + (G.null_count > 0);
+    for (uint32_t k = 0; k < ng && rc == 0; k++) {
+        qr_cell *row = qr_result_add_row(&R, e);
+        if (!row) {
+            rc = -1;
+            break;
         }
-        qr_cell *row = rc == 0 ? qr_result_add_row(&R, e) : NULL;
-        rc = rc == 0 && !row ? -1 : rc;
+        uint32_t at = 0;
+        uint64_t n = c.pairs;
+        if (sh->gside >= 0 && k < G.n) {
+            rc = qr_result_set_text(&R, &row[0], G.g[k].s, G.g[k].n, e);
+            n = G.g[k].count;
+            at = 1;
+        } else if (sh->gside >= 0) {
+            row[0] = (qr_cell){.null = 1};
+            n = G.null_count;
+            at = 1;
+        }
         for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
             const qr_sqlagg *ag = &s->aggs[i];
             int64_t slot = !ag->arg ? ag->col : (int64_t)ag->arg->slot;
             int distinct =
                 ag->fn == QR_AGG_COUNT && ag->distinct &&
                 (slot == (int64_t)(b0 + sh->col[0]) || slot == (int64_t)(b1 + sh->col[1]));
-            row[i] = (qr_cell){.i = (int64_t)(distinct ? c.keys : c.pairs)};
+            row[at + i] = (qr_cell){.i = (int64_t)(distinct ? c.keys : n)};
         }
-        if (rc == 0)
-            rc = qr_run_post_groups(s, &R, out, e);
     }
+    if (sh->gside >= 0)
+        qr_tjgroups_free(&G);
+    if (rc == 0)
+        rc = qr_run_post_groups(s, &R, out, e);
     if (s->stats && rc == 0) {
         s->stats->termjoin = 1;
         s->stats->nent = 2;
@@ -213,6 +261,7 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
         s->stats->tj_shared = c.shared;
         s->stats->tj_keys = c.keys;
         s->stats->tj_map_built = c.map_built;
+        s->stats->tj_grouped = sh->gside >= 0;
         s->stats->tj_map_ns = c.map_ns;
         s->stats->t_join[1] = t1 - t0;
         s->stats->t_post = qr_qctx_now_ns() - t1;

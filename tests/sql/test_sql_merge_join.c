@@ -147,6 +147,52 @@ static void test_deleted_rows_never_count(void **st)
     st_ok("INSERT INTO a VALUES ('x', 7)", "INSERT 0 1");
 }
 
+/* GROUP BY a keyword column of either side: each row of that side weighs
+ * its key's count on the other. Keys in one, two and three segments,
+ * NULL groups, the empty key, deleted rows. */
+static void test_group_by_a_side_column(void **st)
+{
+    (void)st;
+    st_ok("CREATE TABLE t (tr text, svc text, n integer)", "CREATE TABLE");
+    st_ok("CREATE INDEX ON t USING keyword (tr)", "CREATE INDEX");
+    st_ok("CREATE INDEX ON t USING keyword (svc)", "CREATE INDEX");
+    st_ok("INSERT INTO t VALUES ('t1', 'web', 1), ('t1', 'db', 2), ('t2', 'web', 3), "
+          "(NULL, 'web', 4), ('t3', NULL, 5)",
+          "INSERT 0 5");
+    st_ok("INSERT INTO t VALUES ('t1', 'api', 6), ('t2', 'db', 7), ('t3', 'web', 8), ('', 'api', 9)",
+          "INSERT 0 4");
+    st_ok("INSERT INTO t VALUES ('t2', 'api', 10), ('t4', 'db', 11), ('t3', 'db', 12), "
+          "('', 'web', 13)",
+          "INSERT 0 4");
+    /* f's db rows: one per key t1..t4; l's rows of those keys by service */
+    merged("SELECT l.svc, count(*) FROM t l JOIN t f ON l.tr = f.tr WHERE f.svc = 'db' GROUP BY 1 "
+           "ORDER BY 1",
+           "svc,count\napi,2\ndb,4\nweb,3\n,1\n");
+    /* grouped by the other side's column, with a key left out there */
+    merged("SELECT f.svc, count(*) FROM t l JOIN t f ON l.tr = f.tr WHERE l.svc = 'web' AND "
+           "f.tr <> '' GROUP BY f.svc ORDER BY 2 DESC, 1",
+           "svc,count\ndb,3\nweb,3\napi,2\n,1\n");
+    /* no filter: each row weighs its key's rows; HAVING, ORDER BY, LIMIT */
+    merged("SELECT l.svc AS s, count(*) AS n FROM t l JOIN t f ON l.tr = f.tr GROUP BY l.svc "
+           "HAVING count(*) > 5 ORDER BY n DESC LIMIT 2",
+           "s,n\nweb,11\ndb,10\n");
+    /* grouped by the key itself */
+    merged("SELECT l.tr, count(*), count(f.tr) FROM t l JOIN t f ON l.tr = f.tr WHERE f.svc = 'web' "
+           "AND l.tr <> '' GROUP BY 1 ORDER BY 1",
+           "tr,count,count\nt1,3,3\nt2,3,3\nt3,3,3\n");
+    /* distinct keys per group are not counted from the indexes: by hash */
+    char *p = plan_of("EXPLAIN", "SELECT l.svc, count(DISTINCT l.tr) FROM t l JOIN t f ON "
+                                 "l.tr = f.tr GROUP BY 1");
+    if (strstr(p, "MergeJoin") || !strstr(p, "HashJoin"))
+        fail_msg("count(DISTINCT) per group: not a hash join:\n%s", p);
+    free(p);
+    st_ok("DELETE FROM t WHERE n = 2", "DELETE 1");
+    merged("SELECT l.svc, count(*) FROM t l JOIN t f ON l.tr = f.tr WHERE f.svc = 'db' GROUP BY 1 "
+           "ORDER BY 1",
+           "svc,count\napi,1\ndb,3\nweb,2\n,1\n");
+    st_ok("DROP TABLE t", "DROP TABLE");
+}
+
 /* A key longer than a keyword index keeps (255 bytes): the segment cannot
  * answer, so the statement joins rows by hash, with the same answer. */
 static void test_unindexed_key_joins_by_hash(void **st)
@@ -178,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_counts_summed_over_segments),
         cmocka_unit_test(test_one_segment),
         cmocka_unit_test(test_deleted_rows_never_count),
+        cmocka_unit_test(test_group_by_a_side_column),
         cmocka_unit_test(test_unindexed_key_joins_by_hash),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -690,6 +690,19 @@ static void test_sql_merge_joins_equal_sqlite(void **st)
         {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
          "b.TraceId WHERE a.ServiceName = 'nope'",
          NULL},
+        /* GROUP BY a keyword column of either side: rows weighed by their
+         * key's rows on the other side */
+        {"SELECT a.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE "
+         "b.TraceId <> '' GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT b.SeverityText, count(*), count(a.TraceId) FROM logs a JOIN logs b ON a.TraceId "
+         "= b.TraceId WHERE a.ServiceName = 'checkout' AND a.TraceId <> '' GROUP BY b.SeverityText "
+         "ORDER BY 2 DESC, 1",
+         NULL},
+        {"SELECT a.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE "
+         "a.TraceId LIKE 'a%' AND b.SeverityNumber >= 13 GROUP BY 1 HAVING count(*) > 2 ORDER BY "
+         "1",
+         NULL},
     };
     for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
         char plan[4096];
@@ -712,7 +725,12 @@ static void test_sql_merge_joins_equal_sqlite(void **st)
         "SELECT count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE a.ServiceName "
         "LIKE 'c%'",
         "SELECT count(*) FROM logs a LEFT JOIN logs b ON a.TraceId = b.TraceId",
-        "SELECT a.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId GROUP BY 1",
+        "SELECT a.SeverityNumber, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId GROUP "
+        "BY 1",
+        "SELECT a.ServiceName, b.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = "
+        "b.TraceId GROUP BY 1, 2",
+        "SELECT a.ServiceName, count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
+        "b.TraceId GROUP BY 1",
         "SELECT count(*) FROM logs a JOIN logs b ON a.ServiceName = b.ServiceName AND a.TraceId = "
         "b.TraceId",
     };
