@@ -249,6 +249,18 @@ static int side_count(tjob *j, int t, const tjtask *tk, int r, const uint32_t *o
     return ok;
 }
 
+/* A task's key field: its ordinal per row and its shared ids. */
+static int task_keys(tjob *j, qr_invfield *f, const uint32_t **ord, const uint32_t **sid,
+                     qr_err *e)
+{
+    if (!(*ord = qr_invfield_ordinals(f, j->ctx, e)))
+        return -1;
+    if (!(*sid = qr_keymap_sids(j->map, f)))
+        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
+                       f->seg->path, f->def.name);
+    return 0;
+}
+
 /* Task k on slot t: the field's matching rows counted per key, by
  * ordinal, on each side that scans it; a key of this field alone settled
  * here, a shared one's counts added to the slot's sums by shared id. */
@@ -256,13 +268,9 @@ static int count_task(tjob *j, int t, uint32_t k, qr_err *e)
 {
     const tjtask *tk = &j->task[k];
     qr_invfield *f = tk->f;
-    const uint32_t *ord = qr_invfield_ordinals(f, j->ctx, e);
-    if (!ord)
+    const uint32_t *ord, *sid;
+    if (task_keys(j, f, &ord, &sid, e) != 0)
         return -1;
-    const uint32_t *sid = qr_keymap_sids(j->map, f);
-    if (!sid)
-        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
-                       f->seg->path, f->def.name);
     uint64_t nt = f->dict.nterms;
     if (j->cnt_cap[t] < 2 * nt) { /* zeroed here; each task leaves it zeroed */
         qr_qfree(j->ctx, j->cnt[t]);
@@ -566,13 +574,9 @@ static int key_counts_task(tjob *j, int t, uint32_t k, qr_err *e)
     if (tk->si[ks] < 0)
         return 0;
     qr_invfield *f = tk->f;
-    const uint32_t *ord = qr_invfield_ordinals(f, j->ctx, e);
-    if (!ord)
+    const uint32_t *ord, *sid;
+    if (task_keys(j, f, &ord, &sid, e) != 0)
         return -1;
-    const uint32_t *sid = qr_keymap_sids(j->map, f);
-    if (!sid)
-        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
-                       f->seg->path, f->def.name);
     uint64_t nt = f->dict.nterms, rows = 0;
     uint32_t *c = qr_qmalloc(j->ctx, sizeof *c * (nt + 1));
     if (!c)
@@ -605,18 +609,14 @@ static int group_task(tjob *j, int t, uint32_t k, qr_err *e)
     if (tk->si[gs] < 0)
         return 0;
     qr_invfield *f = tk->f;
-    const uint32_t *ord = qr_invfield_ordinals(f, j->ctx, e);
-    if (!ord)
+    const uint32_t *ord, *sid;
+    if (task_keys(j, f, &ord, &sid, e) != 0)
         return -1;
-    const uint32_t *sid = qr_keymap_sids(j->map, f);
     qr_par_search *ps = j->side[gs]->ps;
     qr_invfield *gf = qr_segsearch_field(&ps->ss[tk->si[gs]], j->gsec, e);
     const uint32_t *gord = gf ? qr_invfield_ordinals(gf, j->ctx, e) : NULL;
     if (!gord)
         return -1;
-    if (!sid)
-        return qr_errf(e, QR_E_INTERNAL, "segment %s: %s is not in the join's key map",
-                       f->seg->path, f->def.name);
     uint64_t nt = f->dict.nterms, gnt = gf->dict.nterms;
     if (j->cnt_cap[t] < nt) { /* zeroed; left zeroed */
         qr_qfree(j->ctx, j->cnt[t]);
