@@ -31,6 +31,7 @@ typedef struct tjob {
      * the per-ordinal counts of the task at hand (reused, grown) */
     uint64_t *acc[QR_MAX_SEARCH_THREADS];
     uint32_t *cnt[QR_MAX_SEARCH_THREADS];
+    uint64_t *wt[QR_MAX_SEARCH_THREADS]; /* grouped: each key's weight */
     uint64_t cnt_cap[QR_MAX_SEARCH_THREADS];
     qr_tjcount part[QR_MAX_SEARCH_THREADS];
     /* GROUP BY a column of side gs (qr_x_term_join_groups): step 1 keeps
@@ -126,7 +127,6 @@ bad:
     return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than its dictionary",
                    f->seg->path, f->def.name);
 }
-
 
 #define KEY_BATCH 1024u
 
@@ -250,8 +250,7 @@ static int side_count(tjob *j, int t, const tjtask *tk, int r, const uint32_t *o
 }
 
 /* A task's key field: its ordinal per row and its shared ids. */
-static int task_keys(tjob *j, qr_invfield *f, const uint32_t **ord, const uint32_t **sid,
-                     qr_err *e)
+static int task_keys(tjob *j, qr_invfield *f, const uint32_t **ord, const uint32_t **sid, qr_err *e)
 {
     if (!(*ord = qr_invfield_ordinals(f, j->ctx, e)))
         return -1;
@@ -507,6 +506,7 @@ static void job_close(tjob *j)
     for (int t = 0; t < QR_MAX_SEARCH_THREADS; t++) {
         qr_qfree(j->ctx, j->acc[t]);
         qr_qfree(j->ctx, j->cnt[t]);
+        qr_qfree(j->ctx, j->wt[t]);
     }
     for (uint32_t k = 0; k < j->ntasks; k++) {
         if (j->kc)
@@ -598,10 +598,160 @@ static int key_counts_task(tjob *j, int t, uint32_t k, qr_err *e)
     return 0;
 }
 
+/* A key's rows on the counting side: its own segment's count for a key of
+ * one segment (none when that side does not scan it), else the sum by
+ * shared id. */
+static inline uint64_t key_weight(const tjob *j, const uint32_t *sid, const uint32_t *kc,
+                                  uint64_t o)
+{
+    return sid[o] == QR_KM_ONE ? (kc ? kc[o] : 0) : j->ktot[sid[o]];
+}
+
+/* Where step 2 adds: a task's group counts by group ordinal (gnt: NULL). */
+typedef struct gsum {
+    const uint64_t *bits; /* the grouping side's matches (NULL: every row) */
+    const uint32_t *gord;
+    uint64_t *gc, gnt;
+    uint64_t w; /* the key at hand's weight (postings) */
+    uint64_t rows, pairs;
+} gsum;
+
+/* Row d adds weight w to its group: 0, -3 on overflow, -4 corrupt. */
+static inline int add_row(gsum *g, uint32_t d, uint64_t w)
+{
+    uint32_t o = g->gord[d];
+    uint64_t at = o == QR_NO_ORD ? g->gnt : o;
+    if (at > g->gnt)
+        return -4;
+    if (__builtin_add_overflow(g->gc[at], w, &g->gc[at]) ||
+        __builtin_add_overflow(g->pairs, w, &g->pairs))
+        return -3;
+    g->rows++;
+    return 0;
+}
+
+static int posting_row(void *arg, uint32_t d)
+{
+    gsum *g = arg;
+    if (g->bits && !(g->bits[d >> 6] >> (d & 63) & 1))
+        return 0;
+    return add_row(g, d, g->w);
+}
+
+static int sum_error(const qr_invfield *gf, int r, qr_err *e)
+{
+    if (r == -3)
+        return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
+    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s ordinals", gf->seg->path,
+                   gf->def.name);
+}
+
+/* Step 2 by rows: every matching row of the grouping side read through
+ * its key's ordinal, adding its key's weight (w) to its group. */
+static int weigh_rows(tjob *j, const tjtask *tk, const uint32_t *ord, const uint64_t *w,
+                      const qr_invfield *gf, gsum *g, qr_err *e)
+{
+    uint32_t nrows = tk->f->rows;
+    const uint64_t *bits = g->bits;
+    int r = 0;
+    for (uint32_t b = 0; r == 0 && b < (nrows + 63) / 64; b++) {
+        uint64_t v = ~0ull; /* no bitmap: every row */
+        if (bits)
+            v = bits[b];
+        else if (b + 1 == (nrows + 63) / 64 && (nrows & 63))
+            v = ~0ull >> (64 - (nrows & 63));
+        for (; r == 0 && v; v &= v - 1) {
+            uint32_t d = b * 64 + (uint32_t)__builtin_ctzll(v), o = ord[d];
+            if (o != QR_NO_ORD && w[o] && (r = add_row(g, d, w[o])) != 0)
+                r = sum_error(gf, r, e); /* (o < nt: the ordinals' build checked) */
+        }
+        if (r == 0 && (b & 0xffff) == 0xffff)
+            r = qr_qctx_check(j->ctx, e);
+    }
+    return r;
+}
+
+/* Step 2 by postings: the keys with a weight, read from the dictionary,
+ * each one's rows from its postings (those the side's filter matches):
+ * when few of the segment's keys join, far fewer rows than a scan reads. */
+static int weigh_postings(tjob *j, const tjtask *tk, const uint64_t *w, qr_pcursor *c,
+                          const qr_invfield *gf, gsum *g, qr_err *e)
+{
+    qr_invfield *f = tk->f;
+    uint64_t nt = f->dict.nterms;
+    qr_titer it;
+    int r = qr_tdict_seek(&f->dict, &it, NULL, 0, e);
+    for (uint64_t o = 0; r == 1; o++, r = qr_titer_next(&it, e)) {
+        if (o >= nt)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than it says",
+                           f->seg->path, f->def.name);
+        if ((o & 0xfff) == 0 && qr_qctx_check(j->ctx, e) != 0)
+            return -1;
+        if (!w[o])
+            continue;
+        qr_terminfo ti;
+        if (qr_titer_info(&it, &ti, e) != 0)
+            return -1;
+        g->w = w[o];
+        int rr = qr_invfield_term_rows(f, &ti, c, posting_row, g, e);
+        if (rr == -3 || rr == -4)
+            return sum_error(gf, rr, e);
+        if (rr != 0)
+            return -1;
+    }
+    return r < 0 ? -1 : 0;
+}
+
+/* Each key's weight for the grouping side's rows of task tk (w: nt of
+ * them): its rows on the other side, 0 for a value the side leaves out or
+ * its residual rejects (tested on the keys its matches hold). Sets
+ * g->bits to the side's matches; *nw: the keys with a weight. */
+static int key_weights(tjob *j, int t, const tjtask *tk, const uint32_t *ord, const uint32_t *sid,
+                       uint64_t *w, uint64_t *nw, gsum *g, qr_err *e)
+{
+    qr_invfield *f = tk->f;
+    uint64_t nt = f->dict.nterms;
+    const qr_tjside *x = j->side[j->gs];
+    const uint32_t *kc = j->kc[tk - j->task];
+    for (uint64_t o = 0; o < nt; o++)
+        w[o] = key_weight(j, sid, kc, o);
+    if (x->rest) { /* the side's own counts say which keys its residual keeps */
+        uint32_t *cg = j->cnt[t];
+        int ok;
+        g->bits = side_bitmap_count(j, t, tk, j->gs, ord, cg, &ok, e);
+        for (uint64_t o = 0; o < nt; o++) {
+            w[o] = cg[o] ? w[o] : 0;
+            cg[o] = 0;
+        }
+        if (!ok)
+            return -1;
+    } else {
+        qr_arena *a = &x->ps->run[t];
+        qr_arena_reset(a);
+        int failed = 0;
+        g->bits = side_bits(x, (uint32_t)tk->si[j->gs], t, a, e, &failed);
+        if (failed)
+            return -1;
+        for (uint32_t i = 0; i < x->nexcl; i++) {
+            uint32_t eo;
+            int got = qr_invfield_ordinal_of(f, x->excl[i]->text, x->excl[i]->len, &eo, e);
+            if (got < 0)
+                return -1;
+            if (got == 1 && eo < nt)
+                w[eo] = 0;
+        }
+    }
+    *nw = 0;
+    for (uint64_t o = 0; o < nt; o++)
+        *nw += w[o] != 0;
+    return 0;
+}
+
 /* Step 2, task k: each matching row of the grouping side adds its key's
- * count on the other side (its own segment's, for a key of one segment;
- * else the sum by shared id) to its group's count, by the group field's
- * ordinal (one past the last: NULL). */
+ * count on the other side to its group's count, by the group field's
+ * ordinal (one past the last: NULL). By rows, or by postings when under
+ * 1/64 of the segment's keys join (a cursor per key costs about what 64
+ * rows of a scan do). */
 static int group_task(tjob *j, int t, uint32_t k, qr_err *e)
 {
     const tjtask *tk = &j->task[k];
@@ -617,66 +767,43 @@ static int group_task(tjob *j, int t, uint32_t k, qr_err *e)
     const uint32_t *gord = gf ? qr_invfield_ordinals(gf, j->ctx, e) : NULL;
     if (!gord)
         return -1;
-    uint64_t nt = f->dict.nterms, gnt = gf->dict.nterms;
-    if (j->cnt_cap[t] < nt) { /* zeroed; left zeroed */
-        qr_qfree(j->ctx, j->cnt[t]);
-        j->cnt_cap[t] = 0;
-        if (!(j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (nt + 1))))
-            return qr_qctx_nomem(j->ctx, e);
-        memset(j->cnt[t], 0, sizeof *j->cnt[t] * (nt + 1));
-        j->cnt_cap[t] = nt;
-    }
+    uint64_t nt = f->dict.nterms, gnt = gf->dict.nterms, nw = 0;
     uint64_t *gc = qr_qmalloc(j->ctx, sizeof *gc * (gnt + 1));
     if (!gc)
         return qr_qctx_nomem(j->ctx, e);
     memset(gc, 0, sizeof *gc * (gnt + 1));
     j->gcnt[k] = gc;
     j->gf[k] = gf;
-    uint32_t *cg = j->cnt[t];
-    int ok;
-    const uint64_t *bits = side_bitmap_count(j, t, tk, gs, ord, cg, &ok, e);
-    const uint32_t *kc = j->kc[k];
-    const uint64_t *ktot = j->ktot;
-    uint64_t rows = 0, pairs = 0;
-    uint32_t nrows = f->rows;
-    int bad = !ok;
-    for (uint32_t w = 0; !bad && w < (nrows + 63) / 64; w++) {
-        uint64_t v = ~0ull; /* no bitmap: every row */
-        if (bits)
-            v = bits[w];
-        else if (w + 1 == (nrows + 63) / 64 && (nrows & 63))
-            v = ~0ull >> (64 - (nrows & 63));
-        for (; v; v &= v - 1) {
-            uint32_t d = w * 64 + (uint32_t)__builtin_ctzll(v), o = ord[d];
-            if (o == QR_NO_ORD || !cg[o]) /* (o < nt: count_rows checked) */
-                continue;
-            rows++;
-            uint32_t sh = sid[o];
-            uint64_t x = sh == QR_KM_ONE ? (kc ? kc[o] : 0) : ktot[sh];
-            if (!x)
-                continue;
-            uint32_t g = gord[d];
-            uint64_t at = g == QR_NO_ORD ? gnt : g;
-            if (at > gnt) {
-                bad = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s ordinals",
-                              gf->seg->path, gf->def.name) != 0;
-                break;
-            }
-            if (__builtin_add_overflow(gc[at], x, &gc[at]) ||
-                __builtin_add_overflow(pairs, x, &pairs)) {
-                bad = qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range") != 0;
-                break;
-            }
-        }
-        if ((w & 0xffff) == 0xffff && qr_qctx_check(j->ctx, e) != 0)
-            bad = 1;
+    /* per slot: the side's counts per key (zeroed, left zeroed: a residual
+     * needs them) and each key's weight, grown with the segments */
+    if (j->cnt_cap[t] < nt) {
+        qr_qfree(j->ctx, j->cnt[t]);
+        qr_qfree(j->ctx, j->wt[t]);
+        j->cnt_cap[t] = 0;
+        j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (nt + 1));
+        j->wt[t] = qr_qmalloc(j->ctx, sizeof *j->wt[t] * (nt + 1));
+        if (!j->cnt[t] || !j->wt[t])
+            return qr_qctx_nomem(j->ctx, e);
+        memset(j->cnt[t], 0, sizeof *j->cnt[t] * (nt + 1));
+        j->cnt_cap[t] = nt;
     }
-    memset(cg, 0, sizeof *cg * nt);
-    if (bad)
+    gsum g = {.gord = gord, .gc = gc, .gnt = gnt};
+    int r = key_weights(j, t, tk, ord, sid, j->wt[t], &nw, &g, e);
+    qr_pcursor *c = NULL;
+    if (r == 0 && nw * 64 < nt) { /* few keys join here: their postings */
+        if (!(c = qr_qmalloc(j->ctx, sizeof *c)))
+            r = qr_qctx_nomem(j->ctx, e);
+        else
+            r = weigh_postings(j, tk, j->wt[t], c, gf, &g, e);
+        qr_qfree(j->ctx, c);
+    } else if (r == 0) {
+        r = weigh_rows(j, tk, ord, j->wt[t], gf, &g, e);
+    }
+    if (r != 0)
         return -1;
     qr_tjcount *p = &j->part[t];
-    *(gs == 0 ? &p->rows_a : &p->rows_b) += rows;
-    if (__builtin_add_overflow(p->pairs, pairs, &p->pairs) || p->pairs > INT64_MAX)
+    *(gs == 0 ? &p->rows_a : &p->rows_b) += g.rows;
+    if (__builtin_add_overflow(p->pairs, g.pairs, &p->pairs) || p->pairs > INT64_MAX)
         return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
     return 0;
 }
@@ -746,8 +873,7 @@ static int collect_groups(tjob *j, qr_tjgroups *out, qr_err *e)
     uint64_t w = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (w && group_cmp(&out->g[w - 1], &out->g[i]) == 0) {
-            if (__builtin_add_overflow(out->g[w - 1].count, out->g[i].count,
-                                       &out->g[w - 1].count))
+            if (__builtin_add_overflow(out->g[w - 1].count, out->g[i].count, &out->g[w - 1].count))
                 return qr_errf(e, QR_E_OUT_OF_RANGE, "count(*) of a join is out of range");
             continue;
         }

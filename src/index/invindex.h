@@ -128,6 +128,13 @@ const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e);
  * memory, canceled (57014, nothing kept), a dictionary whose term count is
  * not the one it says (XX001). */
 const uint64_t *qr_invfield_term_hashes(qr_invfield *f, qr_qctx *ctx, qr_err *e);
+/* fn(arg, row) for each row holding term ti of field f, ascending (c: a
+ * cursor for block postings). fn returns 0 to go on, -2 for corrupt
+ * postings (a row out of range is that too: XX001 with e set, -1
+ * returned), or anything else to stop with that value. */
+typedef int (*qr_row_fn)(void *arg, uint32_t row);
+int qr_invfield_term_rows(qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_row_fn fn,
+                          void *arg, qr_err *e);
 /* The ordinal of term t (n bytes, as the index holds it) once the field's
  * ordinals are built: 1 with *o set, 0 when no row holds it, -1 with e set
  * (corrupt postings, ordinals not built: XX000). */

@@ -10,48 +10,60 @@
 #include "index/invindex.h"
 #include "util/hash.h"
 
-/* Give the rows of term ti ordinal k. */
-static int set_rows(qr_invfield *f, const qr_terminfo *ti, uint32_t k, uint32_t *ord, qr_pcursor *c,
-                    qr_err *e)
+int qr_invfield_term_rows(qr_invfield *f, const qr_terminfo *ti, qr_pcursor *c, qr_row_fn fn,
+                          void *arg, qr_err *e)
 {
     uint32_t rows = f->rows;
+    int r = 0;
     if (ti->kind == TI_INLINE) {
-        for (uint32_t i = 0; i < ti->df && i < QR_INLINE_DF; i++) {
-            uint32_t d = ti->idocs[i];
-            if (d >= rows || ord[d] != QR_NO_ORD)
-                goto bad;
-            ord[d] = k;
-        }
-        return 0;
-    }
-    if (ti->has_bitmap) {
+        for (uint32_t i = 0; r == 0 && i < ti->df && i < QR_INLINE_DF; i++)
+            r = ti->idocs[i] < rows ? fn(arg, ti->idocs[i]) : -2;
+    } else if (ti->has_bitmap) {
         const unsigned char *vb = qr_invfield_bitmap(f, ti, e);
         if (!vb)
             return -1;
-        for (size_t w = 0; w < ((size_t)rows + 63) / 64; w++) {
+        for (size_t w = 0; r == 0 && w < ((size_t)rows + 63) / 64; w++) {
             uint64_t v;
             memcpy(&v, vb + 8 * w, 8);
-            for (; v; v &= v - 1) {
+            for (; r == 0 && v; v &= v - 1) {
                 uint32_t d = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(v));
-                if (d >= rows || ord[d] != QR_NO_ORD)
-                    goto bad;
-                ord[d] = k;
+                r = d < rows ? fn(arg, d) : -2;
             }
         }
-        return 0;
+    } else {
+        if (qr_invfield_cursor(f, ti, c, e) != 0)
+            return -1;
+        for (uint32_t d = qr_pc_next(c); r == 0 && d != QR_NO_DOC; d = qr_pc_next(c))
+            r = d < rows ? fn(arg, d) : -2;
+        if (r == 0 && c->corrupt)
+            r = -2;
     }
-    if (qr_invfield_cursor(f, ti, c, e) != 0)
-        return -1;
-    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
-        if (d >= rows || ord[d] != QR_NO_ORD)
-            goto bad;
-        ord[d] = k;
-    }
-    if (!c->corrupt)
-        return 0;
-bad:
-    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings out of range or overlapping",
-                   f->seg->path, f->def.name);
+    if (r == -2)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s postings out of range or overlapping", f->seg->path,
+                       f->def.name);
+    return r;
+}
+
+/* Term k's rows given ordinal k: a row met twice means corrupt postings. */
+typedef struct setord {
+    uint32_t *ord, k;
+} setord;
+
+static int set_row(void *arg, uint32_t d)
+{
+    setord *s = arg;
+    if (s->ord[d] != QR_NO_ORD)
+        return -2;
+    s->ord[d] = s->k;
+    return 0;
+}
+
+static int set_rows(qr_invfield *f, const qr_terminfo *ti, uint32_t k, uint32_t *ord, qr_pcursor *c,
+                    qr_err *e)
+{
+    setord s = {ord, k};
+    return qr_invfield_term_rows(f, ti, c, set_row, &s, e);
 }
 
 const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e)

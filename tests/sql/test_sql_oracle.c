@@ -703,6 +703,15 @@ static void test_sql_merge_joins_equal_sqlite(void **st)
          "a.TraceId LIKE 'a%' AND b.SeverityNumber >= 13 GROUP BY 1 HAVING count(*) > 2 ORDER BY "
          "1",
          NULL},
+        /* few keys join: the grouping side's rows read from their postings,
+         * with its filter and without */
+        {"SELECT a.ServiceName, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE "
+         "b.TraceId LIKE 'ab%' AND b.SeverityNumber >= 9 GROUP BY 1 ORDER BY 1",
+         NULL},
+        {"SELECT a.SeverityText, count(*) FROM logs a JOIN logs b ON a.TraceId = b.TraceId WHERE "
+         "a.SeverityNumber >= 13 AND a.TraceId <> 'x' AND b.TraceId LIKE 'a0%' GROUP BY 1 ORDER "
+         "BY 2 DESC, 1",
+         NULL},
     };
     for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
         char plan[4096];
