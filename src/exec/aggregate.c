@@ -250,26 +250,34 @@ static int seg_key(const qr_vec *v, uint32_t j, gtab *in, kval *out)
 }
 
 #define DIRECT_MAX 65536u /* code combinations kept as an array */
+#define HIST4_MAX  4096u  /* fewer: four histograms, summed (run_segment) */
 
 /* One window of the direct path: each row's group is the sum of its keys'
  * codes times their strides. */
 static void direct_window(const qr_groupby *g, const segcols *sc, uint32_t n,
-                          const uint64_t *stride, uint64_t *dcount, aggst *dst)
+                          const uint64_t *stride, uint64_t *dcount, uint64_t *h4, uint64_t dslots,
+                          aggst *dst)
 {
     uint32_t act[QR_GB_MAX_AGGS], na = 0; /* the aggregates that read a column */
     for (uint32_t a = 0; a < g->naggs; a++)
         if (sc->rd[g->nkeys + a])
             act[na++] = a;
-    if (na == 0 && g->nkeys == 1) { /* the common shape: one key, counts */
-        const uint32_t *c = sc->vec[0].codes;
-        for (uint32_t j = 0; j < n; j++)
-            dcount[c[j]]++;
-        return;
-    }
-    if (na == 0 && g->nkeys == 2) {
-        const uint32_t *c0 = sc->vec[0].codes, *c1 = sc->vec[1].codes;
-        for (uint32_t j = 0; j < n; j++)
-            dcount[c0[j] + c1[j] * stride[1]]++;
+    if (na == 0 && g->nkeys <= 2) { /* the common shapes: one or two keys, counts */
+        const uint32_t *c0 = sc->vec[0].codes;
+        const uint32_t *c1 = g->nkeys == 2 ? sc->vec[1].codes : c0;
+        uint64_t s1 = g->nkeys == 2 ? stride[1] : 0;
+        uint32_t j = 0;
+        if (h4) { /* four histograms: see run_segment */
+            uint64_t *h1 = h4 + dslots, *h2 = h1 + dslots, *h3 = h2 + dslots;
+            for (; j + 4 <= n; j += 4) {
+                h4[c0[j] + c1[j] * s1]++;
+                h1[c0[j + 1] + c1[j + 1] * s1]++;
+                h2[c0[j + 2] + c1[j + 2] * s1]++;
+                h3[c0[j + 3] + c1[j + 3] * s1]++;
+            }
+        }
+        for (; j < n; j++)
+            dcount[c0[j] + c1[j] * s1]++;
         return;
     }
     for (uint32_t j = 0; j < n; j++) {
@@ -367,10 +375,22 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
             blocks = b0->first_row == b1->first_row && b0->rows == b1->rows;
         }
     }
+    /* Few groups: consecutive rows mostly hit the same counter, and each
+     * increment then waits for the last one's store; four histograms, one
+     * per row of every four, keep four increments in flight (summed at the
+     * segment's end). */
+    uint64_t *h4 = NULL;
+    if (rc == 0 && direct && dslots <= HIST4_MAX) {
+        if (!(h4 = qr_qmalloc(ps->ctx, sizeof *h4 * 4 * dslots)))
+            rc = qr_qctx_nomem(ps->ctx, e);
+        else
+            memset(h4, 0, sizeof *h4 * 4 * dslots);
+    }
     if (rc == 0 && blocks) {
         for (uint32_t k = 0; k < g->nkeys; k++)
             sc.vec[k].kind = QR_VEC_CODES; /* what the merge by value below reads */
         const qr_colmeta *cm = qr_colr_meta(sc.rd[0]);
+        uint64_t s1 = g->nkeys == 2 ? stride[1] : 0;
         for (uint32_t di = 0; di < cm->ndata && rc == 0; di++) {
             const uint64_t *c0, *c1;
             uint32_t first, cnt, f1, n1;
@@ -381,11 +401,19 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
                 break;
             }
             if (g->nkeys == 1)
-                for (uint32_t j = 0; j < cnt; j++)
-                    dcount[c0[j]]++;
-            else
-                for (uint32_t j = 0; j < cnt; j++)
-                    dcount[c0[j] + c1[j] * stride[1]]++;
+                c1 = c0; /* (times s1 = 0) */
+            uint32_t j = 0;
+            if (h4) {
+                uint64_t *h1 = h4 + dslots, *h2 = h1 + dslots, *h3 = h2 + dslots;
+                for (; j + 4 <= cnt; j += 4) {
+                    h4[c0[j] + c1[j] * s1]++;
+                    h1[c0[j + 1] + c1[j + 1] * s1]++;
+                    h2[c0[j + 2] + c1[j + 2] * s1]++;
+                    h3[c0[j + 3] + c1[j + 3] * s1]++;
+                }
+            }
+            for (; j < cnt; j++)
+                dcount[c0[j] + c1[j] * s1]++;
         }
     }
     qr_itsel sel;
@@ -406,7 +434,7 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
             if (sc.rd[c] && qr_colvec_gather(sc.rd[c], rows, n, &sc.vec[c], &va, e) != 0)
                 rc = -1;
         if (rc == 0 && direct) {
-            direct_window(g, &sc, n, stride, dcount, dst);
+            direct_window(g, &sc, n, stride, dcount, h4, dslots, dst);
             continue;
         }
         for (uint32_t j = 0; j < n && rc == 0; j++) {
@@ -440,6 +468,9 @@ static int run_segment(job *jb, int t, uint32_t si, qr_err *e)
     if (rc == 0 && qr_it_failed(it))
         rc = qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
                      seg->path);
+    for (uint64_t i = 0; h4 && i < dslots; i++) /* the four histograms, summed */
+        dcount[i] += h4[i] + h4[dslots + i] + h4[2 * dslots + i] + h4[3 * dslots + i];
+    qr_qfree(ps->ctx, h4);
     for (uint64_t i = 0; direct && rc == 0 && i < dslots; i++) { /* the array into local */
         if (!dcount[i])
             continue;

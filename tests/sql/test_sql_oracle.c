@@ -347,6 +347,15 @@ static void test_sql_group_by_equals_sqlite(void **st)
          "SELECT ServiceName, SeverityText, count(*), avg(SeverityNumber) FROM logs WHERE "
          "SeverityNumber >= 9 AND ServiceName IN ('cart', 'payment', 'checkout') GROUP BY "
          "ServiceName, SeverityText ORDER BY ServiceName, SeverityText IS NULL, SeverityText"},
+        /* two keys, counts only: every row's codes (four histograms), and a
+         * filter's matches */
+        {"SELECT SeverityText, ScopeName, count(*) FROM logs GROUP BY 1, 2 ORDER BY 1, 2",
+         "SELECT SeverityText, ScopeName, count(*) FROM logs GROUP BY 1, 2 ORDER BY SeverityText "
+         "IS NULL, 1, ScopeName IS NULL, 2"},
+        {"SELECT ScopeName, ServiceName, count(*) FROM logs WHERE SeverityNumber >= 13 GROUP BY "
+         "1, 2 ORDER BY 1, 2",
+         "SELECT ScopeName, ServiceName, count(*) FROM logs WHERE SeverityNumber >= 13 GROUP BY "
+         "1, 2 ORDER BY ScopeName IS NULL, 1, ServiceName IS NULL, 2"},
         {"SELECT SeverityNumber, count(*) FROM logs GROUP BY SeverityNumber ORDER BY count(*) "
          "DESC, SeverityNumber LIMIT 3 OFFSET 1",
          "SELECT SeverityNumber, count(*) FROM logs GROUP BY SeverityNumber ORDER BY count(*) "
