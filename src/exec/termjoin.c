@@ -249,6 +249,24 @@ static int side_count(tjob *j, int t, const tjtask *tk, int r, const uint32_t *o
     return ok;
 }
 
+/* Slot t's per-key counts, room for n (zeroed when made; every task
+ * leaves them zeroed), and with weights, n per-key weights too. */
+static int slot_counts(tjob *j, int t, uint64_t n, int weights, qr_err *e)
+{
+    if (j->cnt_cap[t] >= n && (!weights || j->wt[t]))
+        return 0;
+    qr_qfree(j->ctx, j->cnt[t]);
+    qr_qfree(j->ctx, j->wt[t]);
+    j->wt[t] = NULL;
+    j->cnt_cap[t] = 0;
+    if (!(j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (n + 1))) ||
+        (weights && !(j->wt[t] = qr_qmalloc(j->ctx, sizeof *j->wt[t] * (n + 1)))))
+        return qr_qctx_nomem(j->ctx, e);
+    memset(j->cnt[t], 0, sizeof *j->cnt[t] * (n + 1));
+    j->cnt_cap[t] = n;
+    return 0;
+}
+
 /* A task's key field: its ordinal per row and its shared ids. */
 static int task_keys(tjob *j, qr_invfield *f, const uint32_t **ord, const uint32_t **sid, qr_err *e)
 {
@@ -271,15 +289,8 @@ static int count_task(tjob *j, int t, uint32_t k, qr_err *e)
     if (task_keys(j, f, &ord, &sid, e) != 0)
         return -1;
     uint64_t nt = f->dict.nterms;
-    if (j->cnt_cap[t] < 2 * nt) { /* zeroed here; each task leaves it zeroed */
-        qr_qfree(j->ctx, j->cnt[t]);
-        j->cnt_cap[t] = 0;
-        j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (2 * nt + 1));
-        if (!j->cnt[t])
-            return qr_qctx_nomem(j->ctx, e);
-        memset(j->cnt[t], 0, sizeof *j->cnt[t] * (2 * nt + 1));
-        j->cnt_cap[t] = 2 * nt;
-    }
+    if (slot_counts(j, t, 2 * nt, 0, e) != 0)
+        return -1;
     uint32_t *c[2] = {j->cnt[t], j->cnt[t] + nt};
     for (int r = 0; r < 2; r++)
         if (tk->si[r] >= 0 && !side_count(j, t, tk, r, ord, c[r], e)) {
@@ -326,6 +337,7 @@ static int count_task(tjob *j, int t, uint32_t k, qr_err *e)
 }
 
 static int key_counts_task(tjob *j, int t, uint32_t k, qr_err *e);
+static int distinct_task(tjob *j, int t, uint32_t k, qr_err *e);
 static int group_task(tjob *j, int t, uint32_t k, qr_err *e);
 
 static void worker(void *arg, int slot)
@@ -339,7 +351,8 @@ static void worker(void *arg, int slot)
             break;
         int r = qr_par_check(j->side[0]->ps, &j->err[slot]);
         if (r == 0)
-            r = !j->grouped    ? count_task(j, slot, k, &j->err[slot])
+            r = !j->side[1]    ? distinct_task(j, slot, k, &j->err[slot])
+                : !j->grouped  ? count_task(j, slot, k, &j->err[slot])
                 : j->step == 1 ? key_counts_task(j, slot, k, &j->err[slot])
                                : group_task(j, slot, k, &j->err[slot]);
         if (r != 0) {
@@ -376,12 +389,12 @@ static int task_cmp(const void *x, const void *y)
  * field both sides scan is found), with the segment each side scans it as. */
 static int make_tasks(tjob *j, qr_err *e)
 {
-    uint32_t n0 = j->side[0]->ps->nsegs, n1 = j->side[1]->ps->nsegs;
+    uint32_t n0 = j->side[0]->ps->nsegs, n1 = j->side[1] ? j->side[1]->ps->nsegs : 0;
     j->task = qr_qmalloc(j->ctx, sizeof *j->task * ((size_t)n0 + n1 + 1));
     if (!j->task)
         return qr_qctx_nomem(j->ctx, e);
     uint32_t n = 0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < 2 && j->side[r]; r++) {
         const qr_tjside *x = j->side[r];
         for (uint32_t si = 0; si < x->ps->nsegs; si++) {
             qr_invfield *f = qr_segsearch_field(&x->ps->ss[si], x->sec, e);
@@ -414,7 +427,7 @@ static int make_tasks(tjob *j, qr_err *e)
 static const qr_keymap *get_map(tjob *j, int nt, qr_tjcount *out, qr_err *e)
 {
     const qr_segref *ref = NULL;
-    for (int r = 0; r < 2 && !ref; r++)
+    for (int r = 0; r < 2 && j->side[r] && !ref; r++)
         if (j->side[r]->ps->nsegs)
             ref = j->side[r]->ps->ss[0].ref;
     qr_kmcache *c = ref ? qr_segref_keymaps(ref) : NULL;
@@ -443,15 +456,15 @@ static int job_open(tjob *j, const qr_tjside *a, const qr_tjside *b, qr_tjcount 
                     qr_err *e)
 {
     int ok = side_indexed(a, e);
-    if (ok == 1)
+    if (ok == 1 && b)
         ok = side_indexed(b, e);
     if (ok != 1)
         return ok < 0 ? -1 : 1;
     j->side[0] = a;
-    j->side[1] = b;
+    j->side[1] = b; /* NULL: distinct keys of a alone */
     j->ctx = a->ps->ctx;
     *nt = a->ps->threads < 1 ? 1 : a->ps->threads;
-    if (b->ps->threads < *nt)
+    if (b && b->ps->threads < *nt)
         *nt = b->ps->threads < 1 ? 1 : b->ps->threads;
     if (make_tasks(j, e) != 0)
         return -1;
@@ -537,7 +550,9 @@ static tjob *job_new(qr_qctx *ctx, qr_err *e)
     return j;
 }
 
-int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e)
+/* The counts of a join of a and b, or (b NULL) of a's distinct keys: the
+ * tasks, then the shared keys summed over the slots. */
+static int run_counts(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e)
 {
     memset(out, 0, sizeof *out);
     tjob *j = job_new(a->ps->ctx, e);
@@ -548,12 +563,15 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out
         rc = job_run(j, nt, e);
     if (rc == 0)
         rc = job_parts(j, nt, out, e);
-    /* the shared keys, summed over the slots */
     for (uint64_t s = 0; rc == 0 && s < j->nshared; s++) {
         uint64_t ca = 0, cb = 0;
         for (int t = 0; t < nt; t++) {
-            ca += j->acc[t][2 * s];
-            cb += j->acc[t][2 * s + 1];
+            ca += j->acc[t][b ? 2 * s : s];
+            cb += b ? j->acc[t][2 * s + 1] : 0;
+        }
+        if (!b) {
+            out->keys += ca != 0;
+            continue;
         }
         rc = add_key(out, ca, cb, e);
         out->rows_a -= ca; /* (counted by the tasks already) */
@@ -561,6 +579,11 @@ int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out
     }
     job_close(j);
     return rc;
+}
+
+int qr_x_term_join_count(const qr_tjside *a, const qr_tjside *b, qr_tjcount *out, qr_err *e)
+{
+    return run_counts(a, b, out, e);
 }
 
 /* ---- GROUP BY a column of one side ---- */
@@ -776,17 +799,8 @@ static int group_task(tjob *j, int t, uint32_t k, qr_err *e)
     j->gf[k] = gf;
     /* per slot: the side's counts per key (zeroed, left zeroed: a residual
      * needs them) and each key's weight, grown with the segments */
-    if (j->cnt_cap[t] < nt) {
-        qr_qfree(j->ctx, j->cnt[t]);
-        qr_qfree(j->ctx, j->wt[t]);
-        j->cnt_cap[t] = 0;
-        j->cnt[t] = qr_qmalloc(j->ctx, sizeof *j->cnt[t] * (nt + 1));
-        j->wt[t] = qr_qmalloc(j->ctx, sizeof *j->wt[t] * (nt + 1));
-        if (!j->cnt[t] || !j->wt[t])
-            return qr_qctx_nomem(j->ctx, e);
-        memset(j->cnt[t], 0, sizeof *j->cnt[t] * (nt + 1));
-        j->cnt_cap[t] = nt;
-    }
+    if (slot_counts(j, t, nt, 1, e) != 0)
+        return -1;
     gsum g = {.gord = gord, .gc = gc, .gnt = gnt};
     int r = key_weights(j, t, tk, ord, sid, j->wt[t], &nw, &g, e);
     qr_pcursor *c = NULL;
@@ -943,4 +957,55 @@ void qr_tjgroups_free(qr_tjgroups *g)
     g->g = NULL;
     g->n = 0;
     qr_arena_free(&g->a);
+}
+
+/* ---- count(DISTINCT key) of one scan ---- */
+
+/* Task k: the side's rows per key; a key of this segment alone with rows
+ * is one distinct key, a shared one's rows go to its id's sum. */
+static int distinct_task(tjob *j, int t, uint32_t k, qr_err *e)
+{
+    const tjtask *tk = &j->task[k];
+    qr_invfield *f = tk->f;
+    const uint32_t *ord, *sid;
+    if (task_keys(j, f, &ord, &sid, e) != 0)
+        return -1;
+    uint64_t nt = f->dict.nterms;
+    if (slot_counts(j, t, nt, 0, e) != 0)
+        return -1;
+    uint32_t *c = j->cnt[t];
+    if (!side_count(j, t, tk, 0, ord, c, e)) {
+        memset(c, 0, sizeof *c * nt);
+        return -1;
+    }
+    uint64_t *acc = j->acc[t], keys = 0, rows = 0, settled = 0, summed = 0;
+    int bad = 0;
+    for (uint64_t i = 0; i < nt; i++) {
+        uint64_t x = c[i];
+        c[i] = 0;
+        uint32_t sh = sid[i];
+        uint64_t one = sh == QR_KM_ONE, any = x != 0;
+        rows += x;
+        keys += one & any;
+        settled += one & any;
+        if (__builtin_expect(!one, 0) && any) {
+            summed++;
+            bad |= sh >= j->nshared;
+            if (sh < j->nshared)
+                acc[sh] += x;
+        }
+    }
+    if (bad)
+        return qr_errf(e, QR_E_INTERNAL, "a key map's shared id out of range");
+    qr_tjcount *p = &j->part[t];
+    p->keys += keys;
+    p->rows_a += rows;
+    p->settled += settled;
+    p->summed += summed;
+    return 0;
+}
+
+int qr_x_term_distinct(const qr_tjside *a, qr_tjcount *out, qr_err *e)
+{
+    return run_counts(a, NULL, out, e);
 }

@@ -112,4 +112,12 @@ typedef struct qr_tjgroups {
 int qr_x_term_join_groups(const qr_tjside *a, const qr_tjside *b, int gside, uint16_t gsec,
                           qr_tjgroups *out, qr_tjcount *c, qr_err *e);
 void qr_tjgroups_free(qr_tjgroups *g);
+
+/* count(DISTINCT key) of one filtered scan on a keyword-indexed column:
+ * per segment its matches counted per key by ordinal; a key of one
+ * segment alone with rows counts once where it is, the shared ones once
+ * over all by shared id. 0 with out->keys (distinct keys) and out->rows_a
+ * (matches holding a key: count(key)) set; 1 when a segment cannot answer
+ * (nothing set: count by hash); -1 with e set. */
+int qr_x_term_distinct(const qr_tjside *a, qr_tjcount *out, qr_err *e);
 #endif

@@ -82,6 +82,7 @@ typedef struct qr_sqlstats {
     uint64_t tj_terms, tj_settled, tj_summed, tj_shared, tj_keys;
     int tj_map_built; /* the segments' key map was built by this join */
     int tj_grouped;   /* GROUP BY a column of one side, rows weighed */
+    int tj_distinct;  /* count(DISTINCT key) of one table, by ordinal */
     int64_t tj_map_ns;
     int have_matched, have_kept;
 } qr_sqlstats;

@@ -105,23 +105,25 @@ static void analyze_lines(const qr_sqlsel *s, int kind, qr_buf *out)
             snprintf(map, sizeof map, "built in %.3f ms", (double)st->tj_map_ns / 1e6);
         else
             snprintf(map, sizeof map, "cached");
-        if (st->tj_grouped) {
+        if (st->tj_grouped)
             line(out,
                  "  keys counted by ordinal, rows weighed by group: %.3f ms; key map %s, %llu "
                  "keys in several segments%s",
                  (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
                  st->tj_terms ? "" : "; no term read");
-        } else {
+        else
             line(out,
                  "  keys counted by ordinal: %.3f ms; key map %s, %llu keys in several segments; "
                  "%llu keys settled in their segment, %llu summed across segments%s",
                  (double)st->t_join[1] / 1e6, map, (unsigned long long)st->tj_shared,
                  (unsigned long long)st->tj_settled, (unsigned long long)st->tj_summed,
                  st->tj_terms ? "" : "; no term read");
-        }
         if (st->tj_terms)
             line(out, "  key residuals: %llu terms read", (unsigned long long)st->tj_terms);
-        if (st->tj_grouped)
+        if (st->tj_distinct)
+            line(out, "  rows with a key: %llu; %llu distinct keys",
+                 (unsigned long long)st->ent_rows[0], (unsigned long long)st->tj_keys);
+        else if (st->tj_grouped)
             line(out, "  rows with a key: %llu and %llu; %llu joined rows",
                  (unsigned long long)st->ent_rows[0], (unsigned long long)st->ent_rows[1],
                  (unsigned long long)st->join_rows[1]);
@@ -183,7 +185,12 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
             line(out, "Sort%s%s", s->norder ? " by the ORDER BY keys" : "", lim);
         qr_tjshape sh;
         int tj = qr_run_term_join_shape(s, &sh);
-        if (tj && sh.gside >= 0) {
+        int td = !tj && qr_run_term_distinct_shape(s, &sh);
+        if (td)
+            line(out, "Aggregate (one group): distinct keys counted by the keyword index's "
+                      "ordinals and key map, no row read (by hash where a segment lacks the "
+                      "index)");
+        else if (tj && sh.gside >= 0) {
             const char *g = s->scope.r[sh.gside].alias ? s->scope.r[sh.gside].alias
                                                        : s->scope.r[sh.gside].relname;
             line(out,
@@ -226,13 +233,13 @@ void qr_sql_explain(const qr_sqlsel *s, int kind, qr_buf *out)
                 line(out, "    IndexScan on %s%s%s: %s", d->name,
                      s->scope.n && s->scope.r[r].alias ? " " : "",
                      s->scope.n && s->scope.r[r].alias ? s->scope.r[r].alias : "",
-                     tj ? "each segment's matches as a bitmap"
+                     tj || td ? "each segment's matches as a bitmap"
                         : "every match, the columns used");
                 line(out, "      index filter: %s", hw ? fl : "(all rows)");
             }
-            if (tj ? sh.rest[r] != NULL : s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
+            if (tj || td ? sh.rest[r] != NULL : s->scope.n ? s->rng[r].rest != NULL : s->rest != NULL)
                 line(out, "      residual filter: %s",
-                     tj ? "on the key, once per key" : "on column values of the matches");
+                     tj || td ? "on the key, once per key" : "on column values of the matches");
         }
         return;
     }

@@ -52,4 +52,11 @@ int qr_run_term_join_shape(const qr_sqlsel *s, qr_tjshape *sh);
  * by hash), or -1 with e set. */
 int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs,
                      const uint32_t *nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e);
+/* count(DISTINCT key) (and count(key)) of one table whose key column has a
+ * keyword index, WHERE what its index answers plus at most a residual on
+ * the key: 1 when s is that (sh: col[0], sec[0], rest[0]), else 0. Run by
+ * qr_run_term_distinct as the join's are (0, 1: by hash, -1). */
+int qr_run_term_distinct_shape(const qr_sqlsel *s, qr_tjshape *sh);
+int qr_run_term_distinct(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref **refs,
+                         uint32_t nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e);
 #endif

@@ -606,6 +606,8 @@ int qr_sql_run_join(const qr_sqlsel *s, qr_segref ***refs, const uint32_t *nsegs
     int rc = qr_run_begin(s, out, t, &nt, e);
     if (rc == 0 && merge_join && qr_run_term_join_shape(s, &sh))
         rc = qr_run_term_join(s, &sh, refs, nsegs, pool, threads, out, e);
+    else if (rc == 0 && merge_join && qr_run_term_distinct_shape(s, &sh))
+        rc = qr_run_term_distinct(s, &sh, refs[0], nsegs[0], pool, threads, out, e);
     else if (rc == 0)
         rc = 1;
     if (rc == 1) /* not that shape, or a segment cannot answer: rows by hash */

@@ -37,8 +37,8 @@ static const known knowns[] = {
     {"DateStyle", "ISO, MDY", 0, "kept for clients; timestamps print as RFC 3339"},
     {"default_transaction_isolation", "read committed", 0, "kept for clients"},
     {"enable_mergejoin", "on", 0,
-     "off: every join runs by hash; on: a join whose counts the keyword indexes answer is "
-     "counted from them (docs/SQL.md \"Joins\")"},
+     "off: every join and count(DISTINCT) runs by hash; on: those whose counts the keyword "
+     "indexes answer are counted from them (docs/SQL.md \"Joins\")"},
     {"extra_float_digits", "1", 0, "kept for clients; floats print exactly"},
     {"integer_datetimes", "on", 1, "timestamps are integers"},
     {"IntervalStyle", "postgres", 0, "kept for clients"},

@@ -166,6 +166,25 @@ static int take_excluded(const qr_query *f, uint16_t sec, qr_qctx *ctx, qr_tjsid
     return 0;
 }
 
+/* EXPLAIN ANALYZE's figures of a count by ordinal (t0..t1: the counting). */
+static void report(const qr_sqlsel *s, const qr_tjcount *c, int64_t t0, int64_t t1,
+                   const qr_result *out)
+{
+    qr_sqlstats *st = s->stats;
+    st->termjoin = 1;
+    st->ent_rows[0] = c->rows_a;
+    st->tj_terms = c->terms;
+    st->tj_settled = c->settled;
+    st->tj_summed = c->summed;
+    st->tj_shared = c->shared;
+    st->tj_keys = c->keys;
+    st->tj_map_built = c->map_built;
+    st->tj_map_ns = c->map_ns;
+    st->t_join[1] = t1 - t0;
+    st->t_post = qr_qctx_now_ns() - t1;
+    st->out = out->nrows;
+}
+
 int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs,
                      const uint32_t *nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e)
 {
@@ -250,22 +269,11 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
     if (rc == 0)
         rc = qr_run_post_groups(s, &R, out, e);
     if (s->stats && rc == 0) {
-        s->stats->termjoin = 1;
+        report(s, &c, t0, t1, out);
         s->stats->nent = 2;
-        s->stats->ent_rows[0] = c.rows_a;
         s->stats->ent_rows[1] = c.rows_b;
         s->stats->join_rows[1] = c.pairs;
-        s->stats->tj_terms = c.terms;
-        s->stats->tj_settled = c.settled;
-        s->stats->tj_summed = c.summed;
-        s->stats->tj_shared = c.shared;
-        s->stats->tj_keys = c.keys;
-        s->stats->tj_map_built = c.map_built;
         s->stats->tj_grouped = sh->gside >= 0;
-        s->stats->tj_map_ns = c.map_ns;
-        s->stats->t_join[1] = t1 - t0;
-        s->stats->t_post = qr_qctx_now_ns() - t1;
-        s->stats->out = out->nrows;
     }
     qr_result_free(&R);
     for (int r = 0; r < 2; r++) {
@@ -276,5 +284,93 @@ int qr_run_term_join(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref ***refs
         qr_qfree(ctx, own[r]);
         qr_qfree(ctx, (void *)side[r].excl);
     }
+    return rc;
+}
+
+/* ---- count(DISTINCT key) of one table ---- */
+
+int qr_run_term_distinct_shape(const qr_sqlsel *s, qr_tjshape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->gside = -1;
+    if (s->no_merge_join || s->scope.n || !s->def || !s->grouped || s->ngroup ||
+        s->uses_score || !s->naggs)
+        return 0;
+    int64_t key = -1, distinct = 0;
+    for (uint32_t i = 0; i < s->naggs; i++) {
+        const qr_sqlagg *ag = &s->aggs[i];
+        int64_t slot = !ag->arg                     ? (int64_t)ag->col
+                       : ag->arg->kind == QR_EX_COL ? (int64_t)ag->arg->slot
+                                                    : -1;
+        if (ag->fn != QR_AGG_COUNT || slot < 0 || (key >= 0 && slot != key))
+            return 0; /* count(key) and count(DISTINCT key) of one column only */
+        key = slot;
+        distinct |= ag->distinct;
+    }
+    if (!distinct || (uint64_t)key >= s->def->ncols)
+        return 0;
+    sh->col[0] = (uint32_t)key;
+    if (!(sh->sec[0] = keyword_index(s->def, sh->col[0])))
+        return 0;
+    if (s->rest && !reads_only(s->rest, sh->col[0]))
+        return 0;
+    sh->rest[0] = s->rest && !true_for_keys(s->rest, sh->col[0]) ? s->rest : NULL;
+    return 1;
+}
+
+int qr_run_term_distinct(const qr_sqlsel *s, const qr_tjshape *sh, qr_segref **refs,
+                         uint32_t nsegs, qr_pool *pool, int threads, qr_result *out, qr_err *e)
+{
+    qr_qctx *ctx = out->ctx;
+    int64_t t0 = qr_qctx_now_ns();
+    qr_par_search ps;
+    int init = 0;
+    uint8_t types[QR_MAX_COLUMNS];
+    for (uint32_t k = 0; k < s->def->ncols && k < QR_MAX_COLUMNS; k++)
+        types[k] = s->def->cols[k].type;
+    qr_tjside side = {.ps = &ps,
+                      .sec = sh->sec[0],
+                      .all = !s->has_where,
+                      .rest = sh->rest[0],
+                      .key_col = sh->col[0],
+                      .ncols = s->def->ncols,
+                      .types = types};
+    void *own = NULL;
+    const qr_query *run = s->filter;
+    int rc = take_excluded(s->filter, sh->sec[0], ctx, &side, &run, &own, e);
+    if (rc == 0)
+        rc = qr_par_init_refs_tree(&ps, pool, s->def, refs, nsegs, run, threads, e);
+    init = rc == 0;
+    if (rc == 0)
+        rc = qr_par_set_ctx(&ps, ctx, e);
+    qr_tjcount c;
+    if (rc == 0)
+        rc = qr_x_term_distinct(&side, &c, e);
+    int64_t t1 = qr_qctx_now_ns();
+    qr_result R;
+    qr_result_init(&R, ctx);
+    for (uint32_t i = 0; i < s->naggs && rc == 0; i++) {
+        int kind, type;
+        qr_xtype_rcol(s->slot_type[i], &kind, &type);
+        rc = qr_result_add_col(&R, "count", kind, type, 0, e);
+    }
+    qr_cell *row = rc == 0 ? qr_result_add_row(&R, e) : NULL;
+    rc = rc == 0 && !row ? -1 : rc;
+    for (uint32_t i = 0; i < s->naggs && rc == 0; i++)
+        row[i] = (qr_cell){.i = (int64_t)(s->aggs[i].distinct ? c.keys : c.rows_a)};
+    if (rc == 0)
+        rc = qr_run_post_groups(s, &R, out, e);
+    if (s->stats && rc == 0) {
+        report(s, &c, t0, t1, out);
+        s->stats->nent = 1;
+        s->stats->tj_distinct = 1;
+    }
+    qr_result_free(&R);
+    if (init) {
+        qr_par_set_ctx(&ps, NULL, NULL);
+        qr_par_free(&ps);
+    }
+    qr_qfree(ctx, own);
+    qr_qfree(ctx, (void *)side.excl);
     return rc;
 }

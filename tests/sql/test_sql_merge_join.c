@@ -77,6 +77,28 @@ static void merged(const char *sql, const char *csv)
     st_ok("RESET enable_mergejoin", "RESET");
 }
 
+/* sql gives csv by ordinals (count(DISTINCT key) of one table), and by
+ * hash when merge joins are off. */
+static void distinct(const char *sql, const char *csv)
+{
+    char *p = plan_of("EXPLAIN", sql);
+    if (!strstr(p, "distinct keys counted by the keyword index"))
+        fail_msg("%s: not counted by ordinal:\n%s", sql, p);
+    free(p);
+    p = plan_of("EXPLAIN ANALYZE", sql);
+    if (!strstr(p, "distinct keys\n") && !strstr(p, "distinct keys "))
+        fail_msg("%s: the count by ordinal did not run:\n%s", sql, p);
+    free(p);
+    st_rows(sql, csv);
+    st_ok("SET enable_mergejoin = off", "SET");
+    p = plan_of("EXPLAIN", sql);
+    if (!strstr(p, "HashAggregate"))
+        fail_msg("%s: not by hash with enable_mergejoin off:\n%s", sql, p);
+    free(p);
+    st_rows(sql, csv);
+    st_ok("RESET enable_mergejoin", "RESET");
+}
+
 static void test_counts_summed_over_segments(void **st)
 {
     (void)st;
@@ -112,6 +134,13 @@ static void test_counts_summed_over_segments(void **st)
            "count,count\n3,2\n");
     merged("SELECT count(*), count(DISTINCT b.k) FROM a JOIN b ON a.k = b.k WHERE b.k > 'x'",
            "count,count\n4,3\n");
+    /* count(DISTINCT key) of one table: x in two segments counts once */
+    distinct("SELECT count(DISTINCT k), count(k) FROM a", "count,count\n9,13\n");
+    distinct("SELECT count(DISTINCT k), count(k) FROM a WHERE v > 5", "count,count\n8,9\n");
+    distinct("SELECT count(k), count(DISTINCT k) FROM a WHERE k <> 'x'", "count,count\n10,8\n");
+    distinct("SELECT count(DISTINCT k) AS n FROM a WHERE k LIKE 'ab%' HAVING count(DISTINCT k) > 1",
+             "n\n3\n");
+    distinct("SELECT count(DISTINCT b.k) FROM b WHERE w = 1000", "count\n0\n");
     /* HAVING, expressions, ORDER BY and LIMIT on the one row; none matching */
     merged("SELECT count(*) * 10 AS n FROM a, b WHERE a.k = b.k HAVING count(*) > 20", "n\n");
     merged("SELECT count(*) + 1, count(DISTINCT a.k) FROM a JOIN b ON a.k = b.k WHERE a.v = 99 "
@@ -141,6 +170,7 @@ static void test_deleted_rows_never_count(void **st)
     /* no filter on either side: every row not deleted */
     merged("SELECT count(*), count(DISTINCT x.k) FROM a x JOIN a y ON x.k = y.k",
            "count,count\n18,9\n");
+    distinct("SELECT count(DISTINCT k), count(k) FROM a", "count,count\n9,12\n");
     /* a side left with no filter but a key left out: still not the deleted */
     merged("SELECT count(*), count(DISTINCT x.k) FROM a x JOIN a y ON x.k = y.k WHERE x.k <> 'y'",
            "count,count\n14,8\n");

@@ -735,6 +735,22 @@ static void test_sql_merge_joins_equal_sqlite(void **st)
         same_rows(q[i][0], q[i][1]);
         run_set("RESET enable_mergejoin");
     }
+    /* count(DISTINCT key) of one table, by ordinal */
+    static const char *d[] = {
+        "SELECT count(DISTINCT TraceId), count(TraceId) FROM logs WHERE ServiceName = 'checkout' "
+        "AND TraceId <> ''",
+        "SELECT count(DISTINCT TraceId) FROM logs",
+        "SELECT count(DISTINCT ServiceName) FROM logs WHERE SeverityNumber >= 17",
+        "SELECT count(DISTINCT TraceId) FROM logs WHERE TraceId LIKE 'ab%' AND SeverityNumber "
+        ">= 13",
+    };
+    for (size_t i = 0; i < sizeof d / sizeof *d; i++) {
+        char plan[4096];
+        explain(d[i], plan, sizeof plan);
+        if (!strstr(plan, "distinct keys counted by the keyword index"))
+            fail_msg("%s: not counted by ordinal:\n%s", d[i], plan);
+        same_rows(d[i], NULL);
+    }
     /* shapes that are not counts of the keys: by hash */
     static const char *h[] = {
         "SELECT count(DISTINCT a.ServiceName) FROM logs a JOIN logs b ON a.TraceId = b.TraceId",
@@ -764,6 +780,11 @@ static void test_sql_merge_joins_equal_sqlite(void **st)
     run_fails("SET memory_limit = '64kB'", all, "53200");
     run_fails("SET statement_timeout = 1", all, "57014");
     same_rows(all, NULL);
+    /* and the distinct keys of one table, likewise */
+    const char *keys = "SELECT count(DISTINCT TraceId) FROM logs WHERE ServiceName <> 'nope'";
+    run_fails("SET memory_limit = '64kB'", keys, "53200");
+    run_fails("SET statement_timeout = 1", keys, "57014");
+    same_rows(keys, NULL);
 }
 
 /* RIGHT and FULL joins: trace self-joins on TraceId (each side's filter in
