@@ -365,6 +365,36 @@ int qr_colr_code_block(qr_colreader *r, uint32_t di, const uint64_t **codes, uin
     return 0;
 }
 
+int qr_colr_codes_at(qr_colreader *r, uint32_t di, const uint32_t *rows, uint32_t m, uint32_t *out,
+                     qr_err *e)
+{
+    if (r->cm->encoding != ENC_DICT || di >= r->cm->ndata)
+        return qr_errf(e, QR_E_INTERNAL, "column %s: no dictionary code block %u", r->cm->name, di);
+    uint32_t bi = r->cm->first_data + di;
+    const qr_blockref *b = &r->cm->blocks[bi];
+    if (r->cur == (int64_t)bi) { /* unpacked already */
+        for (uint32_t j = 0; j < m; j++)
+            out[j] = (uint32_t)r->codes[rows[j] - b->first_row];
+        return 0;
+    }
+    const unsigned char *p;
+    size_t len;
+    if (qr_seg_block(r->seg, r->col, bi, &p, &len, e) != 0)
+        return -1;
+    unsigned width = len ? p[0] : 99;
+    if (width > 32 || len != 1 + qr_bitpack_bytes(b->rows, width))
+        return blk_err(r, bi, "code block length does not match its row count", e);
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t at = rows[j] - b->first_row;
+        uint64_t c = at < b->rows ? qr_bitpack_get(p + 1, at, width) : UINT64_MAX;
+        if (c > r->ndict)
+            return blk_err(r, bi, at < b->rows ? "dictionary code out of range" : "row out of block",
+                           e);
+        out[j] = (uint32_t)c;
+    }
+    return 0;
+}
+
 int qr_colr_bytes_block(qr_colreader *r, uint32_t di, const qr_slice **vals, uint32_t *first_row,
                         uint32_t *n, qr_err *e)
 {

@@ -254,6 +254,12 @@ int qr_colr_code_block(qr_colreader *r, uint32_t di, const uint64_t **codes, uin
                        uint32_t *n, qr_err *e);
 int qr_colr_bytes_block(qr_colreader *r, uint32_t di, const qr_slice **vals, uint32_t *first_row,
                         uint32_t *n, qr_err *e);
+/* The codes (as qr_colr_code_block's) of rows[0..m) (ascending, all in data
+ * block di) into out, read from the packed block in place: a selection
+ * that holds few of a block's rows does not unpack all of them. Each code
+ * is checked in range (XX001). */
+int qr_colr_codes_at(qr_colreader *r, uint32_t di, const uint32_t *rows, uint32_t m,
+                     uint32_t *out, qr_err *e);
 /* A dictionary-coded column's values, sorted bytewise (*n of them; code c
  * is value c-1), owned by the reader and valid until qr_colr_close; NULL
  * when the column is not dictionary-coded in this segment. */
