@@ -116,10 +116,11 @@ const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_te
  * every term's postings (kwords.c), then kept with the open field (4 bytes
  * a row, freed by qr_invfield_close; not charged to a query: it belongs to
  * the segment, as its mapped blocks do) and shared by every query; threads
- * racing to build it publish one copy and free the others. ctx (may be
+ * racing to build it publish one copy and free the others. Every ordinal
+ * is below f->dict.nterms (callers index per-key arrays by it). ctx (may be
  * NULL) can stop the build (57014; nothing kept). NULL with e set: not a
  * keyword field (XX000), out of memory, corrupt postings (XX001: a doc out
- * of range or in two terms). */
+ * of range or in two terms) or dictionary (XX001: more terms than it says). */
 #define QR_NO_ORD UINT32_MAX
 const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e);
 /* Each term's qr_hash64 by ordinal (f->dict.nterms of them): built on

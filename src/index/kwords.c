@@ -86,8 +86,11 @@ const uint32_t *qr_invfield_ordinals(qr_invfield *f, qr_qctx *ctx, qr_err *e)
     uint32_t k = 0;
     while (r == 1) {
         qr_terminfo ti;
-        if ((k == QR_NO_ORD &&
-             qr_errf(e, QR_E_CORRUPT, "segment %s: too many terms", f->seg->path)) ||
+        /* every ordinal below the dictionary's term count: what readers
+         * index their per-key arrays by */
+        if (((k >= f->dict.nterms || k == QR_NO_ORD) &&
+             qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s has more terms than it says",
+                     f->seg->path, f->def.name)) ||
             ((k & 0xfff) == 0 && ctx && qr_qctx_check(ctx, e) != 0) ||
             qr_titer_info(&it, &ti, e) != 0 || set_rows(f, &ti, k, ord, c, e) != 0) {
             r = -1;

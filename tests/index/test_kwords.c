@@ -13,6 +13,7 @@
 
 #include "index/invfmt.h"
 #include "index/invindex.h"
+#include "index/keymap.h"
 #include "index/termdict.h"
 
 enum { ROWS = 5000 };
@@ -242,6 +243,51 @@ static void test_corrupt_postings_are_reported(void **st)
     qr_seg_close(s);
 }
 
+/* A dictionary whose term count is not the terms it holds (its count
+ * lowered or raised in memory, as a corrupt TERMINDEX would say): ordinals
+ * (which readers index per-key arrays by), term hashes and a key map all
+ * refuse it (XX001) and keep nothing; with the true count they work. */
+static void test_term_count_mismatch_is_reported(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_invfield f;
+    qr_segment *s = open_field("TraceId", &f);
+    uint64_t nt = f.dict.nterms;
+    qr_invfield *one = &f;
+    f.dict.nterms = nt - 1; /* says one term fewer than it holds */
+    assert_null(qr_invfield_ordinals(&f, NULL, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "more terms than it says"));
+    assert_null(f.ords);
+    assert_null(qr_invfield_term_hashes(&f, NULL, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_null(f.hashes);
+    assert_null(qr_keymap_build(NULL, &one, 1, NULL, 1, NULL, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    f.dict.nterms = nt + 1; /* one more than it holds */
+    assert_null(qr_invfield_term_hashes(&f, NULL, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "fewer terms than it says"));
+    assert_null(f.hashes);
+    f.dict.nterms = nt;
+    const uint32_t *ord = qr_invfield_ordinals(&f, NULL, &e);
+    assert_non_null(ord);
+    assert_non_null(qr_invfield_term_hashes(&f, NULL, &e));
+    /* a value's ordinal by lookup is its rows' ordinal; an absent one has none */
+    for (uint32_t r = 0; r < ROWS; r++) {
+        if (!trace[r] || strlen(trace[r]) > QR_MAX_TERM)
+            continue;
+        uint32_t o = QR_NO_ORD;
+        assert_int_equal(qr_invfield_ordinal_of(&f, trace[r], strlen(trace[r]), &o, &e), 1);
+        assert_int_equal(o, ord[r]);
+    }
+    uint32_t o;
+    assert_int_equal(qr_invfield_ordinal_of(&f, "no such id", 10, &o, &e), 0);
+    qr_invfield_close(&f);
+    qr_seg_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_racing_builds_share_one_copy),
         cmocka_unit_test(test_canceled_build_keeps_nothing),
         cmocka_unit_test(test_corrupt_postings_are_reported),
+        cmocka_unit_test(test_term_count_mismatch_is_reported),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
