@@ -256,12 +256,18 @@ int qr_tabdef_index_by_name(const qr_tabdef *d, const char *name, size_t n)
     return -1;
 }
 
-int qr_tabdef_index_on(const qr_tabdef *d, int col, int kind)
+int qr_tabdef_index_any(const qr_tabdef *d, int col, int kind)
 {
     for (uint32_t i = 0; i < d->nixs; i++)
         if (d->ixs[i].col == col && d->ixs[i].kind == kind)
             return (int)i;
     return -1;
+}
+
+int qr_tabdef_index_on(const qr_tabdef *d, int col, int kind)
+{
+    int i = qr_tabdef_index_any(d, col, kind);
+    return i >= 0 && !d->ixs[i].building ? i : -1;
 }
 
 const qr_ixdef *qr_tabdef_index_by_id(const qr_tabdef *d, uint16_t id)
@@ -297,7 +303,7 @@ int qr_tabdef_add_index(qr_tabdef *d, int col, int kind, uint16_t id, const char
     if (!kind_fits(kind, c->type))
         return qr_errf(e, QR_E_DATATYPE, "column %s: a %s column cannot have a %s index", c->name,
                        qr_type_name(c->type), qr_ixkind_name(kind));
-    if (qr_tabdef_index_on(d, col, kind) >= 0)
+    if (qr_tabdef_index_any(d, col, kind) >= 0)
         return qr_errf(e, QR_E_ARGS, "column %s has two %s indexes", c->name, qr_ixkind_name(kind));
     if (d->nixs >= QR_MAX_INDEXES)
         return qr_errf(e, QR_E_TOO_LONG, "more than %d indexes", QR_MAX_INDEXES);

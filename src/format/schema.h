@@ -113,6 +113,9 @@ typedef struct qr_ixdef {
     uint8_t kind;      /* qr_ixkind */
     uint8_t lowercase; /* FULLTEXT: fold case (default 1) */
     uint8_t positions; /* FULLTEXT: store positions, needed by phrases (default 1) */
+    uint8_t building;  /* created on a table that held rows and not yet built for
+                        * all its segments (sql/merge.h qr_build_indexes_table):
+                        * writers build it, queries do not use it */
     char *name;        /* query alias ("body", "service"); owned; may be NULL */
 } qr_ixdef;
 
@@ -148,15 +151,19 @@ int qr_tabdef_col(const qr_tabdef *d, const char *name, size_t n);
 /* Index by alias (case-insensitive, like column names), or -1. An alias
  * is never the name of another column (add_index and validate refuse it). */
 int qr_tabdef_index_by_name(const qr_tabdef *d, const char *name, size_t n);
-/* The index of `kind` on column `col`, or -1. */
+/* The index of `kind` on column `col` that queries may use (not one being
+ * built), or -1. */
 int qr_tabdef_index_on(const qr_tabdef *d, int col, int kind);
+/* The same, an index being built too (what a new index must not repeat). */
+int qr_tabdef_index_any(const qr_tabdef *d, int col, int kind);
 /* The index with section id `id`, or NULL. */
 const qr_ixdef *qr_tabdef_index_by_id(const qr_tabdef *d, uint16_t id);
 /* Check the whole definition (names, types, sort and catch-all columns,
  * indexes); `what` names it in messages ("table logs", "schema FILE"). */
 int qr_tabdef_validate(const qr_tabdef *d, const char *what, qr_err *e);
 /* 1 when both define the same columns (names, types, nullability, formats),
- * sort and catch-all columns and indexes. */
+ * sort and catch-all columns and indexes (whether an index is still being
+ * built aside: rows parse and segments are written the same either way). */
 int qr_tabdef_equal(const qr_tabdef *a, const qr_tabdef *b);
 
 /* Column names: 1..QR_MAX_NAME bytes of valid UTF-8 without control bytes. */

@@ -114,6 +114,8 @@ void qr_tabdef_to_json(const qr_tabdef *d, qr_buf *out)
                 put_str(out, ", \"lowercase\": false");
             if (x->positions != (x->kind == QR_IX_FULLTEXT))
                 put_str(out, x->positions ? ", \"positions\": true" : ", \"positions\": false");
+            if (x->building)
+                put_str(out, ", \"building\": true");
             put_str(out, "}");
         }
         put_str(out, "\n  ]");
@@ -370,14 +372,14 @@ typedef struct pend_ix {
     size_t name_off;
     int64_t id; /* 0 when absent */
     size_t id_off;
-    int lowercase, positions; /* -1 when absent */
+    int lowercase, positions, building; /* -1 when absent */
     size_t lc_off, pos_off;
     int colno; /* resolved column */
     int slot;  /* position in d->ixs once added */
 } pend_ix;
 
-static const char *const ix_keys[] = {"column",    "kind",      "name", "id",
-                                      "lowercase", "positions", NULL};
+static const char *const ix_keys[] = {"column",    "kind",      "name",     "id",
+                                      "lowercase", "positions", "building", NULL};
 
 static int parse_index(pctx *c, pend_ix *x)
 {
@@ -385,7 +387,7 @@ static int parse_index(pctx *c, pend_ix *x)
     qr_slice key, s = {0};
     unsigned seen = 0;
     memset(x, 0, sizeof *x);
-    x->kind = x->lowercase = x->positions = x->colno = x->slot = -1;
+    x->kind = x->lowercase = x->positions = x->building = x->colno = x->slot = -1;
     if (begin_object(c, "an index", &x->off))
         return -1;
     for (;;) {
@@ -437,6 +439,10 @@ static int parse_index(pctx *c, pend_ix *x)
             if (read_bool(c, "positions", &x->positions, &off))
                 return -1;
             break;
+        case 6:
+            if (read_bool(c, "building", &x->building, &off))
+                return -1;
+            break;
         default:
             return -1;
         }
@@ -466,6 +472,7 @@ static int add_pending(pctx *c, qr_tabdef *d, pend_ix *x)
         ix->lowercase = (uint8_t)x->lowercase;
     if (x->positions >= 0)
         ix->positions = (uint8_t)x->positions;
+    ix->building = x->building == 1;
     return 0;
 }
 

@@ -56,6 +56,11 @@ int qr_segment_merge(const char *path, const qr_tabdef *d, const qr_merge_src *s
                      int64_t min_sort, qr_qctx *ctx, const qr_seg_opts *o,
                      qr_seg_summary *out, qr_err *e);
 
+/* 1 when segment s holds index x of d as d defines it (its section id,
+ * kind, column and analyzer options), else 0: an index created after the
+ * segment was written and not yet built for it (sql/merge.h). */
+int qr_seg_has_index(const qr_segment *s, const qr_tabdef *d, const qr_ixdef *x);
+
 /* Terms of a json text's leaves for a paths index: calls fn for each
  * "path\0value" (value: a string's bytes, else its JSON text); `buf` is
  * scratch. Returns -1 on malformed JSON or when fn fails. */

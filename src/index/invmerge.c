@@ -151,6 +151,12 @@ int qr_field_mergeable(const qr_field_def *fd, qr_segment *const *src, uint32_t 
     return 1;
 }
 
+int qr_seg_has_index(const qr_segment *s, const qr_tabdef *d, const qr_ixdef *x)
+{
+    qr_field_def fd = qr_field_def_of(d, x);
+    return same_section(s, &fd) != NULL;
+}
+
 /* Rows of batch column fd->col with a value: FIELDSTATS' first count. */
 static uint64_t docs_with_value(const qr_field_def *fd, const qr_batch *b)
 {

@@ -402,6 +402,8 @@ static qr_query *field_query(parser *ps, const char *w, size_t fn, const char *v
     size_t pn = 0;
     if (ix >= 0) {
         col = d->ixs[ix].col;
+        if (d->ixs[ix].building) /* not usable yet: the alias names its column */
+            ix = -1;
     } else if (fn == 4 && memcmp(w, "time", 4) == 0 && d->sort_col >= 0 &&
                qr_tabdef_col(d, w, fn) < 0) {
         col = d->sort_col;
@@ -698,7 +700,7 @@ qr_query *qr_query_parse_for(const qr_tabdef *def, const char *text, size_t n, q
 {
     parser ps = {text, text, text + n, a, e, 0, 0, def, 0, 0, 0};
     for (uint32_t i = 0; i < def->nixs; i++)
-        if (def->ixs[i].kind == QR_IX_FULLTEXT) {
+        if (def->ixs[i].kind == QR_IX_FULLTEXT && !def->ixs[i].building) {
             ps.deftext = ps.field = def->ixs[i].id;
             ps.keep_case = !def->ixs[i].lowercase;
             break;

@@ -30,18 +30,19 @@ static qr_query *new_node(qr_qtype t, qr_arena *a, qr_err *e)
 
 static char *dup_text(const char *t, size_t n, qr_arena *a) { return qr_arena_strndup(a, t, n); }
 
-/* The table's default full-text index: its first. */
+/* The table's default full-text index: its first (of those built). */
 static int default_text(const qr_tabdef *d)
 {
     for (uint32_t i = 0; i < d->nixs; i++)
-        if (d->ixs[i].kind == QR_IX_FULLTEXT)
+        if (d->ixs[i].kind == QR_IX_FULLTEXT && !d->ixs[i].building)
             return (int)i;
     return -1;
 }
 
 static int text_index(const qr_tabdef *d, int ix, qr_err *e)
 {
-    if (ix < 0 || (uint32_t)ix >= d->nixs || d->ixs[ix].kind != QR_IX_FULLTEXT)
+    if (ix < 0 || (uint32_t)ix >= d->nixs || d->ixs[ix].kind != QR_IX_FULLTEXT ||
+        d->ixs[ix].building)
         return qr_errf(e, QR_E_ARGS, "query: index %d is not a full-text index", ix);
     return 0;
 }

@@ -566,7 +566,19 @@ static void adopt_catalog(qr_live *l)
     free(names);
 }
 
-/* The merger: every table's retention applied, and its segments merged
+int qr_live_build_later(qr_sql_db *db)
+{
+    qr_live *l = qr_sqldb_live(db);
+    if (!l || !l->o.merge)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    pthread_cond_signal(&l->mcv);
+    pthread_mutex_unlock(&l->mu);
+    return 1;
+}
+
+/* The merger: for every table, its indexes being built built (for up to
+ * two seconds at a time), its retention applied, and its segments merged
  * while the policy (merge.h) finds a run, one merge at a time. */
 static void *merger(void *arg)
 {
@@ -596,6 +608,16 @@ static void *merger(void *arg)
                 struct timespec wall;
                 clock_gettime(CLOCK_REALTIME, &wall);
                 int64_t now_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
+                uint32_t built = 0, left = 0;
+                int br = qr_build_indexes_table(l->db, t->name, &t->mcancel, 2000, &built, &left,
+                                                &e);
+                if (br < 0)
+                    fprintf(stderr, "quarry: table %s: building an index: %s (%s)\n", t->name,
+                            e.msg, e.code);
+                else if (br > 0 && l->o.log_merges)
+                    fprintf(stderr,
+                            "quarry: table %s: indexes built for %u more segments, %u to go\n",
+                            t->name, built, left);
                 int rr =
                     qr_retain_table(l->db, t->name, now_ns, &t->mcancel, &gone, &gone_segs, &e);
                 if (rr < 0)
@@ -619,7 +641,7 @@ static void *merger(void *arg)
                 pthread_mutex_lock(&l->mu);
                 t->merging = 0;
                 pthread_cond_broadcast(&l->merged);
-                again |= r > 0;
+                again |= r > 0 || br > 0;
                 if (r < 0) { /* not again at once: the next tick */
                     again = 0;
                     break;

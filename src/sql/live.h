@@ -53,6 +53,10 @@ int qr_live_flush(qr_sql_db *db, const char *name, qr_err *e);
  * QR_LIVE_VISIBLE_MS (a flush held up: the table's writer slot held by a
  * large COPY or a DDL); returns 1 when it gave up, 0 otherwise. */
 int qr_live_visible(qr_sql_db *db);
+/* 1 when the database runs a merger (live, merges on), which it wakes to
+ * build the indexes CREATE INDEX marked building (sql/merge.h); 0 when
+ * the caller must build them itself. */
+int qr_live_build_later(qr_sql_db *db);
 /* Forget table `name`'s waiting rows and log (it was dropped). */
 void qr_live_forget(qr_sql_db *db, const char *name);
 /* Append one row (line[0..n)) to a payload. */

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "sql/db.h"
+#include "index/catalog.h"
 #include "index/deletes.h"
 #include "index/invindex.h"
+#include "sql/db.h"
 #include "sql/rows.h"
 #include "util/fsutil.h"
 
@@ -95,11 +97,26 @@ static int64_t old_at(const swap *w, const qr_seg_entry *g)
     return -1;
 }
 
-/* Apply w to table name's manifest: 1 done, 0 given up (a segment of it is
- * not in the manifest any more or has new deletions, the table went, or
- * *cancel), -1 with e. */
-static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap *w,
-                   const atomic_int *cancel, uint32_t *after, qr_err *e)
+/* 1 when segments written with definition `made` carry every index of
+ * `now` that queries use: an index that became usable while they were
+ * written (qr_build_indexes_table marked it built) would be missing. */
+static int carries_usable(const qr_tabdef *made, const qr_tabdef *now)
+{
+    for (uint32_t i = 0; i < now->nixs; i++) {
+        const qr_ixdef *x = &now->ixs[i], *y = qr_tabdef_index_by_id(made, x->id);
+        if (!x->building && (!y || y->col != x->col || y->kind != x->kind ||
+                             y->lowercase != x->lowercase || y->positions != x->positions))
+            return 0;
+    }
+    return 1;
+}
+
+/* Table name's writer slot (waited for in steps of 50 ms, so that a DROP,
+ * which holds it while it waits for background work, or *cancel can make
+ * this give up) and the table opened for writing into *t: 1, 0 given up
+ * (the table went, another process writes it, *cancel), -1 with e. */
+static int take_table(qr_sql_db *db, const char *name, const atomic_int *cancel, qr_table **t,
+                      qr_err *e)
 {
     for (;;) {
         int r = qr_sqldb_writer_try(db, name, 50, e);
@@ -110,11 +127,24 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap
         if (atomic_load(cancel))
             return 0;
     }
-    qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE, e);
-    if (!t) {
+    if (!(*t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE, e))) {
         qr_sqldb_writer_end(db, name);
         return !strcmp(e->code, QR_E_UNDEFINED_TABLE) || !strcmp(e->code, QR_E_LOCKED) ? 0 : -1;
     }
+    return 1;
+}
+
+/* Apply w, whose segments were written with definition `made`, to table
+ * name's manifest: 1 done, 0 given up (a segment of it is not in the
+ * manifest any more or has new deletions, an index was built meanwhile,
+ * the table went, or *cancel), -1 with e. */
+static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap *w,
+                   const qr_tabdef *made, const atomic_int *cancel, uint32_t *after, qr_err *e)
+{
+    qr_table *t;
+    int r = take_table(db, name, cancel, &t, e);
+    if (r <= 0)
+        return r;
     uint32_t found = 0, nmade = 0;
     for (uint32_t i = 0; i < t->man.nsegs; i++)
         found += old_at(w, &t->man.segs[i]) >= 0;
@@ -124,7 +154,7 @@ static int publish(qr_sql_db *db, const char *name, const char *mdir, const swap
     qr_seg_entry *list = NULL;
     uint64_t id = 0;
     uint32_t nl = 0, moved = 0;
-    if (found == w->nold && !atomic_load(cancel)) {
+    if (found == w->nold && carries_usable(made, t->def) && !atomic_load(cancel)) {
         list = malloc(sizeof *list * (t->man.nsegs + nmade + 1));
         rc = list ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
         id = qr_table_reserve_ids(t, nmade);
@@ -256,7 +286,7 @@ int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, ui
         uint32_t from[QR_MERGE_MAX_RUN] = {0}, count[QR_MERGE_MAX_RUN] = {0};
         count[0] = nm;
         swap w = {run, n, made, from, count};
-        rc = publish(db, name, mdir, &w, cancel, after, e);
+        rc = publish(db, name, mdir, &w, t->def, cancel, after, e);
     } else if (!strcmp(e->code, QR_E_CANCELED)) {
         rc = 0;
     }
@@ -336,7 +366,7 @@ int qr_retain_table(qr_sql_db *db, const char *name, int64_t now_ns, const atomi
     uint32_t after = 0;
     if (rc == 0 && nold) {
         swap w = {old, nold, made, from, count};
-        rc = publish(db, name, mdir, &w, cancel, &after, e);
+        rc = publish(db, name, mdir, &w, t->def, cancel, &after, e);
     } else if (rc != 0 && !strcmp(e->code, QR_E_CANCELED)) {
         rc = 0;
     }
@@ -350,4 +380,139 @@ int qr_retain_table(qr_sql_db *db, const char *name, int64_t now_ns, const atomi
     free(count);
     qr_table_close(t);
     return rc;
+}
+
+/* ---- index builds ---- */
+
+/* 1 when segment s of t lacks an index of t->def being built; 0 when not;
+ * -2 when its file is gone (a VACUUM or TRUNCATE replaced it since t's
+ * manifest was read); -1 with e. */
+static int lacks_index(const qr_table *t, const qr_seg_entry *s, qr_err *e)
+{
+    qr_segment *sg = qr_table_open_segment(t->dir, s, e);
+    if (!sg) {
+        char path[PATH_MAX];
+        qr_seg_path_in(t->dir, s->id, path, sizeof path);
+        return access(path, F_OK) != 0 ? -2 : -1;
+    }
+    int lacks = 0;
+    for (uint32_t i = 0; i < t->def->nixs && !lacks; i++)
+        lacks = t->def->ixs[i].building && !qr_seg_has_index(sg, t->def, &t->def->ixs[i]);
+    qr_seg_close(sg);
+    return lacks;
+}
+
+/* With the table's writer slot and LOCK: when every segment holds the
+ * indexes being built, they are marked built in the catalog (queries use
+ * them from the next statement). 1 marked, 0 given up (a segment lacks
+ * one: a merge of the old definition committed meanwhile; the table went;
+ * *cancel), -1 with e. */
+static int mark_built(qr_sql_db *db, const char *name, const atomic_int *cancel, qr_err *e)
+{
+    qr_table *t;
+    int r = take_table(db, name, cancel, &t, e);
+    if (r <= 0)
+        return r;
+    int rc = 1;
+    for (uint32_t i = 0; rc == 1 && i < t->man.nsegs; i++) {
+        int l = lacks_index(t, &t->man.segs[i], e);
+        rc = l == -1 ? -1 : l ? 0 : 1;
+    }
+    qr_tabdef *d = rc == 1 ? qr_tabdef_clone(t->def) : NULL;
+    if (rc == 1 && !d)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+    if (rc == 1) {
+        for (uint32_t i = 0; i < d->nixs; i++)
+            d->ixs[i].building = 0;
+        /* the table's slot and LOCK are held: its definition cannot change
+         * under us (DDL takes them first) */
+        qr_sqldb_lock(db, 1);
+        if (qr_catalog_replace_table(qr_sql_db_dir(db), d, e) != 0)
+            rc = -1;
+        int rl = qr_sqldb_reload(db, rc == 1 ? e : NULL);
+        rc = rc == 1 && rl != 0 ? -1 : rc;
+        qr_sqldb_forget_table(db, name);
+        qr_sqldb_unlock(db);
+    }
+    qr_tabdef_free(d);
+    qr_table_close(t);
+    qr_sqldb_writer_end(db, name);
+    return rc;
+}
+
+int qr_build_indexes_table(qr_sql_db *db, const char *name, const atomic_int *cancel,
+                           uint32_t budget_ms, uint32_t *built, uint32_t *left, qr_err *e)
+{
+    *built = *left = 0;
+    qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, e);
+    if (!t)
+        return !strcmp(e->code, QR_E_UNDEFINED_TABLE) ? 0 : -1;
+    int building = 0;
+    for (uint32_t i = 0; i < t->def->nixs; i++)
+        building |= t->def->ixs[i].building;
+    if (!building) {
+        qr_table_close(t);
+        return 0;
+    }
+    uint32_t n = t->man.nsegs;
+    qr_seg_entry *todo = malloc(sizeof *todo * (n ? n : 1));
+    int rc = todo ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        int l = lacks_index(t, &t->man.segs[i], e);
+        if (l == -2) { /* the table changed: the next call looks again */
+            free(todo);
+            qr_table_close(t);
+            return 0;
+        }
+        if (l < 0)
+            rc = -1;
+        else if (l)
+            todo[(*left)++] = t->man.segs[i];
+    }
+    char mdir[PATH_MAX];
+    snprintf(mdir, sizeof mdir, "%s/merge", t->dir);
+    if (rc == 0 && *left)
+        rc = qr_mkdirs(mdir, e);
+    /* one segment at a time, each its own commit: the writer slot is held
+     * only to swap it in, so ingest and merges go on meanwhile */
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint32_t i = 0; rc == 0 && i < *left;) {
+        qr_seg_entry *made = NULL;
+        uint32_t nm = 0, after = 0, from = 0, count;
+        rc = rebuild(t, &todo[i], 1, INT64_MIN, mdir, 0, cancel, &made, &nm, e);
+        if (rc == 0) {
+            count = nm;
+            swap w = {&todo[i], 1, made, &from, &count};
+            rc = publish(db, name, mdir, &w, t->def, cancel, &after, e);
+        }
+        if (rc != 1)
+            unlink_all(mdir, made, nm);
+        free(made);
+        if (rc != 1)
+            break; /* given up: the table changed; the next call looks again */
+        rc = 0;
+        (*built)++;
+        (*left)--;
+        todo[i] = todo[*left]; /* order does not matter */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+            (long)budget_ms)
+            break;
+    }
+    if (rc == 1 || (rc < 0 && !strcmp(e->code, QR_E_CANCELED)))
+        rc = 0;
+    free(todo);
+    qr_table_close(t);
+    if (rc == 0 && *left == 0 && !atomic_load(cancel)) {
+        int m = mark_built(db, name, cancel, e);
+        if (m < 0)
+            return -1;
+        if (m > 0)
+            rmdir(mdir); /* when empty: the merger's next merge makes it again */
+        if (m == 0 && !*built)
+            return 0;
+        return 1;
+    }
+    return rc < 0 ? -1 : *built > 0;
 }

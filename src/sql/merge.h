@@ -59,6 +59,21 @@ int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, ui
  * with e set. */
 int qr_retain_table(qr_sql_db *db, const char *name, int64_t now_ns, const atomic_int *cancel,
                     uint64_t *dropped_rows, uint32_t *dropped_segs, qr_err *e);
+/* Index builds (CREATE INDEX on a table that holds rows adds the index
+ * marked building: writers build it from then on, queries do not use it
+ * yet). The segments lacking an index being built are rewritten one at a
+ * time as merges are (qr_segment_merge: columns decoded, the indexes they
+ * have merged, the new one built from the values), each its own commit,
+ * for up to budget_ms; *built gets how many, *left how many still lack
+ * one. When none lacks one, the indexes are marked built in the catalog
+ * with the table's writer slot and LOCK held (every segment checked again
+ * under them), and queries use them from their next statement. A merge or
+ * retention trim whose segments were written before an index was marked
+ * built is not published (it would lack the index). 1 progress (segments
+ * rewritten or the indexes marked built), 0 nothing to do or given up (the
+ * table changed meanwhile, or *cancel), -1 with e set. */
+int qr_build_indexes_table(qr_sql_db *db, const char *name, const atomic_int *cancel,
+                           uint32_t budget_ms, uint32_t *built, uint32_t *left, qr_err *e);
 /* Remove what an interrupted merge left in dir/merge/. */
 void qr_merge_clean(const char *table_dir);
 #endif

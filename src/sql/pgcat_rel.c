@@ -1117,7 +1117,9 @@ static int build_index(rowb *b)
             for (size_t f = 0; f < sizeof flags / sizeof *flags; f++)
                 set_named(b, d, flags[f], pc_bool(0));
             set_named(b, d, "indimmediate", pc_bool(1));
-            set_named(b, d, "indisvalid", pc_bool(1));
+            /* an index being built is PostgreSQL's invalid one (psql \d says
+             * INVALID): ready for writes, not used by queries */
+            set_named(b, d, "indisvalid", pc_bool(!td->ixs[i].building));
             set_named(b, d, "indisready", pc_bool(1));
             set_named(b, d, "indislive", pc_bool(1));
             pcv *key = qr_arena_alloc(x->a, sizeof *key * 2);

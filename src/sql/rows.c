@@ -104,28 +104,6 @@ static int go_direct(qr_rowwriter *w, qr_err *e)
     return 0;
 }
 
-int qr_rows_begin_sized(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, uint32_t seg_rows,
-                        size_t line_bytes, qr_qctx *ctx, qr_err *e)
-{
-    memset(w, 0, sizeof *w);
-    w->t = t;
-    w->slot = w->direct = 1;
-    w->own = 0;
-    qr_buf_init(&w->rec);
-    if (rows_init(w, def, seg_rows, ctx, e) != 0) {
-        w->t = NULL;
-        return -1;
-    }
-    if (line_bytes)
-        w->line_bytes = line_bytes;
-    return 0;
-}
-
-int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e)
-{
-    return qr_rows_begin_sized(w, t, def, 0, 0, ctx, e);
-}
-
 static void end(qr_rowwriter *w)
 {
     qr_arena_free(&w->lines);
@@ -239,90 +217,6 @@ int qr_rows_commit_wal(qr_rowwriter *w, uint64_t wal_seq, uint64_t *rows, qr_err
         remove_segments(w);
     *rows = rc == 0 ? w->rows : 0;
     end(w);
-    return rc;
-}
-
-int qr_rows_finish(qr_rowwriter *w, qr_seg_entry **segs, uint32_t *n, qr_err *e)
-{
-    int rc = flush(w, e);
-    if (rc != 0)
-        remove_segments(w);
-    *segs = rc == 0 ? w->segs : NULL;
-    *n = rc == 0 ? w->nsegs : 0;
-    if (rc == 0)
-        w->segs = NULL;
-    end(w);
-    return rc;
-}
-
-int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e)
-{
-    int rc = flush(w, e);
-    if (rc == 0)
-        rc = qr_table_replace(w->t, w->segs, w->nsegs, e);
-    if (rc != 0)
-        remove_segments(w);
-    *rows = rc == 0 ? w->rows : 0;
-    end(w);
-    return rc;
-}
-
-int qr_rows_each(qr_table *t, const qr_tabdef *d,
-                 int (*row)(void *arg, const char *line, size_t n, qr_err *e),
-                 int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e)
-{
-    return qr_rows_each_from(t, d, INT64_MIN, row, seg_end, arg, ctx, e);
-}
-
-int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
-                      int (*row)(void *arg, const char *line, size_t n, qr_err *e),
-                      int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e)
-{
-    int filter = min_sort != INT64_MIN && d->sort_col >= 0;
-    qr_colreader **rd = calloc(d->ncols ? d->ncols : 1, sizeof *rd);
-    qr_buf line;
-    qr_buf_init(&line);
-    int rc = rd ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; rc == 0 && i < t->man.nsegs; i++) {
-        char path[PATH_MAX];
-        qr_table_seg_path(t, t->man.segs[i].id, path, sizeof path);
-        qr_segment *sg = qr_table_open_segment(t->dir, &t->man.segs[i], e);
-        if (!sg || qr_row_readers_open(sg, d, rd, e) != 0) {
-            qr_seg_close(sg);
-            rc = -1;
-            break;
-        }
-        int read_rc = 0;
-        for (uint32_t r = 0; rc == 0 && r < sg->rows; r++) {
-            if (qr_seg_is_deleted(sg, r)) /* a DELETE removed it: rewrites drop it */
-                continue;
-            if (filter && rd[d->sort_col]) {
-                int64_t v;
-                int isnull;
-                read_rc = rc = qr_colr_int(rd[d->sort_col], r, &v, &isnull, e);
-                if (rc != 0 || (!isnull && v < min_sort))
-                    continue;
-            }
-            qr_buf_clear(&line);
-            read_rc = rc = qr_row_json(d, rd, r, &line, e);
-            if (rc == 0 && line.oom)
-                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            if (rc == 0)
-                rc = row(arg, (const char *)line.p, line.len, e);
-            if (rc == 0 && ctx && (r & 65535) == 65535)
-                rc = qr_qctx_check(ctx, e);
-        }
-        qr_row_readers_close(d, rd);
-        qr_seg_close(sg);
-        if (read_rc != 0)
-            qr_err_prefix(e, "segment %s: ", path);
-        if (rc == 0 && seg_end)
-            rc = seg_end(arg, e);
-        if (rc == 0 && ctx)
-            rc = qr_qctx_check(ctx, e);
-    }
-    qr_buf_free(&line);
-    free(rd);
     return rc;
 }
 

@@ -57,15 +57,6 @@ int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_er
  * with qr_sqldb_writer_try): the writer gives it back when it ends (also
  * when this fails). */
 int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);
-/* The same on table t, which the caller opened for writing (holding its
- * writer slot) and closes after the writer ends, with rows of definition
- * def (which must outlive w; CREATE INDEX gives the new one). */
-int qr_rows_begin_on(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, qr_qctx *ctx, qr_err *e);
-/* The same with batches of up to seg_rows rows and line_bytes bytes of
- * lines (0: the defaults, QR_ROWS_SEGMENT_ROWS and 64 MiB): a merge writes
- * large segments. */
-int qr_rows_begin_sized(qr_rowwriter *w, qr_table *t, const qr_tabdef *def, uint32_t seg_rows,
-                        size_t line_bytes, qr_qctx *ctx, qr_err *e);
 /* Append one row: line[0..n) is one JSON object whose keys are column names
  * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
  * without its "byte N: " prefix; 53200, I/O when a segment write failed):
@@ -78,32 +69,9 @@ int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e);
 /* Commit (direct) recording that the log's records up to wal_seq are now
  * in segments (index/table.h qr_table_commit_wal). Ends w. */
 int qr_rows_commit_wal(qr_rowwriter *w, uint64_t wal_seq, uint64_t *rows, qr_err *e);
-/* Write the last batch and hand the segments written (*segs, malloc'ed,
- * *n of them; the caller owns them and their files) without committing:
- * a merge built beside the table (sql/merge.c). Ends w. */
-int qr_rows_finish(qr_rowwriter *w, qr_seg_entry **segs, uint32_t *n, qr_err *e);
 /* Write the rows added so far as a segment now (rows of different
  * sources are then never sorted together). 0, or -1 with e set. */
 int qr_rows_flush(qr_rowwriter *w, qr_err *e);
-/* Write the last batch and publish exactly the segments written, in place
- * of the table's (index/table.h qr_table_replace). Ends w, as commit. */
-int qr_rows_replace(qr_rowwriter *w, uint64_t *rows, qr_err *e);
-/* Every row of t's segments in table order (but those a DELETE removed)
- * as a canonical NDJSON line
- * (what `quarry cat` prints, which reads back as the same row) with
- * definition d: row(arg, line, n, e) for each (n counts the '\n'), then
- * seg_end(arg, e) after each segment (may be NULL). ctx (may be NULL) is
- * checked every 64K rows and after each segment (cancel, timeout). 0, or
- * -1 with e set (prefixed "segment PATH: " for a read; a callback's error
- * as it set it). */
-int qr_rows_each(qr_table *t, const qr_tabdef *d,
-                 int (*row)(void *arg, const char *line, size_t n, qr_err *e),
-                 int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
-/* The same, only the rows whose sort column (d->sort_col) is at least
- * min_sort (NULL ones are kept): what retention keeps of a segment. */
-int qr_rows_each_from(qr_table *t, const qr_tabdef *d, int64_t min_sort,
-                      int (*row)(void *arg, const char *line, size_t n, qr_err *e),
-                      int (*seg_end)(void *arg, qr_err *e), void *arg, qr_qctx *ctx, qr_err *e);
 /* Drop everything: the segments written are removed. Ends w. */
 void qr_rows_abort(qr_rowwriter *w);
 /* The catalog's spelling of table `name` (matched case-insensitively;

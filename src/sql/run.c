@@ -505,10 +505,7 @@ static int facet_eligible(const qr_sqlsel *s)
     int col = (int)s->gx[0]->slot;
     if (s->def->cols[col].type != QT_TEXT)
         return 0;
-    for (uint32_t i = 0; i < s->def->nixs; i++)
-        if (s->def->ixs[i].col == col && s->def->ixs[i].kind == QR_IX_KEYWORD)
-            return 1;
-    return 0;
+    return qr_tabdef_index_on(s->def, col, QR_IX_KEYWORD) >= 0;
 }
 
 /* The distinct values of column col over the search's segments (from their

@@ -43,6 +43,11 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
 int qr_sql_stmt_truncate(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__TruncateStmt *t,
                          qr_result *out, qr_err *e);
 int qr_sql_show_tables(qr_sql_session *s, qr_result *out, qr_err *e);
+/* Build table's indexes marked building (CREATE INDEX on a table that held
+ * rows) for the segments that lack them: left to the database's merger
+ * when it runs one (live), else done here, answering to ctx (cancel,
+ * timeout). 0, or -1 with e set (the indexes stay marked building). */
+int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_err *e);
 /* stmt_delete.c */
 int qr_sql_stmt_delete(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__DeleteStmt *d,
                        qr_result *out, qr_err *e);

@@ -22,7 +22,6 @@
 #include "sql/db.h"
 #include "sql/live.h"
 #include "sql/merge.h"
-#include "sql/rows.h"
 #include "sql/stmt.h"
 
 static void set_tag(qr_result *out, const char *tag)
@@ -496,7 +495,7 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
     }
     const char *alias = x->idxname && x->idxname[0] ? x->idxname : NULL;
     if ((alias && qr_tabdef_index_by_name(t->def, alias, strlen(alias)) >= 0) ||
-        qr_tabdef_index_on(t->def, col, kind) >= 0) {
+        qr_tabdef_index_any(t->def, col, kind) >= 0) {
         if (x->if_not_exists)
             return 0;
         qr_errf(e, QR_E_DUPLICATE_TABLE, "relation \"%s\" already has a %s index%s%s on \"%s\"",
@@ -516,28 +515,40 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
     return 0;
 }
 
-/* Rewrite every segment of t (open for writing) with definition d, rows in
- * the same order, into w (begun here; not committed): the segments then
- * carry d's new index. Queries keep reading the old segments meanwhile. */
-static int add_line(void *w, const char *line, size_t n, qr_err *e)
+int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_err *e)
 {
-    return qr_rows_add(w, line, n - 1, e); /* the line without its '\n' */
-}
-
-/* rows of two segments are never sorted together */
-static int end_segment(void *w, qr_err *e) { return qr_rows_flush(w, e); }
-
-static int rebuild_segments(qr_table *t, const qr_tabdef *d, qr_rowwriter *w, qr_qctx *ctx,
-                            qr_err *e)
-{
-    if (qr_rows_begin_on(w, t, d, ctx, e) != 0)
-        return -1;
-    int rc = qr_rows_each(t, t->def, add_line, end_segment, w, ctx, e);
-    if (rc != 0) {
-        qr_err_prefix(e, "rewriting the rows: ");
-        qr_rows_abort(w);
+    qr_sql_db *db = s->db;
+    if (qr_live_build_later(db))
+        return 0;
+    atomic_int never = 0;
+    const atomic_int *stop = ctx && ctx->cancel ? ctx->cancel : &never;
+    for (;;) {
+        uint32_t built, left;
+        int r = ctx ? qr_qctx_check(ctx, e) : 0;
+        if (r == 0)
+            r = qr_build_indexes_table(db, table, stop, 1000, &built, &left, e);
+        if (r < 0) {
+            qr_err_prefix(e, "building the index for the rows already in %s: ", table);
+            return -1;
+        }
+        if (r == 0)
+            break;
     }
-    return rc;
+    /* given up only when the table changed under the build: another
+     * process writing it */
+    qr_sqldb_lock(db, 0);
+    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(db), table);
+    int building = 0;
+    for (uint32_t i = 0; d && i < d->nixs; i++)
+        building |= d->ixs[i].building;
+    qr_sqldb_unlock(db);
+    if (building)
+        return qr_errf(e, QR_E_LOCKED,
+                       "table %s: the index is created but could not be built for the rows "
+                       "already there (another process writes the table); VACUUM or CREATE "
+                       "INDEX IF NOT EXISTS again builds it",
+                       table);
+    return 0;
 }
 
 int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__IndexStmt *x,
@@ -558,36 +569,40 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
         qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" does not exist", x->relation->relname);
         return qr_sqlp_at(p, x->relation->location, e);
     }
-    /* the table's writer slot and LOCK for the whole statement: no rows come
-     * in while its segments are rewritten; the catalog lock only for the
-     * swap, so queries run on the old segments meanwhile */
+    /* the table's writer slot and LOCK, so that no writer is between
+     * reading the definition and committing; held only for the catalog
+     * change. On a table that holds rows the index is added marked
+     * building: every segment written from now on has it, the older ones
+     * are rewritten with it one at a time (sql/merge.h), in the background
+     * when the database runs live (the statement returns at once), else
+     * here; queries do not use it until every segment has it, so they
+     * answer as before meanwhile. */
     qr_table *t = open_writer(db, canon, e);
     if (!t)
         return -1;
     qr_tabdef *d = NULL;
-    qr_rowwriter w;
-    int rc = index_def(p, t, x, &d, e), rewrite = d && t->man.nsegs > 0;
-    if (rc == 0 && rewrite)
-        rc = rebuild_segments(t, d, &w, out->ctx, e);
-    qr_sqldb_lock(db, 1);
-    if (rc == 0 && qr_sqldb_reload(db, e) != 0)
-        rc = -1;
-    else if (rc == 0 && !catalog_name(db, canon))
-        rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" was dropped", canon);
-    uint64_t rows;
-    /* segments first: the old definition reads the new segments (an index
-     * more), while the new one would not find its index in the old */
-    if (rewrite)
-        rc = rc == 0 ? qr_rows_replace(&w, &rows, e) : (qr_rows_abort(&w), rc);
-    if (rc == 0 && d)
-        rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
-    int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
-    rc = rc == 0 ? rl : rc;
-    qr_sqldb_forget_table(db, canon);
-    qr_sqldb_unlock(db);
+    int rc = index_def(p, t, x, &d, e), populated = t->man.nsegs > 0;
+    if (rc == 0 && d) {
+        if (populated)
+            d->ixs[d->nixs - 1].building = 1;
+        qr_sqldb_lock(db, 1);
+        if (qr_sqldb_reload(db, e) != 0)
+            rc = -1;
+        else if (!catalog_name(db, canon))
+            rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" was dropped", canon);
+        if (rc == 0)
+            rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
+        int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
+        rc = rc == 0 ? rl : rc;
+        qr_sqldb_forget_table(db, canon);
+        qr_sqldb_unlock(db);
+    }
     qr_tabdef_free(d);
     qr_table_close(t);
     qr_sqldb_writer_end(db, canon);
+    /* also for IF NOT EXISTS on an index whose build was interrupted */
+    if (rc == 0 && populated)
+        rc = qr_sql_build_indexes(s, canon, out->ctx, e);
     if (rc == 0)
         set_tag(out, "CREATE INDEX");
     return rc;

@@ -326,8 +326,11 @@ int qr_sql_stmt_vacuum(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__V
     for (size_t i = 0; rc == 0 && !v->n_rels && i < cat->ntables; i++)
         snprintf(names[n++], sizeof *names, "%s", cat->tables[i]->name);
     qr_sqldb_unlock(db);
+    /* the merged segments carry every index of the definition, those still
+     * being built too: the build then only marks them built */
     for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = vacuum_table(db, names[i], seg_rows, out->ctx, e);
+        if ((rc = vacuum_table(db, names[i], seg_rows, out->ctx, e)) == 0)
+            rc = qr_sql_build_indexes(s, names[i], out->ctx, e);
     free(names);
     if (rc == 0)
         snprintf(out->tag, sizeof out->tag, "VACUUM");

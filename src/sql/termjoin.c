@@ -30,7 +30,7 @@ static uint16_t keyword_index(const qr_tabdef *d, uint32_t col)
     if (d->cols[col].type != QT_TEXT)
         return 0;
     for (uint32_t i = 0; i < d->nixs; i++)
-        if (d->ixs[i].col == col && d->ixs[i].kind == QR_IX_KEYWORD)
+        if (d->ixs[i].col == col && d->ixs[i].kind == QR_IX_KEYWORD && !d->ixs[i].building)
             return d->ixs[i].id;
     return 0;
 }

@@ -292,6 +292,11 @@ static int ft_column(qr_binder *b, const Node *n, ftcol *f)
     if ((f->col = qr_bind_column(b, n->column_ref)) < 0)
         return -1;
     f->ix = qr_tabdef_index_on(b->def, f->col, QR_IX_FULLTEXT);
+    if (f->ix < 0 && qr_tabdef_index_any(b->def, f->col, QR_IX_FULLTEXT) >= 0)
+        return qr_bind_fail(b, qr_node_loc(n), QR_E_NOT_READY,
+                            "the full-text index on column \"%s\" is being built: @@ can use it "
+                            "once it is (pg_index.indisvalid)",
+                            b->def->cols[f->col].name);
     if (f->ix < 0)
         return qr_bind_fail(b, qr_node_loc(n), QR_E_FEATURE,
                             "column \"%s\" has no full-text index: @@ needs one",

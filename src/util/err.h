@@ -39,6 +39,7 @@ typedef struct qr_err {
 #define QR_E_DUPLICATE_TABLE  "42P07" /* table exists (with another definition) */
 #define QR_E_SYNTAX           "42601" /* a definition's structure: unknown/duplicate key */
 #define QR_E_ARGS             "22023" /* invalid parameter value */
+#define QR_E_NOT_READY        "55000" /* object not in prerequisite state */
 #define QR_E_LOCKED           "55P03" /* lock not available */
 #define QR_E_CANCELED         "57014" /* query canceled (by request or statement timeout) */
 

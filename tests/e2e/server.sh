@@ -178,6 +178,38 @@ same "psql: ... nor by the filter" "$T/del3.want" "$T/del3"
 P -c "DELETE FROM cp2 WHERE nosuch = 1" > /dev/null 2> "$T/del4"
 check "psql: DELETE of an unknown column: its error" grep -qx 'ERROR:  column "nosuch" does not exist' "$T/del4"
 
+# --- psql: CREATE INDEX on a table that holds rows, built in the background -------
+# cp has 4 segments (rows copied in 4 parts); the oracle: its bodies' words
+for part in 0 1 2 3; do
+    awk -v p=$part 'NR % 4 == p' "$T/copy1.txt" > "$T/part$part.txt"
+    P -c "\\copy cp FROM '$T/part$part.txt'" > /dev/null
+done
+want_ft=$($PY -c "
+import re, sys
+n = 0
+for line in open(sys.argv[1], encoding='utf-8'):
+    body = line.rstrip('\n').split('\t')[2]
+    words = set(w.lower() for w in re.split(r'[^0-9A-Za-z]+', body) if w)
+    n += 'failed' in words and 'cache' not in words
+print(2 * n)" "$T/copy1.txt")
+want_svc=$(P -A -t -c "SELECT count(*) FROM cp WHERE svc = 'checkout'")
+P -c "CREATE INDEX ON cp USING inverted (body)" > "$T/ix1" 2>&1
+check "psql: CREATE INDEX on a populated table returns" grep -qx "CREATE INDEX" "$T/ix1"
+ix_wrong=0; ix_valid=
+for _ in $(seq 1 300); do
+    [ "$(P -A -t -c "SELECT count(*) FROM cp WHERE svc = 'checkout'")" = "$want_svc" ] || ix_wrong=$((ix_wrong + 1))
+    ix_valid=$(P -A -t -c "SELECT indisvalid FROM pg_index WHERE indrelid = 'cp'::regclass")
+    [ "$ix_valid" = t ] && break
+    P -A -t -c "SELECT count(*) FROM cp WHERE body @@ 'failed' AND NOT body @@ 'cache'" > "$T/ix2" 2>&1
+    grep -q 'ERROR:  the full-text index on column "body" is being built' "$T/ix2" || ix_wrong=$((ix_wrong + 1))
+    sleep 0.1
+done
+check "psql: queries during the build answer as before (@@: 55000 until it is built)" test "$ix_wrong" = 0
+check "psql: ... and the index becomes valid (pg_index.indisvalid)" test "$ix_valid" = t
+P -A -t -c "SELECT count(*) FROM cp WHERE body @@ 'failed' AND NOT body @@ 'cache'" > "$T/ix3" 2>&1
+echo "$want_ft" > "$T/ix3.want"
+same "psql: @@ by the new index = brute force over the rows" "$T/ix3.want" "$T/ix3"
+
 # --- psycopg2: parameters ---------------------------------------------------------
 if $PY -c 'import psycopg2' 2>/dev/null; then
     want13=$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)

@@ -1,7 +1,7 @@
 /* test_sql_ddl.c - CREATE TABLE (types, NOT NULL, IF NOT EXISTS, 42P07,
  * unknown types with their position), DROP TABLE (IF EXISTS, files gone,
  * the name reusable with another definition), CREATE INDEX (on an empty
- * table; refused on one with segments), TRUNCATE and SHOW TABLES. */
+ * table, and on one with segments), TRUNCATE and SHOW TABLES. */
 #include "sqltest.h"
 
 #include <pthread.h>
