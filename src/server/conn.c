@@ -15,8 +15,19 @@
 
 void pgw_stmt_ctx(pgw_conn *c, qr_qctx *ctx)
 {
-    atomic_store(&c->cancel, atomic_load(&c->srv->past_grace));
+    pgw_stmt_begin_cancel(c);
     qr_sql_ctx_init(&c->sess, ctx, &c->cancel);
+}
+
+void pgw_stmt_begin_cancel(pgw_conn *c)
+{
+    /* cleared first, then the shutdown looked at: storing the flag as
+     * read could overwrite the 1 that the shutdown's cancel-all stored
+     * between the read and the store, and the statement would then run
+     * to its end past the grace period */
+    atomic_store(&c->cancel, 0);
+    if (atomic_load(&c->srv->past_grace))
+        atomic_store(&c->cancel, 1);
 }
 
 void pgw_send_error(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg)

@@ -134,6 +134,8 @@ void pgw_tag(const qr_result *r, uint64_t rows, char *out, size_t cap);
  * settings, the connection's cancel flag: cleared, unless the server is
  * past its shutdown grace period). */
 void pgw_stmt_ctx(pgw_conn *c, qr_qctx *ctx);
+/* The cancel flag alone, as pgw_stmt_ctx sets it (COPY FROM STDIN). */
+void pgw_stmt_begin_cancel(pgw_conn *c);
 /* conn.c: queue an ErrorResponse (ERROR) for e; positions mapped by map. */
 void pgw_send_error(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg);
 void pgw_send_fatal(pgw_conn *c, const char *code, const char *fmt, ...)

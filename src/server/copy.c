@@ -61,7 +61,7 @@ int pgw_copy_in(pgw_conn *c, const char *sql, size_t n, long (*map)(void *, long
         pgw_send_error(c, &e, map, arg);
         return PGW_COPY_FAILED;
     }
-    atomic_store(&c->cancel, atomic_load(&c->srv->past_grace)); /* as a statement starts */
+    pgw_stmt_begin_cancel(c); /* as a statement starts */
     put_copy_response(&c->io->out, 'G', qr_sql_copy_columns(ci));
     if (pgw_flush(c->io) != 0) {
         qr_sql_copy_abort(ci);
