@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "index/catalog.h"
@@ -522,7 +523,9 @@ int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_
         return 0;
     atomic_int never = 0;
     const atomic_int *stop = ctx && ctx->cancel ? ctx->cancel : &never;
-    for (;;) {
+    /* a step gives up when the table changed under it (another session's
+     * VACUUM or build, another process writing it): tried again a while */
+    for (int idle = 0;;) {
         uint32_t built, left;
         int r = ctx ? qr_qctx_check(ctx, e) : 0;
         if (r == 0)
@@ -531,24 +534,29 @@ int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_
             qr_err_prefix(e, "building the index for the rows already in %s: ", table);
             return -1;
         }
-        if (r == 0)
-            break;
+        if (r > 0) {
+            idle = 0;
+            continue;
+        }
+        /* the catalog file, which another process may have changed */
+        qr_err oe;
+        qr_table *t = qr_table_open(qr_sql_db_dir(db), table, QR_TABLE_READ, &oe);
+        int building = 0;
+        for (uint32_t i = 0; t && i < t->def->nixs; i++)
+            building |= t->def->ixs[i].building;
+        qr_table_close(t);
+        if (!building)
+            return 0;
+        if (++idle == 100)
+            return qr_errf(e, QR_E_LOCKED,
+                           "table %s: the index is created but could not be built for the rows "
+                           "already there (the table kept changing under the build, or another "
+                           "process writes it); VACUUM or CREATE INDEX IF NOT EXISTS again "
+                           "builds it",
+                           table);
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
     }
-    /* given up only when the table changed under the build: another
-     * process writing it */
-    qr_sqldb_lock(db, 0);
-    const qr_tabdef *d = qr_catalog_find(qr_sqldb_catalog(db), table);
-    int building = 0;
-    for (uint32_t i = 0; d && i < d->nixs; i++)
-        building |= d->ixs[i].building;
-    qr_sqldb_unlock(db);
-    if (building)
-        return qr_errf(e, QR_E_LOCKED,
-                       "table %s: the index is created but could not be built for the rows "
-                       "already there (another process writes the table); VACUUM or CREATE "
-                       "INDEX IF NOT EXISTS again builds it",
-                       table);
-    return 0;
 }
 
 int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__IndexStmt *x,
