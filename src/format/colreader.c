@@ -35,8 +35,8 @@ struct qr_colreader {
     qr_slice *keys; /* maps: key dictionary */
     uint32_t nkeys;
     qr_buf keysraw;
-    ZSTD_DCtx *dctx;
-    ZSTD_DDict *ddict;
+    ZSTD_DCtx *dctx;          /* made on the first compressed page */
+    const ZSTD_DDict *ddict;  /* the segment's (qr_colmeta.ddict) */
     int random;         /* qr_colr_random: point reads of int/code blocks */
     int64_t point_blk;  /* block of the last point read, -1 none */
     int64_t page_blk;   /* ENC_HEXID point reads: block in `page`, -1 none */
@@ -51,6 +51,18 @@ static int blk_err(qr_colreader *r, uint32_t bi, const char *why, qr_err *e)
                    r->seg->path, r->cm->name, bi, (unsigned long long)b->offset, why);
 }
 
+/* comp_get with the reader's decompression context, made on the first
+ * compressed payload (columns of ints and codes never need one). */
+static int page_get(qr_colreader *r, const unsigned char *p, size_t len, qr_buf *dst,
+                    const ZSTD_DDict *ddict, size_t max_raw, const char **why)
+{
+    if (len && p[0] != COMP_NONE && !r->dctx && !(r->dctx = ZSTD_createDCtx())) {
+        *why = "out of memory";
+        return -1;
+    }
+    return comp_get(p, len, dst, r->dctx, ddict, max_raw, why);
+}
+
 /* Decompress an auxiliary value list (dictionary / keys) into raw + slices. */
 static int load_vlist(qr_colreader *r, int32_t bi, qr_buf *raw, qr_slice **out, uint32_t *n,
                       qr_err *e)
@@ -61,7 +73,7 @@ static int load_vlist(qr_colreader *r, int32_t bi, qr_buf *raw, qr_slice **out, 
         return -1;
     const char *why;
     uint32_t cnt = r->cm->blocks[bi].rows;
-    if (comp_get(p, len, raw, r->dctx, NULL, 1u << 30, &why) != 0)
+    if (page_get(r, p, len, raw, NULL, 1u << 30, &why) != 0)
         return blk_err(r, (uint32_t)bi, why, e);
     if (cnt > raw->len + 1)
         return blk_err(r, (uint32_t)bi, "value count larger than the block", e);
@@ -91,7 +103,6 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
     r->cur = -1;
     r->point_blk = -1;
     r->page_blk = -1;
-    r->dctx = ZSTD_createDCtx();
     size_t n = QR_BLOCK_ROWS;
     if (r->cm->encoding == ENC_INT) {
         r->ints = malloc(sizeof *r->ints * n);
@@ -101,7 +112,7 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
     } else {
         r->vals = malloc(sizeof *r->vals * n);
     }
-    if (!r->dctx || (!r->ints && !r->codes && !r->vals) ||
+    if ((!r->ints && !r->codes && !r->vals) ||
         (r->cm->encoding == ENC_INT && !r->isnull)) {
         qr_errf(e, QR_E_NOMEM, "out of memory");
         goto fail;
@@ -117,10 +128,21 @@ qr_colreader *qr_colr_open(qr_segment *s, int col, qr_err *e)
         size_t len;
         if (qr_seg_block(s, col, (uint32_t)r->cm->zdict_blk, &p, &len, e) != 0)
             goto fail;
-        if (len < 2 || p[0] != COMP_NONE || !(r->ddict = ZSTD_createDDict(p + 1, len - 1))) {
-            blk_err(r, (uint32_t)r->cm->zdict_blk, "unusable zstd dictionary", e);
-            goto fail;
+        qr_colmeta *cm = (qr_colmeta *)r->cm; /* its ddict is a cache */
+        ZSTD_DDict *dd = __atomic_load_n((ZSTD_DDict **)&cm->ddict, __ATOMIC_ACQUIRE);
+        if (!dd) {
+            if (len < 2 || p[0] != COMP_NONE || !(dd = ZSTD_createDDict(p + 1, len - 1))) {
+                blk_err(r, (uint32_t)r->cm->zdict_blk, "unusable zstd dictionary", e);
+                goto fail;
+            }
+            void *none = NULL;
+            if (!__atomic_compare_exchange_n(&cm->ddict, &none, dd, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+                ZSTD_freeDDict(dd); /* another reader's came first */
+                dd = none;
+            }
         }
+        r->ddict = dd;
     }
     return r;
 fail:
@@ -144,7 +166,6 @@ void qr_colr_close(qr_colreader *r)
     qr_buf_free(&r->dictraw);
     qr_buf_free(&r->keysraw);
     ZSTD_freeDCtx(r->dctx);
-    ZSTD_freeDDict(r->ddict);
     free(r);
 }
 
@@ -235,12 +256,12 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
         break;
     }
     case ENC_PAGED:
-        rc = comp_get(p, len, &r->page, r->dctx, r->ddict, 64u << 20, &why);
+        rc = page_get(r, p, len, &r->page, r->ddict, 64u << 20, &why);
         if (rc == 0)
             rc = vlist_get(r->page.p, r->page.len, b->rows, r->vals, &why);
         break;
     case ENC_HEXID:
-        rc = comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why);
+        rc = page_get(r, p, len, &r->page, NULL, 64u << 20, &why);
         if (rc == 0)
             rc = dec_hexid_page(r->page.p, r->page.len, b->rows, r->cm->hex_bytes, &r->text,
                                 r->vals, &why);
@@ -287,7 +308,7 @@ static int point_read(qr_colreader *r, uint32_t row, int64_t *iv, uint8_t *isnul
     if (enc == ENC_HEXID) { /* the page stays decompressed; one row to text */
         if (r->page_blk != (int64_t)bi) {
             r->page_blk = -1;
-            if (comp_get(p, len, &r->page, r->dctx, NULL, 64u << 20, &why) != 0)
+            if (page_get(r, p, len, &r->page, NULL, 64u << 20, &why) != 0)
                 return blk_err(r, bi, why, e);
             /* where every row starts: then each row of the page is O(1) */
             uint32_t *no = realloc(r->page_off, sizeof *no * ((size_t)b->rows + 1));

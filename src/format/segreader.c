@@ -527,9 +527,11 @@ void qr_seg_close(qr_segment *s)
     if (s->map)
         munmap((void *)s->map, s->len);
     free(s->all_blocks);
-    for (uint32_t c = 0; s->cols && c < s->ncols; c++)
+    for (uint32_t c = 0; s->cols && c < s->ncols; c++) {
         if (s->cols[c].lazy)
             free(s->cols[c].blocks);
+        ZSTD_freeDDict(s->cols[c].ddict);
+    }
     if (s->dir_mu_init)
         pthread_mutex_destroy(&s->dir_mu);
     free(s->cols);
