@@ -2,7 +2,8 @@
  * the winning rows only (hits of search/topk.h, from any search), read with
  * column vectors (format/colvec.h): per segment the hits are sorted by row
  * and each selected column is gathered once for them, decoding each block
- * it touches once.
+ * it touches once. The (segment, column, piece of the rows) units run on
+ * the search's pool, each with a reader from the segment cache's pool.
  *
  * Cells go to rows row0 .. row0 + n - 1 of `out` (hit i to row row0 + i,
  * so the hits' order is kept), column cols[j] of the table to output
