@@ -231,6 +231,16 @@ static tsnap *table_snap(qr_sql_db *db, const char *name, qr_err *e)
     return t;
 }
 
+/* 1 when table snapshot t's manifest is no longer the table's. */
+static int snap_stale(const qr_sql_db *db, const tsnap *t)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s/MANIFEST", db->dir, t->t->name);
+    fileid now;
+    file_id(path, &now);
+    return !same_file(&t->man_id, &now);
+}
+
 void qr_sql_session_init(qr_sql_session *s, qr_sql_db *db)
 {
     memset(s, 0, sizeof *s);
@@ -410,16 +420,29 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
             continue;
         }
         const char *name = sel->scope.n ? sel->scope.r[r].def->name : sel->def->name;
-        if (!(t[r] = table_snap(db, name, e))) {
-            rc = -1;
-            break;
+        /* a commit between reading the manifest and opening its segments
+         * (a merge, an index build, VACUUM) may have removed one of them:
+         * then the newer manifest is read and opened instead */
+        for (int attempt = 0;; attempt++) {
+            if (!(t[r] = table_snap(db, name, e))) {
+                rc = -1;
+                break;
+            }
+            ns[r] = t[r]->t->man.nsegs;
+            refs[r] = qr_qmalloc(out->ctx, sizeof **refs * (ns[r] ? ns[r] : 1));
+            rc = refs[r] ? 0 : qr_qctx_nomem(out->ctx, e);
+            if (rc == 0)
+                rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r],
+                                             db->pool, threads, e);
+            if (rc == 0 || attempt == 4 || !snap_stale(db, t[r]))
+                break;
+            qr_qfree(out->ctx, refs[r]);
+            refs[r] = NULL;
+            snap_unref(db, t[r]);
+            t[r] = NULL;
         }
-        ns[r] = t[r]->t->man.nsegs;
-        refs[r] = qr_qmalloc(out->ctx, sizeof **refs * (ns[r] ? ns[r] : 1));
-        rc = refs[r] ? 0 : qr_qctx_nomem(out->ctx, e);
-        if (rc == 0)
-            rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r], db->pool,
-                                         threads, e);
+        if (!t[r])
+            break;
         held[r] = rc == 0;
     }
     if (rc == 0)
