@@ -114,7 +114,8 @@ static void project_worker(void *arg, int w)
         if (i >= j->nu)
             break;
         unit *u = &j->u[i];
-        u->rc = run_unit(j, u, &u->err);
+        /* the statement's cancel and timeout, once per unit */
+        u->rc = qr_qctx_check(j->ps->ctx, &u->err) != 0 ? -1 : run_unit(j, u, &u->err);
     }
 }
 

@@ -19,6 +19,7 @@
 #include "index/invindex.h"
 #include "index/table.h"
 #include "sql/merge.h"
+#include "sql/stmt.h"
 
 #define SEG_ROWS 300
 
@@ -278,6 +279,33 @@ static void test_create_index_builds_inline_without_a_merger(void **st)
     st_close();
 }
 
+/* A build canceled between segments leaves the index marked building and
+ * every answer as it was; a later build finishes it. */
+static void test_a_canceled_build_loses_nothing(void **st)
+{
+    (void)st;
+    st_open();
+    make_table(&st_s, 4);
+    add_building_indexes(st_dir);
+    reopen();
+    atomic_int cancel = 1;
+    qr_qctx ctx;
+    qr_sql_ctx_init(&st_s, &ctx, &cancel);
+    qr_err e;
+    assert_int_equal(qr_sql_build_indexes(&st_s, "logs", &ctx, &e), -1);
+    assert_string_equal(e.code, "57014");
+    assert_int_equal(ctx.used, 0);
+    int building;
+    assert_int_equal(lacking(st_dir, &building), 4);
+    assert_true(building);
+    check_queries(&st_s, 4 * SEG_ROWS, 0);
+    st_ok("CREATE INDEX IF NOT EXISTS body ON logs USING inverted (msg)", "CREATE INDEX");
+    assert_int_equal(lacking(st_dir, &building), 0);
+    assert_false(building);
+    check_queries(&st_s, 4 * SEG_ROWS, 1);
+    st_close();
+}
+
 static void live(qr_sql_session *s)
 {
     qr_live_opts o;
@@ -376,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queries_are_right_at_every_step_of_a_build),
         cmocka_unit_test(test_create_index_builds_inline_without_a_merger),
+        cmocka_unit_test(test_a_canceled_build_loses_nothing),
         cmocka_unit_test(test_live_build_in_the_background),
         cmocka_unit_test(test_live_build_resumes_and_drop_stops_it),
     };
