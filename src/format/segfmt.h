@@ -28,7 +28,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION       10u /* what this build writes */
+#define QR_SEG_VERSION       11u /* what this build writes (11: dense words' tf >= 2 rows) */
 #define QR_SEG_VERSION_MIN   8u /* the oldest it reads (8: no chunk checksums) */
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u

@@ -162,6 +162,39 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
     return f->bitmaps + off;
 }
 
+int qr_invfield_multi_bits(qr_invfield *f, const qr_terminfo *ti, uint64_t *bits, qr_err *e)
+{
+    uint64_t off, len;
+    if (!ti->has_multi)
+        return qr_errf(e, QR_E_INTERNAL, "%s term has no list of rows with tf >= 2", f->def.name);
+    if (bitmap_range(f, ti, &off, &len) != 0 || ti->multi_len > f->bitmaps_len - (off + len)) {
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s term's rows with tf >= 2 out of range "
+                       "(index section %u)",
+                       f->seg->path, f->def.name, f->def.sec);
+    }
+    off += len;
+    if (qr_seg_check(f->seg, f->bm_ref, off, ti->multi_len, "BITMAPS", e) != 0)
+        return -1;
+    qr_rd r;
+    qr_rd_init(&r, f->bitmaps + off, (size_t)ti->multi_len);
+    uint64_t row = 0;
+    for (uint32_t i = 0; i < ti->multi_n; i++) {
+        uint64_t g = qr_rd_varint(&r);
+        if (r.bad || g >= f->rows || (row = i ? row + g + 1 : g) >= f->rows) {
+            row = f->rows;
+            break;
+        }
+        bits[row >> 6] |= 1ull << (row & 63);
+    }
+    if (r.bad || row >= f->rows || qr_rd_left(&r) != 0)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s term's rows with tf >= 2 do not decode "
+                       "(index section %u, BITMAPS offset %llu)",
+                       f->seg->path, f->def.name, f->def.sec, (unsigned long long)off);
+    return 0;
+}
+
 int qr_invfield_check_term(const qr_invfield *f, const qr_terminfo *ti, qr_err *e)
 {
     if (ti->kind != TI_INLINE &&

@@ -89,9 +89,12 @@ enum {
 #define QR_INLINE_DF 2u       /* terms in at most this many docs live in the dictionary */
 #define QR_SKIP_ENTRY 16u     /* bytes per skip entry */
 
-/* term info kinds; TI_HAS_BITMAP is or'ed into TI_BLOCKS for dense terms */
+/* term info kinds; TI_HAS_BITMAP is or'ed into TI_BLOCKS for dense terms,
+ * and with it, in fields with term frequencies (format 11 on),
+ * TI_HAS_MULTI: the term's rows with tf >= 2 follow its bitmap */
 enum { TI_INLINE = 0, TI_BLOCKS = 1 };
 #define TI_HAS_BITMAP 0x80u
+#define TI_HAS_MULTI  0x40u
 /* A term in at least rows / QR_DENSE_DIV rows (and a segment of at least
  * QR_DENSE_MIN_ROWS rows) also gets a bitmap: AND/OR/NOT of dense terms
  * then run as word-wise bit operations. */

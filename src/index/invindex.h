@@ -115,6 +115,12 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
  * when it has not, or the term has no bitmap in range (no error: callers
  * then go without it). */
 const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
+/* The rows where a dense term of a field with tfs occurs more than once
+ * (ti->has_multi: format 11 on), set as bits in `bits` (ceil(rows/64)
+ * words, zeroed by the caller), verified. -1 with e set (XX001) when the
+ * list is out of range, does not verify or does not decode to rows in
+ * ascending order inside the segment. */
+int qr_invfield_multi_bits(qr_invfield *f, const qr_terminfo *ti, uint64_t *bits, qr_err *e);
 /* A keyword field's terms by row: ords[r] is the ordinal (position in
  * dictionary order, 0 ..) of row r's value, QR_NO_ORD for a row without one
  * (NULL, or longer than a term may be). Built on first use by one walk of

@@ -147,7 +147,8 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
     if (w->has_pos)
         qr_buf_put_varint(ti, w->pos->len - pos_start);
     qr_buf_put_varint(ti, df);
-    qr_buf_put_u8(ti, (uint8_t)(TI_BLOCKS | (dense ? TI_HAS_BITMAP : 0)));
+    int multi = dense && w->has_freqs;
+    qr_buf_put_u8(ti, (uint8_t)(TI_BLOCKS | (dense ? TI_HAS_BITMAP : 0) | (multi ? TI_HAS_MULTI : 0)));
     if (dense) {
         size_t words = ((size_t)w->rows + 63) / 64;
         qr_buf_put_varint(ti, w->bitmaps->len / 8);
@@ -158,6 +159,26 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
         for (uint32_t i = 0; i < df; i++)
             d[docs[i] >> 3] |= (unsigned char)(1u << (docs[i] & 7));
         w->bitmaps->len += words * 8;
+    }
+    if (multi) {
+        /* the rows holding the word more than once: with them a scorer
+         * bounds every other row of the word by its exact tf-1 score (in
+         * templated logs the words of a query are twice in different
+         * templates, and the bound that assumed each at its largest tf in
+         * every row let whole segments of ties through) */
+        size_t at = w->bitmaps->len;
+        uint32_t n = 0, prev = 0;
+        for (uint32_t i = 0; i < df; i++)
+            if (tfs[i] >= 2) {
+                qr_buf_put_varint(w->bitmaps, n ? docs[i] - prev - 1 : docs[i]);
+                prev = docs[i];
+                n++;
+            }
+        uint64_t len = w->bitmaps->len - at;
+        while (w->bitmaps->len % 8) /* the next bitmap starts on a word */
+            qr_buf_put_u8(w->bitmaps, 0);
+        qr_buf_put_varint(ti, n);
+        qr_buf_put_varint(ti, len);
     }
     return ti->oom || b->oom || (w->has_pos && w->pos->oom) ? -1 : 0;
 }
@@ -199,10 +220,20 @@ int qr_terminfo_read(qr_rd *r, int has_freqs, int has_pos, uint64_t post_off, ui
             }
         if (ti->post_len != 0)
             return -1;
-    } else if ((ti->kind & ~TI_HAS_BITMAP) == TI_BLOCKS) {
+    } else if ((ti->kind & ~(TI_HAS_BITMAP | TI_HAS_MULTI)) == TI_BLOCKS) {
         if (ti->kind & TI_HAS_BITMAP) {
             ti->has_bitmap = 1;
             ti->bm_word = qr_rd_varint(r);
+            if (ti->kind & TI_HAS_MULTI) {
+                uint64_t n = qr_rd_varint(r);
+                if (!has_freqs || n > df)
+                    return -1;
+                ti->has_multi = 1;
+                ti->multi_n = (uint32_t)n;
+                ti->multi_len = qr_rd_varint(r);
+            }
+        } else if (ti->kind & TI_HAS_MULTI) {
+            return -1;
         }
         ti->kind = TI_BLOCKS;
     } else {

@@ -55,6 +55,12 @@ typedef struct qr_terminfo {
     uint64_t post_off, post_len, pos_off, pos_len;
     int has_bitmap;
     uint64_t bm_word; /* word offset of the bitmap in BITMAPS */
+    /* dense terms of fields with tfs (format 11 on): how many rows have the
+     * term more than once, and the bytes of their list (row gaps as
+     * varints), which follows the bitmap in BITMAPS; has_multi 0: unknown */
+    int has_multi;
+    uint32_t multi_n;
+    uint64_t multi_len;
 } qr_terminfo;
 
 /* ---- writing ---- */

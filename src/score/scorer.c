@@ -6,6 +6,8 @@
  * (AND, OR, at-least-k), scorer_dense.c, scorer_taat.c. */
 #include "score/scorer_int.h"
 
+#include <math.h>
+
 #include "index/invfmt.h"
 
 /* ---- building ---- */
@@ -30,8 +32,11 @@ static int kind_of(const qr_query *q)
     return K_FILTER;
 }
 
+/* The scorer of q; top: q is the query's root, and min the threshold its
+ * scores must beat (-INFINITY: none yet) -- a nested clause's score is
+ * only part of a row's, so no threshold applies to it alone. */
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
-                    int top, qr_arena *a, qr_err *e);
+                    int top, double min, qr_arena *a, qr_err *e);
 
 /* AND, OR or at-least-k of words only, at the root of the query: term at
  * a time when it pays, else NULL (and *oom on failure). Only at the root,
@@ -45,7 +50,7 @@ static qr_sc *try_taat(int top, int is_and, qr_sc **kids, uint32_t n, uint32_t k
 }
 
 static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
-                        uint32_t *leaf, int top, qr_arena *a, qr_err *e)
+                        uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
 {
     qr_sc **kids = qr_arena_alloc(a, sizeof *kids * (q->n + 1));
     qr_query **flt = qr_arena_alloc(a, sizeof *flt * q->n);
@@ -57,7 +62,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         if (k->type == Q_NOT || kind_of(k) == K_FILTER) {
             flt[nf++] = (qr_query *)k; /* filters and exclusions: one iterator */
             *leaf += qr_bm25_count_leaves(k);
-        } else if (!(kids[n++] = build(ss, k, qw, leaf, 0, a, e))) {
+        } else if (!(kids[n++] = build(ss, k, qw, leaf, 0, -INFINITY, a, e))) {
             return NULL;
         }
     }
@@ -86,9 +91,12 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     int oom = 0;
     if (sc_dense_words(kids, nw, fbits ? 1 : 2)) {
         /* every row's length bounds it before any postings are read */
-        qr_sc *b = sc_dense_new(1, kids, nw, nw, fbits, (uint32_t)ss->seg->rows, a, &oom);
-        if (b || oom)
-            return b ? (qr_plan_way(pl, q, "scored from dense bitmaps"), b) : sc_nomem(e);
+        qr_sc *b = sc_dense_new(1, kids, nw, nw, fbits, (uint32_t)ss->seg->rows,
+                                top ? min : -INFINITY, a, &oom, e);
+        if (oom)
+            return NULL;
+        if (b)
+            return qr_plan_way(pl, q, "scored from dense bitmaps"), b;
     }
     qr_sc *tt = nf ? NULL : try_taat(top, 1, kids, n, n, ss, a, &oom);
     if (tt || oom)
@@ -97,32 +105,58 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     return sc_and_new(kids, n, a, e);
 }
 
+/* Does a dense scorer, built with the threshold known, leave few enough
+ * rows that scoring them one by one (a cursor step per word each) beats
+ * walking every posting term at a time? */
+static int dense_pays(const qr_sc *dense, qr_sc **kids, uint32_t n)
+{
+    uint64_t postings = 0;
+    for (uint32_t i = 0; i < n; i++)
+        postings += kids[i]->cost;
+    return dense->cost * 16 * n <= postings;
+}
+
 static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
-                       uint32_t *leaf, int top, qr_arena *a, qr_err *e)
+                       uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
 {
     qr_sc **kids = qr_arena_alloc(a, sizeof *kids * q->n);
     if (!kids)
         return sc_nomem(e);
     uint32_t k = q->type == Q_MINMATCH ? q->k : 1;
     for (uint32_t i = 0; i < q->n; i++)
-        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, a, e)))
+        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, -INFINITY, a, e)))
             return NULL;
     int oom = 0;
     qr_plan *pl = qr_segsearch_plan(ss);
+    qr_sc *dn = NULL;
+    if (top && min > -INFINITY && k <= q->n) {
+        /* a threshold is known: the rows whose own length lets them beat it
+         * may be few (often none), and finding them takes one walk of the
+         * words' bitmaps; term at a time would walk every posting */
+        dn = sc_dense_new(0, kids, q->n, k, NULL, (uint32_t)ss->seg->rows, min, a, &oom, e);
+        if (oom)
+            return NULL;
+        if (dn && dense_pays(dn, kids, q->n))
+            return qr_plan_way(pl, q, "scored from dense bitmaps"), dn;
+    }
     qr_sc *tt = k <= q->n ? try_taat(top, 0, kids, q->n, k, ss, a, &oom) : NULL;
     if (tt || oom)
         return tt ? (qr_plan_way(pl, q, "scored term at a time"), tt) : sc_nomem(e);
     if (k <= q->n) { /* dense words: candidates from bitmaps (at least k of them) */
-        qr_sc *b = sc_dense_new(0, kids, q->n, k, NULL, (uint32_t)ss->seg->rows, a, &oom);
-        if (b || oom)
-            return b ? (qr_plan_way(pl, q, "scored from dense bitmaps"), b) : sc_nomem(e);
+        qr_sc *b = dn ? dn
+                      : sc_dense_new(0, kids, q->n, k, NULL, (uint32_t)ss->seg->rows,
+                                     top ? min : -INFINITY, a, &oom, e);
+        if (oom)
+            return NULL;
+        if (b)
+            return qr_plan_way(pl, q, "scored from dense bitmaps"), b;
     }
     qr_plan_way(pl, q, "scored by block-max MaxScore");
     return sc_or_new(kids, q->n, k, a, e);
 }
 
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
-                    int top, qr_arena *a, qr_err *e)
+                    int top, double min, qr_arena *a, qr_err *e)
 {
     switch (kind_of(q)) {
     case K_FILTER:
@@ -143,13 +177,13 @@ static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, 
         return q->type == Q_TERM ? sc_term_new(ss, q, qw, w, tab, a, e)
                                  : sc_phrase_new(ss, q, qw, w, a, e);
     }
-    return q->type == Q_AND ? build_and(ss, q, qw, leaf, top, a, e)
-                            : build_or(ss, q, qw, leaf, top, a, e);
+    return q->type == Q_AND ? build_and(ss, q, qw, leaf, top, min, a, e)
+                            : build_or(ss, q, qw, leaf, top, min, a, e);
 }
 
-qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
-                       qr_err *e)
+qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                       qr_arena *a, qr_err *e)
 {
     uint32_t leaf = 0;
-    return build(ss, q, qw, &leaf, 1, a, e);
+    return build(ss, q, qw, &leaf, 1, min, a, e);
 }

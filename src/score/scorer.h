@@ -81,8 +81,11 @@ static inline double qr_sc_score(qr_sc *s) { return s->vt->score(s); }
 #define QR_SC_END (QR_NO_DOC - 1)
 
 /* Build the scorer of q for one segment. qw holds the query's index-wide
- * statistics (qr_qweights_compute). Memory from `a`. NULL with e set. */
-qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
-                       qr_err *e);
+ * statistics (qr_qweights_compute). min: the threshold already known (as
+ * set_min would be given it next; -INFINITY: none), which may choose the
+ * way rows are found -- a scorer whose cost is then 0 has no row that can
+ * beat it. Memory from `a`. NULL with e set. */
+qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                       qr_arena *a, qr_err *e);
 
 #endif

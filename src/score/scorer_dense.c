@@ -1,10 +1,15 @@
 /* scorer_dense.c - AND, OR and at-least-k of dense words (words with row
  * bitmaps) scored from their bitmaps, each candidate bounded by its own
- * length before any postings block is decoded. */
+ * length before any postings block is decoded; with a threshold known at
+ * build time, the candidates that cannot beat it are dropped while the
+ * bitmaps are combined, using each word's list of rows that hold it more
+ * than once (format 11) to bound every other row exactly. */
 #include "score/scorer_int.h"
 
+#include <math.h>
 #include <string.h>
 
+#include "index/invindex.h"
 #include "util/popcount.h"
 
 #if defined(__x86_64__)
@@ -56,7 +61,31 @@ typedef struct {
     nrange sstar[1 << BM_MAX_WORDS];
     uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
     int svalid;
+    /* the threshold `cand` was already narrowed by (live_in_word at build
+     * time): words need it again only once the threshold rises past it */
+    double cand_min;
+    /* per word, which of its rows may hold it more than once (tf >= 2):
+     * M_NONE none (its largest tf is 1, or its list is empty), M_LIST the
+     * rows of its list (mbits, format 11), M_NORM unknown, so every row from
+     * the smallest norm of such rows on */
+    uint8_t mkind[BM_MAX_WORDS];
+    const uint64_t *mbits[BM_MAX_WORDS];
+    /* per subset and combination of its words held more than once: rows
+     * matching exactly the subset, with tf >= 2 in exactly the words of
+     * the combination, may beat the threshold below this norm (0xffff: not
+     * computed yet; from the words' smallest norm of such rows on) */
+    uint16_t clim[1 << BM_MAX_WORDS][1 << BM_MAX_WORDS];
+    /* per subset: the combinations whose rows can compete at norms where
+     * rows holding each word once cannot, [xlo, clim) (nxc 0xff: not known
+     * yet) */
+    uint8_t nxc[1 << BM_MAX_WORDS], xc[1 << BM_MAX_WORDS][1 << BM_MAX_WORDS];
+    uint16_t xlo[1 << BM_MAX_WORDS][1 << BM_MAX_WORDS];
+    /* per subset: no row of it at this norm or above can compete (0xffff:
+     * not known yet) */
+    uint16_t up[1 << BM_MAX_WORDS];
 } bm_sc;
+
+enum { M_NONE, M_LIST, M_NORM };
 
 /* Bound of word i in the window for a row of norm code n (falls as n grows):
  * a tf-1 row scores exactly s(1, n); a row with tf >= 2 has n >= n2 and tf
@@ -136,6 +165,9 @@ static nrange competing_norms(const bm_sc *b, uint32_t mask, int seg)
  * which norm they cannot. */
 static void seg_thresholds(bm_sc *b)
 {
+    memset(b->clim, 0xff, sizeof b->clim);
+    memset(b->nxc, 0xff, sizeof b->nxc);
+    memset(b->up, 0xff, sizeof b->up);
     b->nslive = 0;
     for (uint32_t m = 1; m < (1u << b->n); m++) {
         uint32_t k = (uint32_t)__builtin_popcount(m);
@@ -159,7 +191,7 @@ uint64_t sc_norms_below_scalar(const uint8_t *p, uint32_t cnt, uint32_t n)
     return m;
 }
 
-static uint64_t norms_below64(const uint8_t *p, uint32_t n)
+static inline uint64_t norms_below64(const uint8_t *p, uint32_t n)
 {
     if (n == 0)
         return 0;
@@ -180,19 +212,151 @@ static uint64_t norms_below64(const uint8_t *p, uint32_t n)
 #endif
 }
 
-uint64_t sc_norms_below(const uint8_t *p, uint32_t cnt, uint32_t n)
+static inline uint64_t nbelow(const uint8_t *p, uint32_t cnt, uint32_t n)
 {
     return cnt == 64 ? norms_below64(p, n) : sc_norms_below_scalar(p, cnt, n);
 }
 
+uint64_t sc_norms_below(const uint8_t *p, uint32_t cnt, uint32_t n) { return nbelow(p, cnt, n); }
+
+/* The bound of a row of norm n matching exactly `mask`, with tf >= 2 in
+ * the words of c (at most the segment's largest tf, from its smallest
+ * norm of such rows on) and tf 1 in the others (exact), summed in the
+ * written order. */
+static double combo_bound(const bm_sc *b, uint32_t mask, uint32_t c, uint32_t n)
+{
+    double u = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        if (mask >> i & 1)
+            u += c >> i & 1 ? word_bound(b, i, n, b->stf[i], b->sn2[i])
+                            : qr_bm25_score(b->m, b->t[i]->w, 1, (uint8_t)n);
+    return u;
+}
+
+/* Below which norm such rows may still beat the threshold (the bound
+ * falls as n grows: a prefix), computed once per threshold. */
+static uint32_t combo_limit(bm_sc *b, uint32_t mask, uint32_t c)
+{
+    if (b->clim[mask][c] != 0xffff)
+        return b->clim[mask][c];
+    uint32_t lo = 0, hi = 256;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (combo_bound(b, mask, c, mid) <= b->min)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return b->clim[mask][c] = (uint16_t)lo;
+}
+
+/* Of the rows `bits` of word i in bitmap word w (norms nm, cnt rows), those
+ * that may hold it more than once. */
+static uint64_t word_multi(const bm_sc *b, uint32_t i, size_t w, uint64_t bits,
+                           const uint8_t *nm, uint32_t cnt)
+{
+    switch (b->mkind[i]) {
+    case M_LIST:
+        return b->mbits[i][w] & bits;
+    case M_NORM:
+        return bits & ~nbelow(nm, cnt, b->sn2[i]);
+    default:
+        return 0;
+    }
+}
+
+/* The words of mask that may hold a row more than once. */
+static uint32_t multi_words(const bm_sc *b, uint32_t mask)
+{
+    uint32_t mm = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        if ((mask >> i & 1) && b->mkind[i] != M_NONE)
+            mm |= 1u << i;
+    return mm;
+}
+
+/* The smallest norm a row with tf >= 2 in every word of c can have. */
+static uint32_t combo_floor(const bm_sc *b, uint32_t c)
+{
+    uint32_t f = 0;
+    for (uint32_t i = 0; i < b->n; i++)
+        if ((c >> i & 1) && b->sn2[i] > f)
+            f = b->sn2[i];
+    return f;
+}
+
+/* The combinations of words held more than once whose rows of subset
+ * mask can compete at norms where rows holding each word once cannot
+ * (from their tf-1 limit on): how many, listed in b->xc[mask]. */
+static uint32_t multi_extra(bm_sc *b, uint32_t mask)
+{
+    if (b->nxc[mask] != 0xff)
+        return b->nxc[mask];
+    uint32_t mm = multi_words(b, mask), l0 = combo_limit(b, mask, 0), nx = 0;
+    for (uint32_t c = mm; c; c = (c - 1) & mm) {
+        uint32_t lo = combo_floor(b, c);
+        lo = lo > l0 ? lo : l0;
+        if (combo_limit(b, mask, c) > lo) {
+            b->xc[mask][nx] = (uint8_t)c;
+            b->xlo[mask][nx++] = (uint16_t)lo;
+        }
+    }
+    return b->nxc[mask] = (uint8_t)nx;
+}
+
+/* The norm from which no row of subset mask can compete. */
+static uint32_t subset_upper(bm_sc *b, uint32_t mask)
+{
+    if (b->up[mask] != 0xffff)
+        return b->up[mask];
+    uint32_t u = combo_limit(b, mask, 0), nx = multi_extra(b, mask);
+    for (uint32_t j = 0; j < nx; j++) {
+        uint32_t l = combo_limit(b, mask, b->xc[mask][j]);
+        u = l > u ? l : u;
+    }
+    return b->up[mask] = (uint16_t)u;
+}
+
+/* Rows [d, *end] (end: where the first of the words' postings blocks at d
+ * ends): can none of them compete? A row of a subset has one length, at
+ * least every one of its words' smallest norm in its block (255: the word
+ * has no rows left), so a subset whose rows are all too long there is out.
+ * Moves the words' shallow cursors (the caller restores them). */
+static int window_dead(bm_sc *b, uint32_t d, uint32_t *end)
+{
+    uint8_t mn[BM_MAX_WORDS];
+    uint32_t e = END;
+    for (uint32_t i = 0; i < b->n; i++) {
+        term_sc *t = b->t[i];
+        uint32_t l = term_shallow(&t->sc, d);
+        mn[i] = t->nb <= 1 ? t->list_min_norm
+                : t->sblk < t->nb ? qr_pc_block_min_norm(&t->c, t->sblk) : 255;
+        e = l < e ? l : e;
+    }
+    *end = e;
+    for (uint32_t s = 0; s < b->nslive; s++) {
+        uint32_t m = b->slive[s], n = 0;
+        for (uint32_t i = 0; i < b->n; i++)
+            if ((m >> i & 1) && mn[i] > n)
+                n = mn[i];
+        if (n < subset_upper(b, m))
+            return 0;
+    }
+    return 1;
+}
+
 /* Of the candidates x in word w, those the segment-wide bounds let
- * compete: the rows of each live subset whose norm is below its limit. */
-static uint64_t live_in_word(const bm_sc *b, size_t w, uint64_t x)
+ * compete. Per live subset of the words: its rows below the norm where
+ * a row holding each word once stops competing (that bound is exact);
+ * and, when rows holding a word more than once can compete further, those
+ * rows split by which words they hold so, each below its own limit. */
+static uint64_t live_in_word(bm_sc *b, size_t w, uint64_t x)
 {
     uint64_t bits[BM_MAX_WORDS], live = 0;
+    uint32_t first = (uint32_t)(w * 64), cnt = b->rows - first < 64 ? b->rows - first : 64;
+    const uint8_t *nm = b->norms + first;
     for (uint32_t i = 0; i < b->n; i++)
         memcpy(&bits[i], b->t[i]->bits + w * 8, 8);
-    uint32_t first = (uint32_t)(w * 64), cnt = b->rows - first < 64 ? b->rows - first : 64;
     for (uint32_t s = 0; s < b->nslive; s++) {
         uint32_t m = b->slive[s];
         uint64_t r = x;
@@ -200,12 +364,25 @@ static uint64_t live_in_word(const bm_sc *b, size_t w, uint64_t x)
             r &= (m >> i & 1) ? bits[i] : ~bits[i];
         if (!r)
             continue;
-        nrange nr = b->sstar[m];
-        const uint8_t *nm = b->norms + first;
-        uint64_t ok = sc_norms_below(nm, cnt, nr.a);
-        if (nr.lo2 < nr.b) /* lo2 <= n < b */
-            ok |= sc_norms_below(nm, cnt, nr.b) & ~sc_norms_below(nm, cnt, nr.lo2);
-        live |= r & ok;
+        live |= r & nbelow(nm, cnt, combo_limit(b, m, 0)); /* and rows holding a word twice */
+        uint32_t nx = multi_extra(b, m);
+        if (!nx)
+            continue;
+        uint32_t mm = multi_words(b, m);
+        uint64_t multi[BM_MAX_WORDS] = {0};
+        for (uint32_t i = 0; i < b->n; i++)
+            if (mm >> i & 1)
+                multi[i] = word_multi(b, i, w, bits[i] & r, nm, cnt);
+        for (uint32_t j = 0; j < nx; j++) {
+            uint32_t c = b->xc[m][j];
+            uint64_t rc = r;
+            for (uint32_t i = 0; i < b->n && rc; i++)
+                if (mm >> i & 1)
+                    rc &= (c >> i & 1) ? multi[i] : ~multi[i];
+            if (rc) /* rows with tf >= 2 in word i have norm >= its n2 */
+                live |= rc & nbelow(nm, cnt, combo_limit(b, m, c)) &
+                        ~nbelow(nm, cnt, b->xlo[m][j]);
+        }
     }
     return live;
 }
@@ -256,15 +433,16 @@ static uint32_t bm_next_bit(bm_sc *b, uint32_t d)
     if (b->has_min && !b->svalid)
         seg_thresholds(b);
     size_t w = d >> 6;
+    int narrow = b->has_min && b->min > b->cand_min;
     uint64_t x = b->cand[w] & (~0ull << (d & 63));
-    if (x && b->has_min)
+    if (x && narrow)
         x = live_in_word(b, w, x);
     size_t nw = ((size_t)b->rows + 63) / 64;
     while (!x) {
         if (++w >= nw)
             return QR_NO_DOC;
         x = b->cand[w];
-        if (x && b->has_min)
+        if (x && narrow)
             x = live_in_word(b, w, x);
     }
     uint32_t r = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(x));
@@ -400,6 +578,13 @@ const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena
     if (!bits)
         return sc_nomem(e), NULL;
     memset(bits, 0, nw * 8 + 8);
+    int64_t set = qr_it_postings_bits(it, bits, rows); /* one word's list: a block at a time */
+    if (set == -1) {
+        qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search", path);
+        return NULL;
+    }
+    if (set >= 0)
+        return bits;
     for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
         if (d >= rows) {
             qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings: row %u of %u", path, d, rows);
@@ -414,12 +599,42 @@ const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena
     return bits;
 }
 
-/* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
- * optional filter bitmap; NULL when it does not apply. */
-qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
-                     uint32_t rows, qr_arena *a, int *oom)
+/* The segment-wide impacts of word i: its largest tf, the smallest norm
+ * of its rows with tf >= 2. */
+static void seg_impacts(bm_sc *b, uint32_t i)
 {
-    *oom = 0;
+    const term_sc *w = b->t[i];
+    if (w->nb <= 1) {
+        b->stf[i] = w->list_tf ? w->list_tf : 255;
+        b->sn2[i] = w->list_n2;
+        return;
+    }
+    uint32_t tf = 0;
+    uint8_t n2 = 255;
+    for (uint32_t blk = 0; blk < w->nb; blk++) {
+        uint32_t bt = qr_pc_block_max_tf(&w->c, blk);
+        uint8_t n1, bn2;
+        if (!qr_pc_block_impacts(&w->c, blk, &n1, &bn2))
+            bn2 = qr_pc_block_min_norm(&w->c, blk);
+        bt = bt ? bt : 255; /* 0: no bound stored */
+        tf = bt > tf ? bt : tf;
+        n2 = bn2 < n2 ? bn2 : n2;
+    }
+    b->stf[i] = tf;
+    b->sn2[i] = n2;
+}
+
+/* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
+ * optional filter bitmap; NULL when it does not apply. With a threshold
+ * already known (min > -INFINITY), the candidates are narrowed to the rows
+ * whose own length lets them beat it in the same pass that combines the
+ * bitmaps: in templated logs, once the best rows of the first segments
+ * fill the heap, that usually leaves none, and the segment is passed over
+ * at the cost of one walk of its bitmaps (its cost is then 0). */
+qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
+                    uint32_t rows, double min, qr_arena *a, int *failed, qr_err *e)
+{
+    *failed = 0;
     if (!sc_dense_words(kids, n, filter ? 1 : 2))
         return NULL;
     bm_sc *b = sc_alloc(a, sizeof *b, &bm_vt, 0);
@@ -427,59 +642,99 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
     uint64_t *cand = qr_arena_alloc(a, nw * 8 + 8);
     term_sc **t = qr_arena_alloc(a, sizeof *t * n);
     if (!b || !cand || !t) {
-        *oom = 1;
-        return NULL;
+        *failed = 1;
+        return sc_nomem(e);
     }
     for (uint32_t i = 0; i < n; i++)
         t[i] = (term_sc *)kids[i];
-    for (size_t w = 0; w < nw; w++) {
-        uint64_t acc = is_and ? ~0ull : 0, plane[BM_MAX_WORDS + 1] = {0};
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t x;
-            memcpy(&x, t[i]->bits + w * 8, 8);
-            acc = is_and ? acc & x : acc | x;
-            for (uint32_t j = k; j >= 2; j--) /* plane[j]: rows in >= j words so far */
-                plane[j] |= plane[j - 1] & x;
-            plane[1] |= x;
-        }
-        if (!is_and && k >= 2)
-            acc = plane[k];
-        if (filter) {
-            uint64_t x;
-            memcpy(&x, (const unsigned char *)filter + w * 8, 8);
-            acc &= x;
-        }
-        cand[w] = acc;
-    }
-    b->sc.cost = qr_popcount_words(cand, nw);
     b->is_and = is_and;
     b->n = n;
     b->k = is_and ? n : k;
-    for (uint32_t i = 0; i < n; i++) { /* the segment-wide impacts */
-        const term_sc *w = t[i];
-        if (w->nb <= 1) {
-            b->stf[i] = w->list_tf ? w->list_tf : 255;
-            b->sn2[i] = w->list_n2;
-            continue;
-        }
-        uint32_t tf = 0;
-        uint8_t n2 = 255;
-        for (uint32_t blk = 0; blk < w->nb; blk++) {
-            uint32_t bt = qr_pc_block_max_tf(&w->c, blk);
-            uint8_t n1, bn2;
-            if (!qr_pc_block_impacts(&w->c, blk, &n1, &bn2))
-                bn2 = qr_pc_block_min_norm(&w->c, blk);
-            bt = bt ? bt : 255; /* 0: no bound stored */
-            tf = bt > tf ? bt : tf;
-            n2 = bn2 < n2 ? bn2 : n2;
-        }
-        b->stf[i] = tf;
-        b->sn2[i] = n2;
-    }
     b->rows = rows;
     b->t = t;
     b->cand = cand;
     b->norms = t[0]->norms;
     b->m = t[0]->m;
+    b->cand_min = -INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        seg_impacts(b, i);
+        b->mkind[i] = b->stf[i] < 2 || b->sn2[i] == 255 ? M_NONE : M_NORM;
+        if (t[i]->c.ti.has_multi && t[i]->c.ti.multi_n == 0)
+            b->mkind[i] = M_NONE;
+    }
+    if (min > -INFINITY) {
+        b->has_min = 1;
+        b->min = b->cand_min = min;
+        seg_thresholds(b);
+        if (b->nslive == 0 || bm_max(&b->sc, QR_SC_END, 0) <= min) {
+            /* no row of the segment can beat it: nothing to walk */
+            memset(cand, 0, nw * 8);
+            return &b->sc; /* cost 0 */
+        }
+        /* the rows holding a word more than once, where listed, when such
+         * rows can compete where rows holding each word once cannot */
+        uint32_t need = 0;
+        for (uint32_t s = 0; s < b->nslive; s++)
+            if (multi_extra(b, b->slive[s]))
+                need |= multi_words(b, b->slive[s]);
+        for (uint32_t i = 0; i < n; i++) {
+            const qr_terminfo *ti = &t[i]->c.ti;
+            if (!(need >> i & 1) || b->mkind[i] != M_NORM || !ti->has_multi || !t[i]->field)
+                continue;
+            uint64_t *mb = qr_arena_alloc(a, nw * 8);
+            if (!mb) {
+                *failed = 1;
+                return sc_nomem(e);
+            }
+            memset(mb, 0, nw * 8);
+            if (qr_invfield_multi_bits(t[i]->field, ti, mb, e) != 0) {
+                *failed = 1;
+                return NULL;
+            }
+            b->mkind[i] = M_LIST;
+            b->mbits[i] = mb;
+        }
+    }
+    /* with a threshold, windows of rows (the words' postings blocks) whose
+     * rows are all too long are passed over without reading a norm */
+    uint32_t sblk[BM_MAX_WORDS], wend = 0;
+    int dead = 0, have_window = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sblk[i] = t[i]->sblk;
+    for (size_t w = 0; w < nw; w++) {
+        if (b->has_min) {
+            uint32_t r0 = (uint32_t)(w * 64), r1 = r0 + 63;
+            if (!have_window || r0 > wend) {
+                dead = window_dead(b, r0, &wend);
+                have_window = 1;
+            }
+            if (dead && r1 <= wend) {
+                cand[w] = 0;
+                continue;
+            }
+        }
+        uint64_t acc = is_and ? ~0ull : 0, plane[BM_MAX_WORDS + 1] = {0};
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t x;
+            memcpy(&x, t[i]->bits + w * 8, 8);
+            acc = is_and ? acc & x : acc | x;
+            for (uint32_t j = b->k; j >= 2 && !is_and; j--) /* plane[j]: rows in >= j words so far */
+                plane[j] |= plane[j - 1] & x;
+            plane[1] |= x;
+        }
+        if (!is_and && b->k >= 2)
+            acc = plane[b->k];
+        if (filter) {
+            uint64_t x;
+            memcpy(&x, (const unsigned char *)filter + w * 8, 8);
+            acc &= x;
+        }
+        if (acc && b->has_min)
+            acc = live_in_word(b, w, acc);
+        cand[w] = acc;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        t[i]->sblk = sblk[i];
+    b->sc.cost = qr_popcount_words(cand, nw);
     return &b->sc;
 }

@@ -41,6 +41,7 @@ typedef struct {
     uint32_t rows, nb, sblk; /* nb > 1: block-max data; sblk: shallow block */
     int blocks, bad, has_min, cstarted;
     const unsigned char *bits; /* dense words: the row bitmap, else NULL */
+    qr_invfield *field;      /* where the word is (its list of rows with tf >= 2) */
     double min, exact_max;   /* exact_max: the best score of a list without block data */
     uint32_t list_tf;        /* lists without block data: their impacts */
     uint8_t list_n1, list_n2, list_min_norm;
@@ -81,8 +82,11 @@ int sc_dense_words(qr_sc **kids, uint32_t n, uint32_t min);
 /* The docs of a filter iterator as a bitmap (walks it). */
 const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a, qr_err *e);
 /* AND (is_and), OR or at-least-k of dense words kids[0..n), AND with an
- * optional filter bitmap; NULL when it does not apply (*oom on failure). */
+ * optional filter bitmap; NULL when it does not apply, or with *failed set
+ * and e set (out of memory, a corrupt list). min: the threshold already
+ * known (-INFINITY: none); its cost is then the number of rows that may
+ * still beat it. */
 qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
-                    uint32_t rows, qr_arena *a, int *oom);
+                    uint32_t rows, double min, qr_arena *a, int *failed, qr_err *e);
 
 #endif

@@ -313,6 +313,7 @@ qr_sc *sc_term_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, d
         return NULL;
     t->norms = qr_invfield_norms(f);
     t->rows = f->rows;
+    t->field = f;
     if (qr_invfield_cursor(f, &ti, &t->c, e) != 0)
         return NULL;
     t->nb = qr_pc_skip_blocks(&t->c);

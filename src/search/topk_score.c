@@ -76,15 +76,16 @@ static int score_segment(task *k, uint32_t si)
     qr_arena *a = &p->run[k->t];
     qr_arena_reset(a);
     p->ss[si].run = &p->qrun[k->t];
-    qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, a, &k->err);
+    double applied = sh->exhaustive ? -INFINITY : competitive(k, si);
+    qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
     if (!sc)
         return -1;
-    double applied = -INFINITY;
-    if (!sh->exhaustive && (applied = competitive(k, si)) != -INFINITY) {
+    if (applied != -INFINITY) {
         /* the segment's best possible score (its words' maximum impacts,
-         * summed as scores add) cannot beat the threshold: none of its
-         * rows can enter, so it is not read */
-        if (sc->vt->max_score(sc, QR_SC_END, 0) <= applied) {
+         * summed as scores add) cannot beat the threshold, or the scorer
+         * found no row that can: none of its rows can enter, so it is not
+         * read */
+        if (sc->cost == 0 || sc->vt->max_score(sc, QR_SC_END, 0) <= applied) {
             k->st.segments_skipped++;
             return 0;
         }

@@ -585,7 +585,7 @@ static void test_format9_segment_reads(void **st)
     free(text);
     qr_segment *cur = qr_seg_open(now, &e);
     assert_non_null(cur);
-    assert_int_equal(cur->version, 10);
+    assert_int_equal(cur->version, QR_SEG_VERSION);
     int body = qr_seg_col(cur, "Body"), lazy = 0;
     assert_true(body >= 0);
     assert_true(cur->cols[body].lazy);

@@ -132,10 +132,99 @@ static void test_pruned_equals_exhaustive_with_ties(void **st)
     free(got);
 }
 
+/* Bodies of random length from a few frequent words, each possibly
+ * repeated: every word is dense (has a row bitmap) in every segment, rows
+ * hold words once, twice or three times at every length, and many rows
+ * tie. The bounds that use each dense word's rows holding it more than
+ * once (format 11) must still never skip a row that enters: pruned equals
+ * exhaustive for OR, AND and at-least-k of two to four words. */
+static void test_pruned_equals_exhaustive_with_repeats(void **st)
+{
+    (void)st;
+    static const char *words[] = {"failed", "error", "order", "cache", "card", "retry"};
+    static const uint32_t rows[] = {2000, 4000, 1500, 6000, 3000, 2500};
+    enum { NS = sizeof rows / sizeof *rows };
+    char *dir = tu_tmpdir();
+    qr_segment *segs[NS];
+    uint64_t x = 99;
+    int64_t ts = 1758585600000000000ll;
+    for (int s = 0; s < NS; s++) {
+        qr_buf text;
+        qr_buf_init(&text);
+        for (uint32_t r = 0; r < rows[s]; r++) {
+            char body[400];
+            size_t n = 0;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint32_t len = 2 + (uint32_t)(x % 11), seen[6] = {0};
+            for (uint32_t j = 0; j < len; j++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                /* a filler word half the time (lengths vary apart from the
+                 * words), and a word at most twice a row, so that the best
+                 * rows tie across segments and whole segments are skipped */
+                uint32_t wi = (uint32_t)(x >> 8) % 6;
+                const char *w = x % 2 || seen[wi] == 2 ? "filler" : words[wi];
+                seen[wi] += w == words[wi];
+                n += (size_t)snprintf(body + n, sizeof body - n, "%s%s", j ? " " : "", w);
+            }
+            char line[600];
+            int m = snprintf(line, sizeof line,
+                             "{\"Timestamp\":%lld,\"SeverityText\":\"INFO\",\"SeverityNumber\":9,"
+                             "\"ServiceName\":\"cart\",\"Body\":\"%s\"}\n",
+                             (long long)(ts += 1000), body);
+            qr_buf_put(&text, line, (size_t)m);
+        }
+        qr_buf_put_u8(&text, 0);
+        char name[32], path[4200];
+        snprintf(name, sizeof name, "r%d.qseg", s);
+        tu_build_segment(dir, name, (const char *)text.p, rows[s], path);
+        qr_buf_free(&text);
+        qr_err e;
+        if (!(segs[s] = qr_seg_open(path, &e)))
+            fail_msg("%s", e.msg);
+    }
+    static const char *qs[] = {
+        "failed OR error", "failed AND error", "order OR cache OR card",
+        "failed AND error AND order", "atleast(2, failed, error, order, cache)",
+        "atleast(3, failed, error, order, cache)", "failed OR error OR order OR retry",
+        "card AND retry",
+    };
+    static const uint32_t ks[] = {1, 10, 100};
+    qr_hit *ref = malloc(sizeof *ref * 100), *got = malloc(sizeof *got * 100);
+    uint64_t skipped = 0;
+    for (size_t q = 0; q < sizeof qs / sizeof *qs; q++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+            uint32_t k = ks[ki], nref, ngot;
+            qr_par_search ps;
+            qr_err e;
+            const char *t = qs[q];
+            assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), segs, NS, t, strlen(t), 1, &e), 0);
+            assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 1, ref, &nref, NULL, &e), 0);
+            qr_par_free(&ps);
+            assert_int_equal(nref, k);
+            for (int threads = 1; threads <= 2; threads++) {
+                assert_int_equal(qr_par_init_pool(&ps, threads > 1 ? tb.pool : NULL, tu_otel(), segs,
+                                                  NS, t, strlen(t), threads, &e), 0);
+                qr_topk_stats sst;
+                assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 0, got, &ngot, &sst, &e), 0);
+                skipped += sst.segments_skipped;
+                qr_par_free(&ps);
+                if (ngot != nref || memcmp(got, ref, sizeof *ref * nref) != 0)
+                    fail_msg("'%s' k=%u threads=%d: pruned differs from exhaustive", t, k, threads);
+            }
+        }
+    assert_true(skipped > 0);
+    free(ref);
+    free(got);
+    for (int s = 0; s < NS; s++)
+        qr_seg_close(segs[s]);
+    tu_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pruned_equals_exhaustive_with_ties),
+        cmocka_unit_test(test_pruned_equals_exhaustive_with_repeats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
