@@ -129,6 +129,9 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
     int oom = 0;
     qr_plan *pl = qr_segsearch_plan(ss);
     qr_sc *dn = NULL;
+    if (top && min > -INFINITY && k <= q->n &&
+        sc_dense_materialize(kids, q->n, (uint32_t)ss->seg->rows, a, e) < 0)
+        return NULL;
     if (top && min > -INFINITY && k <= q->n) {
         /* a threshold is known: the rows whose own length lets them beat it
          * may be few (often none), and finding them takes one walk of the

@@ -569,6 +569,39 @@ int sc_dense_words(qr_sc **kids, uint32_t n, uint32_t min)
     return 1;
 }
 
+int sc_dense_materialize(qr_sc **kids, uint32_t n, uint32_t rows, qr_arena *a, qr_err *e)
+{
+    if (n < 2 || n > BM_MAX_WORDS)
+        return 0;
+    uint32_t sparse = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const term_sc *t = (const term_sc *)kids[i];
+        if (kids[i]->vt != &sc_term_vt || t->bad || !t->field)
+            return 0;
+        if (!t->bits && (kids[i]->cost * 128 < rows || ++sparse > 1))
+            return 0; /* rare, or several: cheaper walked term at a time */
+    }
+    size_t nw = ((size_t)rows + 63) / 64;
+    for (uint32_t i = 0; i < n; i++) {
+        term_sc *t = (term_sc *)kids[i];
+        if (t->bits)
+            continue;
+        uint64_t *bits = qr_arena_alloc(a, nw * 8 + 8);
+        qr_pcursor *c = qr_arena_alloc(a, sizeof *c);
+        if (!bits || !c)
+            return sc_nomem(e), -1;
+        memset(bits, 0, nw * 8 + 8);
+        /* a cursor of its own: the word's stays where scoring needs it */
+        if (qr_invfield_cursor(t->field, &t->c.ti, c, e) != 0)
+            return -1;
+        if (qr_pc_set_bits(c, bits, rows) < 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                           t->field->seg->path);
+        t->bits = (const unsigned char *)bits;
+    }
+    return 1;
+}
+
 /* The docs of a filter iterator as a bitmap (walks it). */
 const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a,
                                 qr_err *e)
