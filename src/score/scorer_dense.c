@@ -83,6 +83,9 @@ typedef struct {
     /* per subset: no row of it at this norm or above can compete (0xffff:
      * not known yet) */
     uint16_t up[1 << BM_MAX_WORDS];
+    /* pairs of listed words (bit i * BM_MAX_WORDS + j) no row repeats both
+     * of: combinations holding such a pair have no rows */
+    uint32_t apart;
 } bm_sc;
 
 enum { M_NONE, M_LIST, M_NORM };
@@ -294,6 +297,12 @@ static uint32_t multi_extra(bm_sc *b, uint32_t mask)
         return b->nxc[mask];
     uint32_t mm = multi_words(b, mask), l0 = combo_limit(b, mask, 0), nx = 0;
     for (uint32_t c = mm; c; c = (c - 1) & mm) {
+        int none = 0;
+        for (uint32_t i = 0; i < b->n; i++)
+            for (uint32_t j = i + 1; j < b->n; j++)
+                none |= (c >> i & 1) && (c >> j & 1) && (b->apart >> (i * BM_MAX_WORDS + j) & 1);
+        if (none)
+            continue;
         uint32_t lo = combo_floor(b, c);
         lo = lo > l0 ? lo : l0;
         if (combo_limit(b, mask, c) > lo) {
@@ -726,6 +735,24 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
             }
             b->mkind[i] = M_LIST;
             b->mbits[i] = mb;
+        }
+        /* templated logs repeat each word in its own templates: a pair of
+         * listed words no row repeats both of rules out every combination
+         * with both, which would otherwise keep rows up to a far longer
+         * norm in play (and no window of rows could be passed over) */
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = i + 1; j < n && b->mkind[i] == M_LIST; j++) {
+                if (b->mkind[j] != M_LIST)
+                    continue;
+                uint64_t both = 0;
+                for (size_t w = 0; w < nw && !both; w++)
+                    both = b->mbits[i][w] & b->mbits[j][w];
+                if (!both)
+                    b->apart |= 1u << (i * BM_MAX_WORDS + j);
+            }
+        if (b->apart) { /* the combinations are fewer: computed again */
+            memset(b->nxc, 0xff, sizeof b->nxc);
+            memset(b->up, 0xff, sizeof b->up);
         }
     }
     /* with a threshold, windows of rows (the words' postings blocks) whose
