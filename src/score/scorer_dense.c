@@ -58,6 +58,7 @@ typedef struct {
      * candidate in it is looked at (sstar valid while svalid) */
     uint32_t stf[BM_MAX_WORDS];
     uint8_t sn2[BM_MAX_WORDS];
+    uint8_t smin[BM_MAX_WORDS]; /* the smallest norm of the word's rows in the segment */
     nrange sstar[1 << BM_MAX_WORDS];
     uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
     int svalid;
@@ -649,21 +650,39 @@ static void seg_impacts(bm_sc *b, uint32_t i)
     if (w->nb <= 1) {
         b->stf[i] = w->list_tf ? w->list_tf : 255;
         b->sn2[i] = w->list_n2;
+        b->smin[i] = w->list_min_norm;
         return;
     }
     uint32_t tf = 0;
-    uint8_t n2 = 255;
+    uint8_t n2 = 255, mn = 255;
     for (uint32_t blk = 0; blk < w->nb; blk++) {
         uint32_t bt = qr_pc_block_max_tf(&w->c, blk);
-        uint8_t n1, bn2;
+        uint8_t n1, bn2, bmn = qr_pc_block_min_norm(&w->c, blk);
         if (!qr_pc_block_impacts(&w->c, blk, &n1, &bn2))
-            bn2 = qr_pc_block_min_norm(&w->c, blk);
+            bn2 = bmn;
         bt = bt ? bt : 255; /* 0: no bound stored */
         tf = bt > tf ? bt : tf;
         n2 = bn2 < n2 ? bn2 : n2;
+        mn = bmn < mn ? bmn : mn;
     }
     b->stf[i] = tf;
     b->sn2[i] = n2;
+    b->smin[i] = mn;
+}
+
+/* Can no row of the segment compete? A row of a subset has one length, at
+ * least each of its words' smallest norm in the segment. */
+static int seg_dead(bm_sc *b)
+{
+    for (uint32_t s = 0; s < b->nslive; s++) {
+        uint32_t m = b->slive[s], n = 0;
+        for (uint32_t i = 0; i < b->n; i++)
+            if ((m >> i & 1) && b->smin[i] > n)
+                n = b->smin[i];
+        if (n < subset_upper(b, m))
+            return 0;
+    }
+    return 1;
 }
 
 /* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
@@ -708,7 +727,7 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
         b->has_min = 1;
         b->min = b->cand_min = min;
         seg_thresholds(b);
-        if (b->nslive == 0 || bm_max(&b->sc, QR_SC_END, 0) <= min) {
+        if (b->nslive == 0 || seg_dead(b)) {
             /* no row of the segment can beat it: nothing to walk */
             memset(cand, 0, nw * 8);
             return &b->sc; /* cost 0 */
@@ -753,6 +772,10 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
         if (b->apart) { /* the combinations are fewer: computed again */
             memset(b->nxc, 0xff, sizeof b->nxc);
             memset(b->up, 0xff, sizeof b->up);
+            if (seg_dead(b)) {
+                memset(cand, 0, nw * 8);
+                return &b->sc; /* cost 0 */
+            }
         }
     }
     /* with a threshold, windows of rows (the words' postings blocks) whose
