@@ -61,6 +61,7 @@ typedef struct {
     uint8_t smin[BM_MAX_WORDS]; /* the smallest norm of the word's rows in the segment */
     nrange sstar[1 << BM_MAX_WORDS];
     uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
+    uint32_t kmin; /* the fewest words of a subset that may */
     int svalid;
     /* the threshold `cand` was already narrowed by (live_in_word at build
      * time): words need it again only once the threshold rises past it */
@@ -165,8 +166,11 @@ static nrange competing_norms(const bm_sc *b, uint32_t mask, int seg)
     return r;
 }
 
-/* The subsets that can still compete anywhere in the segment, and from
- * which norm they cannot. */
+static uint32_t subset_upper(bm_sc *b, uint32_t mask);
+
+/* The subsets that can still compete anywhere in the segment (a subset's
+ * rows are at least as long as its words' smallest norms), and from which
+ * norm they cannot. */
 static void seg_thresholds(bm_sc *b)
 {
     memset(b->clim, 0xff, sizeof b->clim);
@@ -178,9 +182,19 @@ static void seg_thresholds(bm_sc *b)
         if ((b->is_and && m != (1u << b->n) - 1) || k < b->k)
             continue; /* such rows are not candidates */
         b->sstar[m] = competing_norms(b, m, 1);
-        if (!nr_empty(b->sstar[m]))
+        if (nr_empty(b->sstar[m]))
+            continue;
+        uint32_t shortest = 0;
+        for (uint32_t i = 0; i < b->n; i++)
+            if ((m >> i & 1) && b->smin[i] > shortest)
+                shortest = b->smin[i];
+        if (shortest < subset_upper(b, m))
             b->slive[b->nslive++] = m;
     }
+    b->kmin = b->n;
+    for (uint32_t s = 0; s < b->nslive; s++)
+        if ((uint32_t)__builtin_popcount(b->slive[s]) < b->kmin)
+            b->kmin = (uint32_t)__builtin_popcount(b->slive[s]);
     b->svalid = 1;
 }
 
@@ -367,6 +381,14 @@ static uint64_t live_in_word(bm_sc *b, size_t w, uint64_t x)
     const uint8_t *nm = b->norms + first;
     for (uint32_t i = 0; i < b->n; i++)
         memcpy(&bits[i], b->t[i]->bits + w * 8, 8);
+    if (b->kmin >= 2) { /* only rows with kmin words or more: bit-sliced counts */
+        uint64_t plane[BM_MAX_WORDS + 1] = {~0ull};
+        for (uint32_t i = 0; i < b->n; i++)
+            for (uint32_t j = b->kmin; j >= 1; j--)
+                plane[j] |= plane[j - 1] & bits[i];
+        if (!(x &= plane[b->kmin]))
+            return 0;
+    }
     for (uint32_t s = 0; s < b->nslive; s++) {
         uint32_t m = b->slive[s];
         uint64_t r = x;
@@ -583,13 +605,12 @@ int sc_dense_materialize(qr_sc **kids, uint32_t n, uint32_t rows, qr_arena *a, q
 {
     if (n < 2 || n > BM_MAX_WORDS)
         return 0;
-    uint32_t sparse = 0;
     for (uint32_t i = 0; i < n; i++) {
         const term_sc *t = (const term_sc *)kids[i];
         if (kids[i]->vt != &sc_term_vt || t->bad || !t->field)
             return 0;
-        if (!t->bits && (kids[i]->cost * 128 < rows || ++sparse > 1))
-            return 0; /* rare, or several: cheaper walked term at a time */
+        if (!t->bits && kids[i]->cost * 128 < rows)
+            return 0; /* rare: cheaper walked term at a time */
     }
     size_t nw = ((size_t)rows + 63) / 64;
     for (uint32_t i = 0; i < n; i++) {
@@ -670,20 +691,6 @@ static void seg_impacts(bm_sc *b, uint32_t i)
     b->smin[i] = mn;
 }
 
-/* Can no row of the segment compete? A row of a subset has one length, at
- * least each of its words' smallest norm in the segment. */
-static int seg_dead(bm_sc *b)
-{
-    for (uint32_t s = 0; s < b->nslive; s++) {
-        uint32_t m = b->slive[s], n = 0;
-        for (uint32_t i = 0; i < b->n; i++)
-            if ((m >> i & 1) && b->smin[i] > n)
-                n = b->smin[i];
-        if (n < subset_upper(b, m))
-            return 0;
-    }
-    return 1;
-}
 
 /* The bitmap scorer for words kids[0..n) (all dense) and, for AND, an
  * optional filter bitmap; NULL when it does not apply. With a threshold
@@ -727,7 +734,7 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
         b->has_min = 1;
         b->min = b->cand_min = min;
         seg_thresholds(b);
-        if (b->nslive == 0 || seg_dead(b)) {
+        if (b->nslive == 0) {
             /* no row of the segment can beat it: nothing to walk */
             memset(cand, 0, nw * 8);
             return &b->sc; /* cost 0 */
@@ -770,9 +777,8 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
                     b->apart |= 1u << (i * BM_MAX_WORDS + j);
             }
         if (b->apart) { /* the combinations are fewer: computed again */
-            memset(b->nxc, 0xff, sizeof b->nxc);
-            memset(b->up, 0xff, sizeof b->up);
-            if (seg_dead(b)) {
+            seg_thresholds(b);
+            if (b->nslive == 0) {
                 memset(cand, 0, nw * 8);
                 return &b->sc; /* cost 0 */
             }
