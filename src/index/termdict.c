@@ -466,6 +466,10 @@ static uint32_t find_block(const qr_tdict *d, uint32_t cpl, const char *key, siz
     uint32_t lo = 0, hi = d->nblocks;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
+        /* both places the next step may look: the records of a large
+         * index are cache misses, and this overlaps two levels of them */
+        __builtin_prefetch(&d->blk[lo + (mid - lo) / 2]);
+        __builtin_prefetch(&d->blk[mid + (hi - mid) / 2]);
         if (cmp_first(d, mid, cpl, k8, key, n) <= 0)
             lo = mid;
         else
