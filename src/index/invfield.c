@@ -162,18 +162,37 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
     return f->bitmaps + off;
 }
 
+const unsigned char *qr_invfield_norm_mask(qr_invfield *f, const qr_terminfo *ti, qr_err *e)
+{
+    uint64_t off, len;
+    if (!ti->has_multi) {
+        qr_errf(e, QR_E_INTERNAL, "%s term has no mask of its norms", f->def.name);
+        return NULL;
+    }
+    if (bitmap_range(f, ti, &off, &len) != 0 || 64 > f->bitmaps_len - (off + len)) {
+        qr_errf(e, QR_E_CORRUPT,
+                "segment %s: corrupt: %s term's norm masks out of range (index section %u)",
+                f->seg->path, f->def.name, f->def.sec);
+        return NULL;
+    }
+    if (qr_seg_check(f->seg, f->bm_ref, off + len, 64, "BITMAPS", e) != 0)
+        return NULL;
+    return f->bitmaps + off + len;
+}
+
 int qr_invfield_multi_bits(qr_invfield *f, const qr_terminfo *ti, uint64_t *bits, qr_err *e)
 {
     uint64_t off, len;
     if (!ti->has_multi)
         return qr_errf(e, QR_E_INTERNAL, "%s term has no list of rows with tf >= 2", f->def.name);
-    if (bitmap_range(f, ti, &off, &len) != 0 || ti->multi_len > f->bitmaps_len - (off + len)) {
+    if (bitmap_range(f, ti, &off, &len) != 0 || 64 > f->bitmaps_len - (off + len) ||
+        ti->multi_len > f->bitmaps_len - (off + len + 64)) {
         return qr_errf(e, QR_E_CORRUPT,
                        "segment %s: corrupt: %s term's rows with tf >= 2 out of range "
                        "(index section %u)",
                        f->seg->path, f->def.name, f->def.sec);
     }
-    off += len;
+    off += len + 64;
     if (qr_seg_check(f->seg, f->bm_ref, off, ti->multi_len, "BITMAPS", e) != 0)
         return -1;
     qr_rd r;

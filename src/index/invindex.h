@@ -115,6 +115,12 @@ const unsigned char *qr_invfield_bitmap(qr_invfield *f, const qr_terminfo *ti, q
  * when it has not, or the term has no bitmap in range (no error: callers
  * then go without it). */
 const unsigned char *qr_invfield_bitmap_mapped(const qr_invfield *f, const qr_terminfo *ti);
+/* The norms a dense term of a field with tfs has rows at (ti->has_multi:
+ * format 11 on): 64 bytes, bit n of the first 32 (byte n/8, bit n%8) set
+ * when some row of the term has norm code n, of the last 32 when some row
+ * holding it more than once does; verified. NULL with e set (XX001) when
+ * out of range or they do not verify. */
+const unsigned char *qr_invfield_norm_mask(qr_invfield *f, const qr_terminfo *ti, qr_err *e);
 /* The rows where a dense term of a field with tfs occurs more than once
  * (ti->has_multi: format 11 on), set as bits in `bits` (ceil(rows/64)
  * words, zeroed by the caller), verified. -1 with e set (XX001) when the

@@ -161,6 +161,21 @@ int qr_postw_term(qr_postw *w, const uint32_t *docs, const uint32_t *tfs,
         w->bitmaps->len += words * 8;
     }
     if (multi) {
+        /* the norms the word's rows have (bit n: some row of norm code n):
+         * rows holding two words have one length, so two words whose
+         * short rows have different lengths cannot be in one short row
+         * (a row with both must have a norm both have) */
+        unsigned char *nm = qr_buf_reserve(w->bitmaps, 64);
+        if (!nm)
+            return -1;
+        memset(nm, w->norms ? 0 : 0xff, 64);
+        for (uint32_t i = 0; i < df && w->norms; i++) {
+            uint8_t v = w->norms[docs[i]];
+            nm[v >> 3] |= (unsigned char)(1u << (v & 7));
+            if (tfs[i] >= 2) /* the second mask: the norms of its rows with tf >= 2 */
+                nm[32 + (v >> 3)] |= (unsigned char)(1u << (v & 7));
+        }
+        w->bitmaps->len += 64;
         /* the rows holding the word more than once: with them a scorer
          * bounds every other row of the word by its exact tf-1 score (in
          * templated logs the words of a query are twice in different

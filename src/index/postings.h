@@ -57,7 +57,9 @@ typedef struct qr_terminfo {
     uint64_t bm_word; /* word offset of the bitmap in BITMAPS */
     /* dense terms of fields with tfs (format 11 on): how many rows have the
      * term more than once, and the bytes of their list (row gaps as
-     * varints), which follows the bitmap in BITMAPS; has_multi 0: unknown */
+     * varints), which follows the bitmap and the term's two 32-byte masks
+     * of the norms its rows (its rows with tf >= 2) have in BITMAPS;
+     * has_multi 0: none of them is there */
     int has_multi;
     uint32_t multi_n;
     uint64_t multi_len;

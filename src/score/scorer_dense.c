@@ -59,6 +59,8 @@ typedef struct {
     uint32_t stf[BM_MAX_WORDS];
     uint8_t sn2[BM_MAX_WORDS];
     uint8_t smin[BM_MAX_WORDS]; /* the smallest norm of the word's rows in the segment */
+    uint64_t nmask[BM_MAX_WORDS][4]; /* the norms its rows have (format 11; else all) */
+    uint64_t mmask[BM_MAX_WORDS][4]; /* the norms its rows with tf >= 2 have, likewise */
     nrange sstar[1 << BM_MAX_WORDS];
     uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
     uint32_t kmin; /* the fewest words of a subset that may */
@@ -168,6 +170,28 @@ static nrange competing_norms(const bm_sc *b, uint32_t mask, int seg)
 
 static uint32_t subset_upper(bm_sc *b, uint32_t mask);
 
+/* The shortest length a row holding every word of mask can have: the
+ * first norm all of them have rows at, and at least each one's smallest
+ * (256: none). */
+static uint32_t first_common_norm(const bm_sc *b, uint32_t mask)
+{
+    uint32_t shortest = 0;
+    uint64_t both[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (!(mask >> i & 1))
+            continue;
+        shortest = b->smin[i] > shortest ? b->smin[i] : shortest;
+        for (int q = 0; q < 4; q++)
+            both[q] &= b->nmask[i][q];
+    }
+    for (uint32_t q = shortest / 64; q < 4; q++) {
+        uint64_t x = both[q] & (q == shortest / 64 ? ~0ull << (shortest % 64) : ~0ull);
+        if (x)
+            return q * 64 + (uint32_t)__builtin_ctzll(x);
+    }
+    return 256;
+}
+
 /* The subsets that can still compete anywhere in the segment (a subset's
  * rows are at least as long as its words' smallest norms), and from which
  * norm they cannot. */
@@ -184,11 +208,7 @@ static void seg_thresholds(bm_sc *b)
         b->sstar[m] = competing_norms(b, m, 1);
         if (nr_empty(b->sstar[m]))
             continue;
-        uint32_t shortest = 0;
-        for (uint32_t i = 0; i < b->n; i++)
-            if ((m >> i & 1) && b->smin[i] > shortest)
-                shortest = b->smin[i];
-        if (shortest < subset_upper(b, m))
+        if (first_common_norm(b, m) < subset_upper(b, m))
             b->slive[b->nslive++] = m;
     }
     b->kmin = b->n;
@@ -320,7 +340,20 @@ static uint32_t multi_extra(bm_sc *b, uint32_t mask)
             continue;
         uint32_t lo = combo_floor(b, c);
         lo = lo > l0 ? lo : l0;
-        if (combo_limit(b, mask, c) > lo) {
+        /* such a row's norm is one every word of mask has rows at, and
+         * every word of c repeated rows at */
+        uint64_t at[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+        for (uint32_t i = 0; i < b->n; i++)
+            for (int q = 0; q < 4; q++) {
+                if (mask >> i & 1)
+                    at[q] &= b->nmask[i][q];
+                if (c >> i & 1)
+                    at[q] &= b->mmask[i][q];
+            }
+        uint32_t hi = combo_limit(b, mask, c), n = lo;
+        while (n < hi && !(at[n / 64] >> (n % 64) & 1))
+            n++;
+        if (n < hi) {
             b->xc[mask][nx] = (uint8_t)c;
             b->xlo[mask][nx++] = (uint16_t)lo;
         }
@@ -729,6 +762,19 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
         b->mkind[i] = b->stf[i] < 2 || b->sn2[i] == 255 ? M_NONE : M_NORM;
         if (t[i]->c.ti.has_multi && t[i]->c.ti.multi_n == 0)
             b->mkind[i] = M_NONE;
+        memset(b->nmask[i], 0xff, sizeof b->nmask[i]);
+        memset(b->mmask[i], 0xff, sizeof b->mmask[i]);
+        if (min > -INFINITY && t[i]->c.ti.has_multi && t[i]->field) {
+            const unsigned char *nm = qr_invfield_norm_mask(t[i]->field, &t[i]->c.ti, e);
+            if (!nm) {
+                *failed = 1;
+                return NULL;
+            }
+            for (int q = 0; q < 4; q++) { /* bit n: byte n/8, bit n%8 */
+                b->nmask[i][q] = qr_load_u64(nm + 8 * q);
+                b->mmask[i][q] = qr_load_u64(nm + 32 + 8 * q);
+            }
+        }
     }
     if (min > -INFINITY) {
         b->has_min = 1;

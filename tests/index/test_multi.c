@@ -1,8 +1,10 @@
 /* test_multi.c - a dense full-text term's list of the rows holding it more
- * than once (format 11: TI_HAS_MULTI, qr_invfield_multi_bits): exactly the
- * rows with tf >= 2, an empty list for a word never repeated, none for
- * words without a bitmap or fields without tfs; a list that runs out of
- * range or does not decode is XX001 naming the segment. */
+ * than once and its masks of the norms of its rows and of those rows
+ * (format 11: TI_HAS_MULTI, qr_invfield_multi_bits, qr_invfield_norm_mask):
+ * exactly the rows with tf >= 2 and the norms there are, an empty list for
+ * a word never repeated, none for words without a bitmap or fields without
+ * tfs; a list or masks out of range, or a list that does not decode, are
+ * XX001 naming the segment. */
 #include "testutil.h"
 
 #include "index/invfmt.h"
@@ -84,6 +86,19 @@ static void test_lists_hold_exactly_the_repeated_rows(void **st)
         if ((int)(bits[r / 64] >> (r % 64) & 1) != (alpha_tf(r) >= 2))
             fail_msg("row %u: listed %d, tf %u", r, (int)(bits[r / 64] >> (r % 64) & 1),
                      alpha_tf(r));
+    /* the norm masks: every row's token count (exact below 24) in the
+     * first, the repeated rows' in the second, nothing else */
+    const unsigned char *nm = qr_invfield_norm_mask(&f, &ti, &e);
+    assert_non_null(nm);
+    unsigned char all[32] = {0}, rep[32] = {0};
+    for (uint32_t r = 0; r < ROWS; r++) {
+        uint32_t len = alpha_tf(r) + (r % 2) + (r % 100 == 0 ? 2 : 0) + 1;
+        all[len / 8] |= (unsigned char)(1u << (len % 8));
+        if (alpha_tf(r) >= 2)
+            rep[len / 8] |= (unsigned char)(1u << (len % 8));
+    }
+    assert_memory_equal(nm, all, 32);
+    assert_memory_equal(nm + 32, rep, 32);
     lookup(&f, "beta", &ti); /* dense, never repeated: an empty list */
     assert_true(ti.has_bitmap && ti.has_multi);
     assert_int_equal(ti.multi_n, 0);
@@ -127,6 +142,12 @@ static void test_bad_lists_are_corrupt(void **st)
     bad.has_multi = 0;
     assert_int_equal(qr_invfield_multi_bits(&f, &bad, bits, &e), -1);
     assert_string_equal(e.code, QR_E_INTERNAL);
+    assert_null(qr_invfield_norm_mask(&f, &bad, &e));
+    bad = ti; /* a bitmap at the very end: no room for the masks */
+    bad.bm_word = f.bitmaps_len / 8 - (f.rows + 63) / 64;
+    assert_null(qr_invfield_norm_mask(&f, &bad, &e));
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "norm masks out of range"));
     qr_invfield_close(&f);
 }
 
