@@ -37,9 +37,9 @@ static int setup(void **st)
             n += (size_t)snprintf(body + n, sizeof body - n, "gamma gamma ");
         snprintf(body + n, sizeof body - n, "end");
         char line[400];
-        int m = snprintf(line, sizeof line,
-                         "{\"Timestamp\":%u,\"ServiceName\":\"cart\",\"Body\":\"%s\"}\n", r + 1,
-                         body);
+        int m =
+            snprintf(line, sizeof line,
+                     "{\"Timestamp\":%u,\"ServiceName\":\"cart\",\"Body\":\"%s\"}\n", r + 1, body);
         qr_buf_put(&t, line, (size_t)m);
     }
     qr_buf_put_u8(&t, 0);
