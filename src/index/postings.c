@@ -395,6 +395,10 @@ static int decode_tfs(qr_pcursor *c, qr_rd *r, uint32_t n)
             c->tfs[i] = 1;
         return 0;
     }
+    if (c->docs_only) { /* stepped over, its width checked as unpack_run does */
+        unsigned w = qr_rd_u8(r);
+        return r->bad || w > 32 || !qr_rd_bytes(r, qr_bitpack_bytes(n, w)) ? -1 : 0;
+    }
     if (unpack_run(r, n, tmp) != 0)
         return -1;
     for (uint32_t i = 0; i < n; i++)
@@ -530,6 +534,7 @@ static uint32_t fail(qr_pcursor *c)
 int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
 {
     uint64_t n = 0;
+    c->docs_only = 1; /* it ends exhausted: no tf is read again */
     for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
         uint32_t j = c->i, m = c->n;
         if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d) {

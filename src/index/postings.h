@@ -89,6 +89,7 @@ typedef struct qr_pcursor {
     const unsigned char *post, *pos; /* the field's streams */
     size_t post_len, pos_len;
     int has_freqs, has_pos;
+    int docs_only; /* blocks decode their docs and step over their tfs (qr_pc_set_bits) */
     qr_terminfo ti;
     const unsigned char *skip, *data, *tpos; /* this term's parts */
     size_t data_len, tpos_len;
