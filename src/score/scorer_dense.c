@@ -364,6 +364,9 @@ static void fill_candidates(bm_sc *b, const void *filter, size_t nw)
     int dead = 0, have_window = 0;
     for (uint32_t i = 0; i < b->n; i++)
         sblk[i] = b->t[i]->sblk;
+    /* rows in fewer words than the smallest live subset cannot compete:
+     * counted out with the bitmaps, before any norm is read */
+    uint32_t kk = b->has_min && b->kmin > b->k ? b->kmin : b->k;
     for (size_t w = 0; w < nw; w++) {
         if (b->has_min) {
             uint32_t r0 = (uint32_t)(w * 64), r1 = r0 + 63;
@@ -381,12 +384,12 @@ static void fill_candidates(bm_sc *b, const void *filter, size_t nw)
             uint64_t x;
             memcpy(&x, b->t[i]->bits + w * 8, 8);
             acc = b->is_and ? acc & x : acc | x;
-            for (uint32_t j = b->k; j >= 2 && !b->is_and; j--) /* plane[j]: in >= j words so far */
+            for (uint32_t j = kk; j >= 2 && !b->is_and; j--) /* plane[j]: in >= j words so far */
                 plane[j] |= plane[j - 1] & x;
             plane[1] |= x;
         }
-        if (!b->is_and && b->k >= 2)
-            acc = plane[b->k];
+        if (!b->is_and && kk >= 2)
+            acc = plane[kk];
         if (filter) {
             uint64_t x;
             memcpy(&x, (const unsigned char *)filter + w * 8, 8);
