@@ -95,41 +95,55 @@ static const char *queries[] = {
     "again OR failed", "request OR completed OR cache OR miss OR email OR timeout",
 };
 
-static void test_pruned_equals_exhaustive_with_ties(void **st)
+/* For each query and k: the exhaustive top-k (in the documented order),
+ * then the pruned one on 1..max_threads threads, which must equal it bit
+ * for bit. Returns the segments skipped whole by the pruned runs. */
+static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *const *qs, size_t nq,
+                             const uint32_t *ks, size_t nk, int max_threads)
 {
-    (void)st;
-    static const uint32_t ks[] = {1, 10, 100, 1000};
-    qr_hit *ref = malloc(sizeof *ref * 1000), *got = malloc(sizeof *got * 1000);
-    uint64_t skipped_segments = 0;
-    for (size_t q = 0; q < sizeof queries / sizeof *queries; q++)
-        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+    uint32_t kmax = 0;
+    for (size_t ki = 0; ki < nk; ki++)
+        kmax = ks[ki] > kmax ? ks[ki] : kmax;
+    qr_hit *ref = malloc(sizeof *ref * kmax), *got = malloc(sizeof *got * kmax);
+    uint64_t skipped = 0;
+    for (size_t q = 0; q < nq; q++)
+        for (size_t ki = 0; ki < nk; ki++) {
             uint32_t k = ks[ki], nref, ngot;
             qr_par_search ps;
             qr_err e;
-            const char *t = queries[q];
-            assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), tb.segs, NSEGS, t,
-                                              strlen(t), 1, &e), 0);
+            const char *t = qs[q];
+            assert_int_equal(
+                qr_par_init_pool(&ps, NULL, tu_otel(), segs, nsegs, t, strlen(t), 1, &e), 0);
             assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 1, ref, &nref, NULL, &e), 0);
             qr_par_free(&ps);
             assert_true(nref > 0);
             for (uint32_t i = 1; i < nref; i++)
                 assert_true(hit_before(&ref[i - 1], &ref[i]));
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1; threads <= max_threads; threads++) {
                 assert_int_equal(qr_par_init_pool(&ps, threads > 1 ? tb.pool : NULL, tu_otel(),
-                                                  tb.segs, NSEGS, t, strlen(t), threads, &e), 0);
+                                                  segs, nsegs, t, strlen(t), threads, &e), 0);
                 qr_topk_stats s;
                 assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 0, got, &ngot, &s, &e), 0);
-                skipped_segments += s.segments_skipped;
+                skipped += s.segments_skipped;
                 qr_par_free(&ps);
                 if (ngot != nref || memcmp(got, ref, sizeof *ref * nref) != 0)
                     fail_msg("'%s' k=%u threads=%d: pruned differs from exhaustive (%u vs %u hits)",
                              t, k, threads, ngot, nref);
             }
         }
-    /* the best rows are in the first segments: later ones are skipped whole */
-    assert_true(skipped_segments > 0);
     free(ref);
     free(got);
+    return skipped;
+}
+
+static void test_pruned_equals_exhaustive_with_ties(void **st)
+{
+    (void)st;
+    static const uint32_t ks[] = {1, 10, 100, 1000};
+    uint64_t skipped = check_pruned(tb.segs, NSEGS, queries, sizeof queries / sizeof *queries, ks,
+                                    sizeof ks / sizeof *ks, 3);
+    /* the best rows are in the first segments: later ones are skipped whole */
+    assert_true(skipped > 0);
 }
 
 /* Bodies of random length from a few frequent words, each possibly
@@ -193,32 +207,8 @@ static void run_repeats(int one_repeat)
         "card AND retry",
     };
     static const uint32_t ks[] = {1, 10, 100};
-    qr_hit *ref = malloc(sizeof *ref * 100), *got = malloc(sizeof *got * 100);
-    uint64_t skipped = 0;
-    for (size_t q = 0; q < sizeof qs / sizeof *qs; q++)
-        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
-            uint32_t k = ks[ki], nref, ngot;
-            qr_par_search ps;
-            qr_err e;
-            const char *t = qs[q];
-            assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), segs, NS, t, strlen(t), 1, &e), 0);
-            assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 1, ref, &nref, NULL, &e), 0);
-            qr_par_free(&ps);
-            assert_int_equal(nref, k);
-            for (int threads = 1; threads <= 2; threads++) {
-                assert_int_equal(qr_par_init_pool(&ps, threads > 1 ? tb.pool : NULL, tu_otel(), segs,
-                                                  NS, t, strlen(t), threads, &e), 0);
-                qr_topk_stats sst;
-                assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 0, got, &ngot, &sst, &e), 0);
-                skipped += sst.segments_skipped;
-                qr_par_free(&ps);
-                if (ngot != nref || memcmp(got, ref, sizeof *ref * nref) != 0)
-                    fail_msg("'%s' k=%u threads=%d: pruned differs from exhaustive", t, k, threads);
-            }
-        }
-    assert_true(skipped > 0);
-    free(ref);
-    free(got);
+    assert_true(check_pruned(segs, NS, qs, sizeof qs / sizeof *qs, ks, sizeof ks / sizeof *ks, 2) >
+                0);
     for (int s = 0; s < NS; s++)
         qr_seg_close(segs[s]);
     tu_rmdir(dir);
