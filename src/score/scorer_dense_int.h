@@ -44,8 +44,8 @@ typedef struct {
     uint32_t wend; /* window: every word in one block up to wend */
     uint32_t wtf[BM_MAX_WORDS];
     uint8_t wn2[BM_MAX_WORDS];
-    nrange
-        nstar[1 << BM_MAX_WORDS]; /* per subset: the norms that may compete (a = 0xffff: unknown) */
+    /* per subset: the norms that may compete (a = 0xffff: unknown) */
+    nrange nstar[1 << BM_MAX_WORDS];
     /* the same over the whole segment (its words' largest tf, smallest n2):
      * a looser bound, so a word of 64 rows can be passed over before any
      * candidate in it is looked at (sstar valid while svalid) */
@@ -58,8 +58,8 @@ typedef struct {
     uint32_t slive[1 << BM_MAX_WORDS], nslive; /* subsets that may still compete */
     uint32_t kmin;                             /* the fewest words of a subset that may */
     int svalid;
-    /* the threshold `cand` was already narrowed by (live_in_word at build
-     * time): words need it again only once the threshold rises past it */
+    /* the threshold `cand` was already narrowed by (dense_live_in_word at
+     * build time): words need it again only once it rises past it */
     double cand_min;
     /* per word, which of its rows may hold it more than once (tf >= 2):
      * M_NONE none (its largest tf is 1, or its list is empty), M_LIST the
