@@ -4,7 +4,8 @@
  * exactly the rows with tf >= 2 and the norms there are, an empty list for
  * a word never repeated, none for words without a bitmap or fields without
  * tfs; a list or masks out of range, or a list that does not decode, are
- * XX001 naming the segment. */
+ * XX001 naming the segment; term infos that claim a list wrongly are
+ * refused. */
 #include "testutil.h"
 
 #include "index/invfmt.h"
@@ -151,11 +152,55 @@ static void test_bad_lists_are_corrupt(void **st)
     qr_invfield_close(&f);
 }
 
+/* A term info of kind `kind` (df 3) with the given trailing varints, read
+ * for a field with tfs and positions (has_freqs) or docs only. */
+static int read_info(uint8_t kind, int has_freqs, const uint64_t *tail, int ntail, qr_terminfo *ti)
+{
+    qr_buf b;
+    qr_buf_init(&b);
+    qr_buf_put_varint(&b, 10); /* postings length */
+    if (has_freqs)
+        qr_buf_put_varint(&b, 5); /* positions length */
+    qr_buf_put_varint(&b, 3);     /* df */
+    qr_buf_put_u8(&b, kind);
+    for (int i = 0; i < ntail; i++)
+        qr_buf_put_varint(&b, tail[i]);
+    qr_rd r;
+    qr_rd_init(&r, b.p, b.len);
+    int rc = qr_terminfo_read(&r, has_freqs, has_freqs, 0, 0, ti);
+    qr_buf_free(&b);
+    return rc;
+}
+
+/* The term info's kind 0xC1: a bitmap word, then the list's row count and
+ * byte length; a list without a bitmap, on a field without tfs, or of more
+ * rows than the term has, is refused. */
+static void test_term_info_with_a_list(void **st)
+{
+    (void)st;
+    qr_terminfo ti;
+    const uint64_t ok[] = {7, 2, 3};
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_BITMAP | TI_HAS_MULTI, 1, ok, 3, &ti), 0);
+    assert_true(ti.has_bitmap && ti.has_multi);
+    assert_int_equal(ti.bm_word, 7);
+    assert_int_equal(ti.multi_n, 2);
+    assert_int_equal(ti.multi_len, 3);
+    assert_int_equal(ti.kind, TI_BLOCKS);
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_BITMAP, 1, ok, 1, &ti), 0); /* format 10 */
+    assert_false(ti.has_multi);
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_MULTI, 1, ok + 1, 2, &ti), -1);
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_BITMAP | TI_HAS_MULTI, 0, ok, 3, &ti), -1);
+    const uint64_t many[] = {7, 4, 3}; /* 4 rows with tf >= 2 of a term in 3 */
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_BITMAP | TI_HAS_MULTI, 1, many, 3, &ti), -1);
+    assert_int_equal(read_info(TI_BLOCKS | TI_HAS_BITMAP | TI_HAS_MULTI, 1, ok, 2, &ti), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lists_hold_exactly_the_repeated_rows),
         cmocka_unit_test(test_bad_lists_are_corrupt),
+        cmocka_unit_test(test_term_info_with_a_list),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
