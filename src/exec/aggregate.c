@@ -941,6 +941,8 @@ static int emit(const qr_par_search *ps, const qr_groupby *g, const gtab *t, qr_
                 qr_err *e)
 {
     for (uint64_t i = 0; i < t->n; i++) {
+        if ((i & 0xfff) == 0xfff && qr_qctx_check(ps->ctx, e) != 0)
+            return -1;
         qr_cell *row = qr_result_add_row(out, e);
         if (!row)
             return -1;
@@ -1019,6 +1021,8 @@ int qr_x_groupby(qr_par_search *ps, const qr_groupby *g, qr_result *out, qr_err 
     for (int t = 1; t < nt && rc == 0; t++) {
         const gtab *w = &jb.wt[t];
         for (uint64_t i = 0; i < w->n && rc == 0; i++) {
+            if ((i & 0xfff) == 0xfff && (rc = qr_qctx_check(ps->ctx, e)) != 0)
+                break;
             int64_t gi = gtab_find(all, w->keys + i * g->nkeys, 1);
             if (gi < 0) {
                 rc = qr_qctx_nomem(ps->ctx, e);

@@ -274,6 +274,8 @@ int qr_hagg_finish(qr_hagg *h, qr_result *out, qr_err *e)
     if (sp->nkeys == 0 && h->groups.n == 0 && group_of(h, NULL, NULL) < 0)
         return qr_qctx_nomem(h->ctx, e);
     for (uint64_t g = 0; g < h->groups.n; g++) {
+        if ((g & 0xfff) == 0xfff && qr_qctx_check(h->ctx, e) != 0)
+            return -1;
         qr_cell *row = qr_result_add_row(out, e);
         if (!row)
             return -1;

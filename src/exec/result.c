@@ -111,7 +111,13 @@ typedef struct sortctx {
     const uint32_t *keys;
     const uint8_t *desc;
     uint32_t nkeys;
+    qr_err *e;
+    int stopped; /* the query's cancel or deadline seen: unwind */
 } sortctx;
+
+/* Merges of at least this many rows look at the query's stop conditions
+ * (a sort of millions of groups runs long after the scan's last check). */
+#define SORT_CHECK_AT 4096u
 
 static int row_cmp(const sortctx *s, uint64_t x, uint64_t y)
 {
@@ -129,13 +135,17 @@ static int row_cmp(const sortctx *s, uint64_t x, uint64_t y)
     return 0;
 }
 
-static void merge_sort(const sortctx *s, uint64_t *v, uint64_t *tmp, uint64_t n)
+static void merge_sort(sortctx *s, uint64_t *v, uint64_t *tmp, uint64_t n)
 {
-    if (n < 2)
+    if (n < 2 || s->stopped)
         return;
     uint64_t h = n / 2;
     merge_sort(s, v, tmp, h);
     merge_sort(s, v + h, tmp, n - h);
+    if (n >= SORT_CHECK_AT && (s->stopped || qr_qctx_check(s->r->ctx, s->e) != 0)) {
+        s->stopped = 1;
+        return;
+    }
     uint64_t i = 0, j = h, k = 0;
     while (i < h && j < n)
         tmp[k++] = row_cmp(s, v[j], v[i]) < 0 ? v[j++] : v[i++];
@@ -161,8 +171,13 @@ int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint
     }
     for (uint64_t i = 0; i < n; i++)
         ix[i] = i;
-    sortctx s = {r, keys, desc, nkeys};
+    sortctx s = {r, keys, desc, nkeys, e, 0};
     merge_sort(&s, ix, ix + n, n);
+    if (s.stopped) {
+        qr_qfree(r->ctx, ix);
+        qr_qfree(r->ctx, out);
+        return -1;
+    }
     for (uint64_t i = 0; i < n; i++)
         memcpy(out + i * r->ncols, qr_result_row(r, ix[i]), sizeof *out * r->ncols);
     qr_qfree(r->ctx, r->cells);

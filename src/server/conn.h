@@ -112,10 +112,13 @@ int pgw_extended(pgw_conn *c, uint8_t type, const uint8_t *body, size_t n, qr_er
 void pgw_extended_free(pgw_conn *c);
 /* rows.c: RowDescription of r (formats as Bind gives them: 0 = all text,
  * 1 = one for all, else one per column); DataRows [from, to) (flushing as
- * the buffer fills; -1 when the client is gone). */
+ * the buffer fills; -1 when the client is gone). With stop, the statement's
+ * context, each flush first looks at its cancel flag and deadline: 1 with e
+ * set (57014) stops a result that takes long to send, as PostgreSQL's
+ * executor does between rows. */
 void pgw_put_rowdesc(qr_buf *b, const qr_result *r, const int16_t *fmts, uint16_t nfmts);
 int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, const int16_t *fmts,
-                  uint16_t nfmts);
+                  uint16_t nfmts, qr_qctx *stop, qr_err *e);
 /* copy.c: COPY FROM STDIN / TO STDOUT of a statement (its text sql[0..n);
  * map and arg map an error's position back to the client's text).
  * pgw_copy_kind: PGW_COPY_IN, PGW_COPY_OUT or 0 (another statement).

@@ -405,7 +405,7 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     uint64_t to = p->r.nrows;
     if (max > 0 && p->row + (uint64_t)max < to)
         to = p->row + (uint64_t)max;
-    if (p->r.ncols && pgw_send_rows(c, &p->r, p->row, to, p->fmts, p->nfmts) != 0)
+    if (p->r.ncols && pgw_send_rows(c, &p->r, p->row, to, p->fmts, p->nfmts, NULL, NULL) != 0)
         return 0; /* the client is gone: conn.c ends the connection */
     uint64_t sent = to - p->row;
     p->row = to;

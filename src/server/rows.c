@@ -33,7 +33,7 @@ void pgw_put_rowdesc(qr_buf *b, const qr_result *r, const int16_t *fmts, uint16_
 }
 
 int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, const int16_t *fmts,
-                  uint16_t nfmts)
+                  uint16_t nfmts, qr_qctx *stop, qr_err *e)
 {
     qr_buf *b = &c->io->out;
     for (uint64_t i = from; i < to; i++) {
@@ -57,8 +57,12 @@ int pgw_send_rows(pgw_conn *c, const qr_result *r, uint64_t from, uint64_t to, c
             }
         }
         pgw_msg_end(b, at);
-        if (b->len >= PGW_FLUSH_AT && pgw_flush(c->io) != 0)
-            return -1;
+        if (b->len >= PGW_FLUSH_AT) {
+            if (stop && qr_qctx_check(stop, e) != 0)
+                return 1;
+            if (pgw_flush(c->io) != 0)
+                return -1;
+        }
     }
     return c->io->closed ? -1 : 0;
 }

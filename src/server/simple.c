@@ -36,11 +36,17 @@ static int run_one(pgw_conn *c, const char *sql, uint32_t off, uint32_t len)
     } else {
         if (r.ncols)
             pgw_put_rowdesc(&c->io->out, &r, NULL, 0);
-        if (r.ncols && pgw_send_rows(c, &r, 0, r.nrows, NULL, 0) != 0)
+        int sent = r.ncols ? pgw_send_rows(c, &r, 0, r.nrows, NULL, 0, &ctx, &e) : 0;
+        if (sent == 1) { /* canceled while its rows were sent */
+            pgw_send_error(c, &e, NULL, NULL);
             rc = -1;
-        char tag[80];
-        pgw_tag(&r, r.nrows, tag, sizeof tag);
-        pgw_put_complete(&c->io->out, tag);
+        } else if (sent != 0) {
+            rc = -1;
+        } else {
+            char tag[80];
+            pgw_tag(&r, r.nrows, tag, sizeof tag);
+            pgw_put_complete(&c->io->out, tag);
+        }
     }
     qr_result_free(&r);
     return rc;

@@ -1,7 +1,8 @@
 /* test_result.c - the result set: the stable multi-key sort with
  * PostgreSQL's NULL placement, LIMIT/OFFSET slicing, and rendering as CSV
  * and NDJSON (NULL as an empty field / null, timestamps as RFC 3339,
- * quoting), with nothing left charged to the query context. */
+ * quoting), with nothing left charged to the query context; a long sort
+ * stops at the query's cancel flag. */
 #include "testutil.h"
 
 #include "exec/render.h"
@@ -79,11 +80,53 @@ static void test_result_memory_limit(void **st)
     assert_int_equal(ctx.used, 0);
 }
 
+/* A sort of many rows stops at the query's cancel flag or deadline (it may
+ * run long after the scan's last check); a small one never looks. The rows
+ * are left as they were. */
+static void test_sort_stops_when_canceled(void **st)
+{
+    (void)st;
+    qr_result r;
+    qr_qctx ctx;
+    qr_err e;
+    atomic_int cancel = 0;
+    qr_qctx_init(&ctx, 64 << 20);
+    qr_qctx_set_stop(&ctx, &cancel, 0);
+    qr_result_init(&r, &ctx);
+    assert_int_equal(qr_result_add_col(&r, "n", QR_RK_INT, QT_INT64, 0, &e), 0);
+    for (int i = 0; i < 100000; i++)
+        *qr_result_add_row(&r, &e) = (qr_cell){.i = (i * 7919) % 100000};
+    uint32_t key = 0;
+    uint8_t desc = 0;
+    assert_int_equal(qr_result_sort(&r, &key, &desc, 1, &e), 0); /* not canceled: sorted */
+    for (int i = 0; i < 100000; i++)
+        assert_int_equal(qr_result_row(&r, (uint64_t)i)->i, i);
+    desc = QR_SORT_DESC;
+    atomic_store(&cancel, 1);
+    assert_int_equal(qr_result_sort(&r, &key, &desc, 1, &e), -1);
+    assert_string_equal(e.code, QR_E_CANCELED);
+    assert_int_equal(qr_result_row(&r, 0)->i, 0);
+    qr_result_free(&r);
+    assert_int_equal(ctx.used, 0);
+    /* below the first check's size a sort completes whatever the flag says */
+    qr_qctx_init(&ctx, 1 << 20);
+    qr_qctx_set_stop(&ctx, &cancel, 0);
+    qr_result_init(&r, &ctx);
+    assert_int_equal(qr_result_add_col(&r, "n", QR_RK_INT, QT_INT64, 0, &e), 0);
+    for (int i = 0; i < 100; i++)
+        *qr_result_add_row(&r, &e) = (qr_cell){.i = i};
+    assert_int_equal(qr_result_sort(&r, &key, &desc, 1, &e), 0);
+    assert_int_equal(qr_result_row(&r, 0)->i, 99);
+    qr_result_free(&r);
+    assert_int_equal(ctx.used, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_nulls_and_stability),
         cmocka_unit_test(test_result_memory_limit),
+        cmocka_unit_test(test_sort_stops_when_canceled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
