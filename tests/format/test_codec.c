@@ -190,6 +190,24 @@ static void test_hexid_roundtrip(void **st)
         if (in[i].p)
             assert_memory_equal(one.p, in[i].p, in[i].n);
     }
+    /* every byte at the first and the last position: only 0-9 and a-f
+     * keep an id canonical (16 bytes), anything else keeps it as text */
+    for (int c = 0; c < 256; c++)
+        for (int at = 0; at < 32; at += 31) {
+            char id[33] = "0123456789abcdef0123456789abcdef";
+            id[at] = (char)c;
+            qr_slice one = {id, 32};
+            int hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+            qr_buf_clear(&b);
+            enc_hexid_page(&b, &one, 1, 16);
+            assert_int_equal(b.len, hex ? 1 + 16 : 1 + 1 + 32);
+            qr_slice back;
+            assert_int_equal(dec_hexid_page(b.p, b.len, 1, 16, &text, &back, &why), 0);
+            assert_int_equal(back.n, 32);
+            assert_memory_equal(back.p, id, 32);
+        }
+    qr_buf_clear(&b);
+    enc_hexid_page(&b, in, 7, 16);
     /* 1 state byte per 4 rows, canonical ids as bytes */
     assert_int_equal(b.len, 2 + 16 + 33 + 4 + 33 + 16);
     for (size_t cut = 0; cut < b.len; cut++) {
