@@ -71,6 +71,22 @@ uint32_t qr_batch_add_null_row(qr_batch *b)
     return r;
 }
 
+void qr_batch_add_null_rows(qr_batch *b, uint32_t n)
+{
+    uint32_t r = b->nrows;
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        qr_colvec *v = &b->cols[c];
+        if (v->ints) {
+            memset(v->ints + r, 0, sizeof *v->ints * n);
+            memset(v->isnull + r, 1, n);
+        } else {
+            memset(v->strs + r, 0, sizeof *v->strs * n);
+        }
+    }
+    memset(b->line_no + r, 0, sizeof *b->line_no * n);
+    b->nrows += n;
+}
+
 void qr_batch_drop_last(qr_batch *b)
 {
     if (b->nrows)

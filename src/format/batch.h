@@ -43,6 +43,8 @@ void qr_batch_clear(qr_batch *b);
 /* Append a row with every column NULL; returns its index (batch must not be
  * full: check nrows < cap). */
 uint32_t qr_batch_add_null_row(qr_batch *b);
+/* Append n such rows at once (nrows + n <= cap), a column at a time. */
+void qr_batch_add_null_rows(qr_batch *b, uint32_t n);
 /* Drop the last row (used when a line turns out to be bad half-way). */
 void qr_batch_drop_last(qr_batch *b);
 

@@ -369,6 +369,13 @@ static int key_maps(segw *w, int col, qr_slice *vals, uint32_t n, qr_buf *store)
     size_t *offs = malloc(sizeof *offs * (n ? n : 1));
     if (!offs)
         return qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+    /* the keyed form is about as long as the text (a key's text becomes
+     * its number): one allocation, not a doubling copy of a buffer of
+     * hundreds of megabytes */
+    size_t need = 0;
+    for (uint32_t i = 0; i < n; i++)
+        need += vals[i].n;
+    qr_buf_reserve(store, need + need / 8 + 64);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         if (!vals[i].p)
             continue;

@@ -72,26 +72,42 @@ static void gather_free(gather *g)
     free(g->pos2);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sort the gathered entries by doc (docs are distinct), positions along. */
-static int gather_sort(gather *g, int has_pos)
+/* Sort the gathered entries by doc (docs are distinct), positions along.
+ * The entries come as runs, one per source holding the term, each
+ * increasing (runs[0] = 0 < runs[1] < ... < runs[nruns] = n): merged
+ * pairwise, log2(nruns) passes over (doc, entry) keys. */
+static int gather_sort(gather *g, int has_pos, size_t *runs, uint32_t nruns)
 {
     size_t n = g->n;
-    if (n > g->capkeys) {
-        uint64_t *nk = realloc(g->keys, sizeof *nk * n);
+    if (2 * n > g->capkeys) {
+        uint64_t *nk = realloc(g->keys, sizeof *nk * 2 * n);
         if (!nk)
             return -1;
         g->keys = nk;
-        g->capkeys = n;
+        g->capkeys = 2 * n;
     }
+    uint64_t *k = g->keys, *t = g->keys + n;
     for (size_t i = 0; i < n; i++)
-        g->keys[i] = (uint64_t)g->docs[i] << 32 | (uint32_t)i;
-    qsort(g->keys, n, sizeof *g->keys, cmp_u64);
+        k[i] = (uint64_t)g->docs[i] << 32 | (uint32_t)i;
+    while (nruns > 1) {
+        uint32_t w = 0;
+        for (uint32_t r = 0; r < nruns; r += 2) {
+            size_t lo = runs[r], mid = runs[r + 1], hi = r + 2 <= nruns ? runs[r + 2] : mid;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi)
+                t[o++] = k[j] < k[i] ? k[j++] : k[i++];
+            while (i < mid)
+                t[o++] = k[i++];
+            while (j < hi)
+                t[o++] = k[j++];
+            runs[w++] = lo;
+        }
+        runs[w] = n;
+        nruns = w;
+        uint64_t *x = k;
+        k = t;
+        t = x;
+    }
     size_t c1 = 0, c2 = 0;
     uint32_t *d2 = NULL, *t2 = NULL;
     if (grow_u32(&d2, &c1, n) || grow_u32(&t2, &c2, n)) {
@@ -105,10 +121,10 @@ static int gather_sort(gather *g, int has_pos)
         free(t2);
         return -1;
     }
-    for (size_t k = 0; k < n; k++) {
-        uint32_t i = (uint32_t)g->keys[k];
-        d2[k] = g->docs[i];
-        t2[k] = g->tfs[i];
+    for (size_t o = 0; o < n; o++) {
+        uint32_t i = (uint32_t)k[o];
+        d2[o] = g->docs[i];
+        t2[o] = g->tfs[i];
         if (has_pos) {
             memcpy(g->pos2 + np, g->pos + g->posoff[i], sizeof *g->pos * g->tfs[i]);
             np += g->tfs[i];
@@ -120,12 +136,12 @@ static int gather_sort(gather *g, int has_pos)
     g->tfs = t2;
     g->cap = c1 < c2 ? c1 : c2;
     if (has_pos) {
-        uint32_t *t = g->pos;
-        size_t tc = g->cappos;
+        uint32_t *old = g->pos;
+        size_t oc = g->cappos;
         g->pos = g->pos2;
         g->cappos = g->cappos2;
-        g->pos2 = t;
-        g->cappos2 = tc;
+        g->pos2 = old;
+        g->cappos2 = oc;
     }
     return 0;
 }
@@ -167,6 +183,69 @@ static uint64_t docs_with_value(const qr_field_def *fd, const qr_batch *b)
     return k;
 }
 
+/* The sources whose dictionaries are walked together: a binary min-heap
+ * of source numbers by (current term in dictionary order, source), each
+ * term's code point length computed once when its source reaches it; so a
+ * term costs log2(sources) comparisons, not two scans of all sources. */
+typedef struct srcheap {
+    const qr_titer *it;
+    uint32_t *cpl; /* per source: its current term's code point length */
+    uint32_t *h, n;
+} srcheap;
+
+static int src_before(const srcheap *q, uint32_t a, uint32_t b)
+{
+    if (q->cpl[a] != q->cpl[b])
+        return q->cpl[a] < q->cpl[b];
+    const qr_titer *x = &q->it[a], *y = &q->it[b];
+    size_t m = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->term, y->term, m);
+    if (c)
+        return c < 0;
+    if (x->len != y->len)
+        return x->len < y->len;
+    return a < b;
+}
+
+static void heap_push(srcheap *q, uint32_t s)
+{
+    q->cpl[s] = qr_term_cpl(q->it[s].term, q->it[s].len);
+    uint32_t i = q->n++;
+    while (i > 0 && src_before(q, s, q->h[(i - 1) / 2])) {
+        q->h[i] = q->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->h[i] = s;
+}
+
+static uint32_t heap_pop(srcheap *q)
+{
+    uint32_t top = q->h[0], last = q->h[--q->n], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && src_before(q, q->h[c + 1], q->h[c]))
+            c++;
+        if (!src_before(q, q->h[c], last))
+            break;
+        q->h[i] = q->h[c];
+        i = c;
+    }
+    if (q->n)
+        q->h[i] = last;
+    return top;
+}
+
+/* Does the heap's first source hold the term (term, tl)? */
+static int heap_top_is(const srcheap *q, const char *term, size_t tl)
+{
+    if (!q->n)
+        return 0;
+    const qr_titer *x = &q->it[q->h[0]];
+    return x->len == tl && memcmp(x->term, term, tl) == 0;
+}
+
 int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_t *const *docmap,
                    const uint8_t *dropped, uint32_t nsrc, const qr_batch *b, qr_field_out *fo,
                    qr_qctx *ctx, const char *path, qr_err *e)
@@ -174,13 +253,16 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
     uint32_t rows = b->nrows;
     qr_invfield *f = calloc(nsrc ? nsrc : 1, sizeof *f);
     qr_titer *it = calloc(nsrc ? nsrc : 1, sizeof *it);
-    int *live = calloc(nsrc ? nsrc : 1, sizeof *live);
+    uint32_t *cpl = calloc(nsrc ? nsrc : 1, sizeof *cpl), *heap = calloc(nsrc ? nsrc : 1, 4);
+    uint32_t *now = calloc(nsrc ? nsrc : 1, sizeof *now); /* the sources holding the term */
+    size_t *runs = calloc((size_t)nsrc + 1, sizeof *runs);
+    srcheap q = {it, cpl, heap, 0};
     qr_pcursor *c = malloc(sizeof *c);
     gather g = {0};
     qr_buf ti;
     qr_buf_init(&ti);
     int rc = -1;
-    if (!f || !it || !live || !c)
+    if (!f || !it || !cpl || !heap || !now || !runs || !c)
         goto oom;
     if (fd->fulltext && !(fo->norms = calloc(rows ? rows : 1, 1)))
         goto oom;
@@ -198,26 +280,27 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
         int k = qr_tdict_seek_block(&f[s].dict, &it[s], 0, e);
         if (k < 0)
             goto fail;
-        live[s] = k;
+        if (k)
+            heap_push(&q, s);
     }
     qr_postw pw = {fd->fulltext, fd->positions, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, rows};
     qr_tdictw_init(&fo->dict);
     uint64_t nterms = 0, total = 0, steps = 0;
     char term[QR_MAX_TERM + 1];
-    for (;;) {
-        int m = -1; /* the smallest current term */
-        for (uint32_t s = 0; s < nsrc; s++)
-            if (live[s] && (m < 0 || qr_term_cmp(it[s].term, it[s].len, it[m].term, it[m].len) < 0))
-                m = (int)s;
-        if (m < 0)
-            break;
-        size_t tl = it[m].len;
-        memcpy(term, it[m].term, tl);
+    while (q.n) {
+        /* the smallest current term, and every source at it, in source order */
+        uint32_t nnow = 0;
+        size_t tl = it[q.h[0]].len;
+        memcpy(term, it[q.h[0]].term, tl);
+        do
+            now[nnow++] = heap_pop(&q);
+        while (heap_top_is(&q, term, tl));
         g.n = g.npos = 0;
         int sorted = 1;
-        for (uint32_t s = (uint32_t)m; s < nsrc; s++) {
-            if (!live[s] || qr_term_cmp(it[s].term, it[s].len, term, tl) != 0)
-                continue;
+        uint32_t nruns = 0;
+        for (uint32_t k = 0; k < nnow; k++) {
+            uint32_t s = now[k];
+            runs[nruns++] = g.n;
             qr_terminfo info;
             if (qr_titer_info(&it[s], &info, e) != 0 || qr_invfield_cursor(&f[s], &info, c, e) != 0)
                 goto fail;
@@ -253,16 +336,18 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
                         src[s]->path, fd->name);
                 goto fail;
             }
-            int k = qr_titer_next(&it[s], e);
-            if (k < 0)
+            int more = qr_titer_next(&it[s], e);
+            if (more < 0)
                 goto fail;
-            live[s] = k;
+            if (more)
+                heap_push(&q, s);
         }
+        runs[nruns] = g.n;
         if (ctx && ++steps % CANCEL_EVERY == 0 && qr_qctx_check(ctx, e) != 0)
             goto fail;
         if (g.n == 0) /* every doc of it was dropped */
             continue;
-        if (!sorted && gather_sort(&g, fd->positions) != 0)
+        if (!sorted && gather_sort(&g, fd->positions, runs, nruns) != 0)
             goto oom;
         qr_buf_clear(&ti);
         uint64_t post_off = fo->post.len, pos_off = fo->pos.len;
@@ -295,6 +380,9 @@ out:
     free(c);
     free(f);
     free(it);
-    free(live);
+    free(cpl);
+    free(heap);
+    free(now);
+    free(runs);
     return rc;
 }

@@ -198,8 +198,8 @@ int qr_segment_merge(const char *path, const qr_tabdef *d, const qr_merge_src *s
         goto out;
     if (rc == 0)
         rc = qr_batch_init(&b, d, total, e);
-    for (uint32_t r = 0; rc == 0 && r < total; r++)
-        qr_batch_add_null_row(&b);
+    if (rc == 0)
+        qr_batch_add_null_rows(&b, total);
     /* columns: the readers stay open until the write (dictionary values
      * are used in place) */
     for (uint32_t s = 0; rc == 0 && s < nsrc; s++) {

@@ -121,13 +121,15 @@ static void same_file(const char *a, const char *b)
 /* Sources: source s holds the lines of src[s][0..nsrc_rows[s]); src_def[s]
  * its definition. Deleted rows (by source row) per source. Merge with d,
  * then build the kept lines in source order with d: the files must match. */
+#define MAX_SRC 16 /* the live merger's longest run (QR_MERGE_MAX_RUN) */
+
 typedef struct mcase {
     const qr_tabdef *d;
-    const qr_tabdef *src_def[8];
-    const uint32_t *rows[8];
-    uint32_t nrows[8];
-    const uint8_t *deleted[8]; /* per source row, or NULL */
-    uint32_t lo[8], hi[8];     /* the rows of each source merged (hi 0: all) */
+    const qr_tabdef *src_def[MAX_SRC];
+    const uint32_t *rows[MAX_SRC];
+    uint32_t nrows[MAX_SRC];
+    const uint8_t *deleted[MAX_SRC]; /* per source row, or NULL */
+    uint32_t lo[MAX_SRC], hi[MAX_SRC];     /* the rows of each source merged (hi 0: all) */
     uint32_t nsrc;
     int64_t min_sort;
     const char *sort_key; /* the sort column's JSON key, for the trim */
@@ -155,7 +157,7 @@ static int run_case(const mcase *c, const lines *l, const char *tag, const atomi
                     qr_err *e)
 {
     char path[4200], mpath[4200], rpath[4200];
-    qr_merge_src seg[8];
+    qr_merge_src seg[MAX_SRC];
     uint32_t *keep = malloc(sizeof *keep * (l->n + 1)), nkeep = 0;
     assert_non_null(keep);
     for (uint32_t s = 0; s < c->nsrc; s++) {
@@ -248,7 +250,7 @@ static void test_otel_overlapping(void **st)
     qr_buf_init(&l.text);
     gen_lines(&l, 6000, 7);
     mcase c = {.d = tu_otel(), .nsrc = 5, .min_sort = INT64_MIN};
-    uint32_t *rows[8];
+    uint32_t *rows[MAX_SRC];
     spread(l.n, c.nsrc, rows, c.nrows);
     for (uint32_t s = 0; s < c.nsrc; s++)
         c.rows[s] = rows[s];
@@ -261,6 +263,18 @@ static void test_otel_overlapping(void **st)
         fail_msg("merge: %s", e.msg);
     for (uint32_t s = 0; s < 5; s++)
         free(rows[s]);
+    /* the longest run the live merger takes, and an odd count below it:
+     * many sources at each term (their dictionaries walked together) */
+    for (uint32_t n = 11; n <= MAX_SRC; n += MAX_SRC - 11) {
+        c.nsrc = n;
+        spread(l.n, c.nsrc, rows, c.nrows);
+        for (uint32_t s = 0; s < c.nsrc; s++)
+            c.rows[s] = rows[s];
+        if (run_case(&c, &l, n == MAX_SRC ? "otel16" : "otel11", NULL, &e) != 0)
+            fail_msg("merge: %s", e.msg);
+        for (uint32_t s = 0; s < n; s++)
+            free(rows[s]);
+    }
     lines_free(&l);
 }
 
@@ -271,7 +285,7 @@ static void test_otel_dropped(void **st)
     qr_buf_init(&l.text);
     gen_lines(&l, 5000, 11);
     mcase c = {.d = tu_otel(), .nsrc = 4, .min_sort = INT64_MIN, .sort_key = "Timestamp"};
-    uint32_t *rows[8];
+    uint32_t *rows[MAX_SRC];
     spread(l.n, c.nsrc, rows, c.nrows);
     uint8_t *del[4];
     uint64_t x = 5;
@@ -411,7 +425,7 @@ static void test_every_kind(void **st)
     qr_buf_init(&l.text);
     kinds_lines(&l, 4000);
     mcase c = {.d = d, .nsrc = 3, .min_sort = INT64_MIN, .sort_key = "ts"};
-    uint32_t *rows[8];
+    uint32_t *rows[MAX_SRC];
     spread(l.n, c.nsrc, rows, c.nrows);
     uint8_t *del = calloc(c.nrows[0], 1);
     for (uint32_t r = 0; r < c.nrows[0]; r += 5)
