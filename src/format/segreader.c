@@ -248,7 +248,9 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     s->sort_col = sort == QR_SEG_NO_SORT ? -1 : (int32_t)sort;
     /* bound the block count by the footer size before allocating */
     size_t max_entries = n / QR_SEG_DIRENT_LEN + 1;
-    s->all_blocks = calloc(max_entries, sizeof *s->all_blocks);
+    /* every entry is written as it is read: malloc leaves the unused tail of
+     * this bound untouched (calloc would fault in every page of it) */
+    s->all_blocks = malloc(max_entries * sizeof *s->all_blocks);
     s->cols = calloc(ncols, sizeof *s->cols);
     s->names = malloc(n + ncols); /* names are shorter than the footer */
     if (!s->all_blocks || !s->cols || !s->names)

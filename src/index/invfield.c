@@ -72,9 +72,9 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     int ft = f->def.fulltext, fp = f->def.positions;
     const unsigned char *idx, *dict, *stats;
     size_t idx_len, dict_len, stats_len, norms_len;
-    const qr_blockref *dict_ref;
+    const qr_blockref *dict_ref, *idx_ref;
     if (find_block(s, sec, IBLK_FIELDSTATS, 1, &stats, &stats_len, NULL, 1, e) != 0 ||
-        find_block(s, sec, IBLK_TERMINDEX, 1, &idx, &idx_len, NULL, 1, e) != 0 ||
+        find_block(s, sec, IBLK_TERMINDEX, 0, &idx, &idx_len, &idx_ref, 1, e) != 0 ||
         find_block(s, sec, IBLK_TERMDICT, 0, &dict, &dict_len, &dict_ref, 1, e) != 0 ||
         find_block(s, sec, IBLK_POSTINGS, 0, &f->post, &f->post_len, &f->post_ref, 1, e) != 0 ||
         find_block(s, sec, IBLK_NORMS, 0, &f->norms_map, &norms_len, &f->norms_ref, ft, e) != 0 ||
@@ -89,10 +89,9 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     f->total_tokens = qr_load_u64(stats + 8);
     char what[4400];
     snprintf(what, sizeof what, "segment %s: %s index", s->path, f->def.name);
-    if (qr_tdict_open(&f->dict, s->version, idx, idx_len, dict, dict_len, ft, fp, what, e) != 0)
-        return -1;
-    qr_tdict_verify_by(&f->dict, s, dict_ref);
-    return 0;
+    /* its records verified as seeks read them (termdict.h) */
+    return qr_tdict_open_in(&f->dict, s, idx_ref, dict_ref, idx, idx_len, dict, dict_len, ft, fp,
+                            what, e);
 }
 
 void qr_invfield_close(qr_invfield *f)

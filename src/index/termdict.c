@@ -146,14 +146,82 @@ static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_
  * inside TERMDICT and TERMINDEX and after the block before it, so nothing
  * a seek or a scan reads through it lies outside the two blocks. Reads the
  * records only. 0, or -1. */
-static int check_bounds(const qr_tdict *d, size_t index_len, uint32_t i)
+static int check_self(const qr_tdict *d, size_t index_len, uint32_t i)
 {
     const qr_tblk *b = &d->blk[i];
     if (b->off >= d->dict_len || b->tlen == 0 || b->tlen > d->dict_len - b->off ||
         b->first > index_len || b->first_len > index_len - b->first)
         return -1; /* (first_len, a byte, cannot pass QR_MAX_TERM) */
+    return 0;
+}
+
+static int check_bounds(const qr_tdict *d, size_t index_len, uint32_t i)
+{
+    const qr_tblk *b = &d->blk[i];
+    if (check_self(d, index_len, i) != 0)
+        return -1;
     if (i && (b->off <= b[-1].off || b[-1].tlen > b->off - b[-1].off))
         return -1;
+    return 0;
+}
+
+/* Lazily verified index (d->iref): record i checked against its chunk's
+ * checksum, its own offsets and lengths against the blocks' sizes. Every
+ * read of a record goes through here first, so nothing unverified steers
+ * a seek; its first term's bytes (first_ok) and its mask (qr_tdict_mask)
+ * lie elsewhere and are checked where they are read: a binary search
+ * mostly decides by the record's key8 alone. 0 (also when the index was
+ * checked whole at open), or -1 with e set. */
+static int bit_set(const uint64_t *bits, uint32_t i)
+{
+    return (int)(__atomic_load_n(&bits[i >> 6], __ATOMIC_ACQUIRE) >> (i & 63) & 1);
+}
+
+static void set_bit(uint64_t *bits, uint32_t i)
+{
+    __atomic_fetch_or(&bits[i >> 6], 1ull << (i & 63), __ATOMIC_RELEASE);
+}
+
+static int rec_check(const qr_tdict *d, uint32_t i, qr_err *e);
+
+static inline int rec_ok(const qr_tdict *d, uint32_t i, qr_err *e)
+{
+    if (!d->iref || bit_set(d->okbits, i))
+        return 0;
+    return rec_check(d, i, e);
+}
+
+static int rec_check(const qr_tdict *d, uint32_t i, qr_err *e)
+{
+    size_t nb = d->nblocks, rec = QR_TDICT_HEADER + (size_t)i * QR_TDICT_REC;
+    if (qr_seg_check(d->seg, d->iref, rec, QR_TDICT_REC, "TERMINDEX", e) != 0)
+        return -1;
+    const qr_tblk *b = &d->blk[i];
+    if (b->zero != 0 || b->first < QR_TDICT_HEADER + nb * (QR_TDICT_REC + 8) ||
+        check_self(d, d->index_len, i) != 0)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt term index entry %u", d->seg->path,
+                       i);
+    set_bit(d->okbits, i);
+    return 0;
+}
+
+/* Record i's (checked) first term bytes, verified. 0, or -1 with e set. */
+static int first_ok(const qr_tdict *d, uint32_t i, qr_err *e)
+{
+    const qr_tblk *b = &d->blk[i];
+    if (!d->iref || !b->first_len)
+        return 0;
+    return qr_seg_check(d->seg, d->iref, b->first, b->first_len, "TERMINDEX", e);
+}
+
+/* Record i (checked) against the key as cmp_first, verifying its first
+ * term first when the comparison comes to its bytes. 0 with *c, or -1. */
+static inline int cmp_first_ok(const qr_tdict *d, uint32_t i, uint32_t cpl, uint64_t k8,
+                               const char *key, size_t n, int *c, qr_err *e)
+{
+    if (d->iref && d->blk[i].cpl == cpl && d->blk[i].key8 == k8 && first_ok(d, i, e) != 0)
+        return -1;
+    *c = cmp_first(d, i, cpl, k8, key, n);
     return 0;
 }
 
@@ -276,10 +344,55 @@ int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, siz
     return 0;
 }
 
+int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
+                     const qr_blockref *dref, const unsigned char *index, size_t index_len,
+                     const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
+                     const char *what, qr_err *e)
+{
+    int lazy = s->version >= 9 && ((uintptr_t)(index + QR_TDICT_HEADER) & 7) == 0;
+    /* lazily: the header now (the records' count and size), else the whole
+     * block before it is parsed */
+    if (qr_seg_check(s, iref, 0, lazy && index_len > QR_TDICT_HEADER ? QR_TDICT_HEADER : index_len,
+                     "TERMINDEX", e) != 0)
+        return -1;
+    if (!lazy) {
+        if (qr_tdict_open(d, s->version, index, index_len, dict, dict_len, has_freqs, has_pos,
+                          what, e) != 0)
+            return -1;
+        qr_tdict_verify_by(d, s, dref);
+        return 0;
+    }
+    memset(d, 0, sizeof *d);
+    d->dict = dict;
+    d->index = index;
+    d->dict_len = dict_len;
+    d->index_len = index_len;
+    d->has_freqs = has_freqs;
+    d->has_pos = has_pos;
+    if (index_len < QR_TDICT_HEADER || index_len > UINT32_MAX)
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
+    uint32_t nb = qr_load_u32(index);
+    d->nterms = qr_load_u64(index + 8);
+    if (qr_load_u32(index + 4) != 0 || nb > (index_len - QR_TDICT_HEADER) / 40 ||
+        d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK || d->nterms < nb)
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
+    d->nblocks = nb;
+    const unsigned char *recs = index + QR_TDICT_HEADER;
+    d->blk = (const qr_tblk *)(const void *)recs;
+    d->blk_mask = (const uint64_t *)(const void *)(recs + (size_t)nb * QR_TDICT_REC);
+    if (!(d->okbits = calloc(2 * ((size_t)nb / 64 + 1), sizeof *d->okbits)))
+        return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
+    qr_tdict_verify_by(d, s, dref);
+    d->iref = iref;
+    return 0;
+}
+
 void qr_tdict_close(qr_tdict *d)
 {
     free(d->own);
     d->own = NULL;
+    free(d->okbits);
+    d->okbits = NULL;
     d->blk = NULL;
     d->blk_mask = NULL;
 }
@@ -306,11 +419,27 @@ void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref
  * verify: the iterator is then corrupt. */
 static int iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk, qr_err *e)
 {
-    const qr_tblk *b = &d->blk[blk];
-    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
     it->d = d;
     it->blk = blk;
-    if (check_order(d, blk) != 0) {
+    /* a lazily verified index: this record, the one before (the order) and
+     * the one after (where this block's infos end) */
+    uint64_t *entered = d->iref ? d->okbits + (d->nblocks / 64 + 1) : NULL;
+    int known = entered && bit_set(entered, blk);
+    if (d->iref && !known &&
+        (rec_ok(d, blk, e) != 0 || first_ok(d, blk, e) != 0 ||
+         (blk && (rec_ok(d, blk - 1, e) != 0 || first_ok(d, blk - 1, e) != 0)) ||
+         (blk + 1 < d->nblocks && rec_ok(d, blk + 1, e) != 0))) {
+        qr_rd_init(&it->r, d->dict, 0);
+        it->in_blk = 0;
+        it->corrupt = 1;
+        return -1;
+    }
+    const qr_tblk *b = &d->blk[blk];
+    size_t end = blk + 1 < d->nblocks ? b[1].off : d->dict_len;
+    if (!known &&
+        ((d->iref && (check_bounds(d, d->index_len, blk) != 0 ||
+                      (blk + 1 < d->nblocks && check_bounds(d, d->index_len, blk + 1) != 0))) ||
+         check_order(d, blk) != 0)) {
         qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index entry %u (its first term)",
                 d->seg ? d->seg->path : "term dictionary", blk);
         qr_rd_init(&it->r, d->dict, 0);
@@ -324,6 +453,8 @@ static int iter_at_block(const qr_tdict *d, qr_titer *it, uint32_t blk, qr_err *
         it->corrupt = 1;
         return -1;
     }
+    if (entered && !known)
+        set_bit(entered, blk);
     it->in_blk = 0;
     it->len = 0;
     it->corrupt = 0;
@@ -459,8 +590,9 @@ static inline int cmp_first(const qr_tdict *d, uint32_t b, uint32_t cpl, uint64_
     return cmp_bytes((const char *)d->index + d->blk[b].first, d->blk[b].first_len, key, n);
 }
 
-/* Last block whose first term <= key (0 if key is before every term). */
-static uint32_t find_block(const qr_tdict *d, uint32_t cpl, const char *key, size_t n)
+/* Last block whose first term <= key (0 if key is before every term);
+ * UINT32_MAX with e set when a record does not verify. */
+static uint32_t find_block(const qr_tdict *d, uint32_t cpl, const char *key, size_t n, qr_err *e)
 {
     uint64_t k8 = key8(key, n);
     uint32_t lo = 0, hi = d->nblocks;
@@ -470,7 +602,10 @@ static uint32_t find_block(const qr_tdict *d, uint32_t cpl, const char *key, siz
          * index are cache misses, and this overlaps two levels of them */
         __builtin_prefetch(&d->blk[lo + (mid - lo) / 2]);
         __builtin_prefetch(&d->blk[mid + (hi - mid) / 2]);
-        if (cmp_first(d, mid, cpl, k8, key, n) <= 0)
+        int c;
+        if (rec_ok(d, mid, e) != 0 || cmp_first_ok(d, mid, cpl, k8, key, n, &c, e) != 0)
+            return UINT32_MAX;
+        if (c <= 0)
             lo = mid;
         else
             hi = mid;
@@ -561,6 +696,8 @@ static int scan_to(qr_titer *it, uint32_t cpl, const char *key, size_t n, int be
 static int seek_in(const qr_tdict *d, qr_titer *it, uint32_t b, uint32_t cpl, const char *key,
                    size_t n, int below, qr_err *e)
 {
+    if (b == UINT32_MAX || rec_ok(d, b, e) != 0)
+        return -1;
     if (d->blk[b].cpl < cpl) /* shorter terms, all below the key */
         return qr_tdict_seek_block(d, it, b + 1, e);
     if (d->blk[b].cpl > cpl) /* b = 0 and the key is below every term */
@@ -576,7 +713,7 @@ int qr_tdict_seek_at(const qr_tdict *d, qr_titer *it, uint32_t cpl, const char *
     memset(it, 0, offsetof(qr_titer, term));
     if (d->nblocks == 0)
         return 0;
-    return seek_in(d, it, find_block(d, cpl, key, n), cpl, key, n, 0, e);
+    return seek_in(d, it, find_block(d, cpl, key, n, e), cpl, key, n, 0, e);
 }
 
 int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr_err *e)
@@ -587,11 +724,18 @@ int qr_tdict_seek(const qr_tdict *d, qr_titer *it, const char *key, size_t n, qr
 /* First block > from whose first term > key, by galloping then binary
  * search: a forward seek usually lands a block or two ahead. */
 static uint32_t gallop_block(const qr_tdict *d, uint32_t from, uint32_t cpl, const char *key,
-                             size_t n)
+                             size_t n, qr_err *e)
 {
     uint64_t k8 = key8(key, n);
     uint32_t lo = from, step = 1, hi = from;
-    while (hi < d->nblocks && cmp_first(d, hi, cpl, k8, key, n) <= 0) {
+    for (;;) {
+        if (hi >= d->nblocks)
+            break;
+        int c;
+        if (rec_ok(d, hi, e) != 0 || cmp_first_ok(d, hi, cpl, k8, key, n, &c, e) != 0)
+            return UINT32_MAX;
+        if (c > 0)
+            break;
         lo = hi + 1;
         hi = hi + step;
         step *= 2;
@@ -600,7 +744,10 @@ static uint32_t gallop_block(const qr_tdict *d, uint32_t from, uint32_t cpl, con
         hi = d->nblocks;
     while (lo < hi) { /* first block in [lo, hi) whose first term > key */
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cmp_first(d, mid, cpl, k8, key, n) <= 0)
+        int c;
+        if (rec_ok(d, mid, e) != 0 || cmp_first_ok(d, mid, cpl, k8, key, n, &c, e) != 0)
+            return UINT32_MAX;
+        if (c <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -618,7 +765,9 @@ int qr_titer_seek_at(qr_titer *it, uint32_t cpl, const char *key, size_t n, qr_e
         return qr_tdict_seek_at(d, it, cpl, key, n, e);
     /* key is ahead: if it is past the next block's first term, jump to the
      * last block starting at or before it, else go on in this one */
-    uint32_t b = gallop_block(d, it->blk + 1, cpl, key, n);
+    uint32_t b = gallop_block(d, it->blk + 1, cpl, key, n, e);
+    if (b == UINT32_MAX)
+        return -1;
     if (b > it->blk + 1)
         return seek_in(d, it, b - 1, cpl, key, n, 0, e);
     return seek_in(d, it, it->blk, cpl, key, n, 1, e);

@@ -141,6 +141,14 @@ typedef struct qr_tdict {
      * seg NULL: the bytes are trusted (verified whole, or a test's buffer). */
     const qr_segment *seg;
     const qr_blockref *ref;
+    /* Where the TERMINDEX bytes are verified, when lazily (qr_tdict_open_in):
+     * a record, its byte mask and its first term are checked (chunks and
+     * bounds) before a seek or a scan reads them; NULL: checked at open. */
+    const qr_blockref *iref;
+    /* with iref: 2 bits a block (atomic; the dictionary is shared by the
+     * threads of a search): its record checked; its block entered (the
+     * records around it and their order checked). Malloc'ed, or NULL. */
+    uint64_t *okbits;
 } qr_tdict;
 
 /* Open the dictionary of TERMINDEX block `index` (verified by the caller,
@@ -157,6 +165,26 @@ int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, siz
 /* Verify each dictionary block, before reading it, against the checksums of
  * block `ref` of segment s (where `dict` of qr_tdict_open lies). */
 void qr_tdict_verify_by(qr_tdict *d, const qr_segment *s, const qr_blockref *ref);
+/* qr_tdict_open of the index in segment s's block iref (TERMINDEX) and its
+ * dictionary in block dref (TERMDICT), neither verified yet. Format 9
+ * records are read in place and verified as they are first read: an open
+ * checks the header alone, so opening the 525 segments of a 100M-row
+ * table does not hash and fault in 100 MB of records of which a query
+ * reads a few dozen. Format 8 (parsed at open) is verified whole first. */
+int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
+                     const qr_blockref *dref, const unsigned char *index, size_t index_len,
+                     const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
+                     const char *what, qr_err *e);
+/* Block b's mask of byte classes (what automaton walks skip blocks by),
+ * its bytes verified first in a lazily verified index. 0, or -1 (e set). */
+static inline int qr_tdict_mask(const qr_tdict *d, uint32_t b, uint64_t *mask, qr_err *e)
+{
+    size_t at = QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC + (size_t)b * 8;
+    if (d->iref && qr_seg_check(d->seg, d->iref, at, 8, "TERMINDEX", e) != 0)
+        return -1;
+    *mask = d->blk_mask[b];
+    return 0;
+}
 void qr_tdict_close(qr_tdict *d);
 
 typedef struct qr_titer {

@@ -145,11 +145,18 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         }
         if (need && it.blk != checked) {
             checked = it.blk;
-            if ((f->dict.blk_mask[it.blk] & need) != need) {
+            uint64_t m;
+            if (qr_tdict_mask(&f->dict, it.blk, &m, e) != 0)
+                return -1;
+            if ((m & need) != need) {
                 /* no term of this block has every byte a match needs */
                 uint32_t b = it.blk + 1;
-                while (b < f->dict.nblocks && (f->dict.blk_mask[b] & need) != need)
-                    b++;
+                for (; b < f->dict.nblocks; b++) {
+                    if (qr_tdict_mask(&f->dict, b, &m, e) != 0)
+                        return -1;
+                    if ((m & need) == need)
+                        break;
+                }
                 r = qr_tdict_seek_block(&f->dict, &it, b, e);
                 shared = valid = 0;
                 continue;

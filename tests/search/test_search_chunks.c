@@ -313,6 +313,71 @@ static void test_flipped_chunk_fails_only_its_readers(void **st)
     free(img);
 }
 
+/* The term index (format 9 records, masks, first terms) is verified as
+ * seeks read it, not whole when a field opens: a byte flipped in any of
+ * its chunks still opens (but for the header's chunk, which the open
+ * reads), every count that reads the chunk fails with XX001 naming it, and
+ * every other count is right; each chunk is read by some count; verify
+ * finds every one. */
+static void test_flipped_term_index_chunk(void **st)
+{
+    (void)st;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    static const uint16_t secs[] = {SEC_BODY, SEC_KW_TRACE};
+    int chunks = 0;
+    for (size_t si = 0; si < 2; si++) {
+        const qr_section *sec = qr_seg_section(gs, secs[si]);
+        const qr_blockref *b = kind_block(sec, IBLK_TERMINDEX);
+        assert_non_null(b);
+        uint32_t nc = b->chunk_shift ? b->nchunks : 1;
+        for (uint32_t c = 0; c < nc; c++) {
+            uint64_t cs = b->chunk_shift ? 1ull << b->chunk_shift : b->length;
+            uint64_t start = (uint64_t)c * cs;
+            uint64_t clen = b->length - start < cs ? b->length - start : cs;
+            size_t at = (size_t)(b->offset + start + clen / 2);
+            img[at] ^= 0x5a;
+            spit(bad, img, len);
+            img[at] ^= 0x5a;
+            chunks++;
+            qr_err e;
+            qr_segment *s = qr_seg_open(bad, &e);
+            assert_non_null(s);
+            qr_segsearch ss;
+            qr_segsearch_init(&ss, s);
+            int failed = 0;
+            for (int i = 0; i < nprobes; i++) {
+                if (probes[i].sec != secs[si])
+                    continue;
+                uint64_t n = 0;
+                qr_err_clear(&e);
+                if (count_probe(&ss, &probes[i], &n, &e) != 0) {
+                    assert_string_equal(e.code, QR_E_CORRUPT);
+                    assert_non_null(strstr(e.msg, "bad.qseg"));
+                    assert_non_null(strstr(e.msg, "(TERMINDEX)"));
+                    assert_non_null(strstr(e.msg, "checksum mismatch"));
+                    failed++;
+                } else {
+                    assert_int_equal(n, probes[i].ti.df); /* never a wrong answer */
+                }
+            }
+            if (!failed)
+                fail_msg("%s term index chunk %u flipped: no count read it", sec_name(secs[si]), c);
+            qr_segsearch_close(&ss);
+            qr_seg_close(s);
+            s = qr_seg_open(bad, &e);
+            assert_non_null(s);
+            assert_int_equal(qr_seg_verify(s, &e), -1);
+            assert_string_equal(e.code, QR_E_CORRUPT);
+            qr_seg_close(s);
+        }
+    }
+    assert_true(chunks >= 3);
+    free(img);
+}
+
 /* A phrase verifies its words' positions; a count of the same word alone
  * reads none of them, and the norms only scoring reads. */
 static void test_positions_and_norms_are_read_by_their_users(void **st)
@@ -672,6 +737,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_blocks_are_chunked),
         cmocka_unit_test(test_flipped_chunk_fails_only_its_readers),
+        cmocka_unit_test(test_flipped_term_index_chunk),
         cmocka_unit_test(test_positions_and_norms_are_read_by_their_users),
         cmocka_unit_test(test_concurrent_readers_share_verification),
         cmocka_unit_test(test_format8_segment_reads),
