@@ -38,6 +38,12 @@ static int kind_of(const qr_query *q)
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
                     int top, double min, qr_arena *a, qr_err *e);
 
+static qr_sc *or_of(qr_segsearch *ss, const qr_query *q, qr_sc **kids, int top, double min,
+                    qr_arena *a, qr_err *e);
+static qr_sc **or_kids(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
+                       qr_arena *a, qr_err *e);
+static int dense_pays(const qr_sc *dense, qr_sc **kids, uint32_t n);
+
 /* AND, OR or at-least-k of words only, at the root of the query: term at
  * a time when it pays, else NULL (and *oom on failure). Only at the root,
  * which is driven row by row in order; nested, the one-row-at-a-time
@@ -49,6 +55,25 @@ static qr_sc *try_taat(int top, int is_and, qr_sc **kids, uint32_t n, uint32_t k
     return top ? sc_taat_new(is_and, kids, n, k, (uint32_t)ss->seg->rows, a, oom) : NULL;
 }
 
+/* Is q's one scored clause an OR or at-least-k of words, all else
+ * filters? Then a row's score is that clause's alone. Its index, or -1. */
+static int lone_or(const qr_query *q)
+{
+    int at = -1;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const qr_query *k = q->kids[i];
+        if (k->type == Q_NOT || kind_of(k) == K_FILTER)
+            continue;
+        if (at >= 0 || (k->type != Q_OR && k->type != Q_MINMATCH))
+            return -1;
+        for (uint32_t j = 0; j < k->n; j++)
+            if (k->kids[j]->type != Q_TERM || !qr_bm25_is_leaf(k->kids[j]))
+                return -1;
+        at = (int)i;
+    }
+    return at;
+}
+
 static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
                         uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
 {
@@ -56,12 +81,21 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     qr_query **flt = qr_arena_alloc(a, sizeof *flt * q->n);
     if (!kids || !flt)
         return sc_nomem(e);
-    uint32_t n = 0, nf = 0;
+    /* (a OR b) AND filters at the root with a threshold: the OR's words are
+     * built here, to be scored from their bitmaps with the filter's and the
+     * threshold (below), as an OR alone at the root is */
+    int lone = top && min > -INFINITY ? lone_or(q) : -1;
+    qr_sc **okids = NULL;
+    uint32_t n = 0, nf = 0, at = 0;
     for (uint32_t i = 0; i < q->n; i++) {
         const qr_query *k = q->kids[i];
         if (k->type == Q_NOT || kind_of(k) == K_FILTER) {
             flt[nf++] = (qr_query *)k; /* filters and exclusions: one iterator */
             *leaf += qr_bm25_count_leaves(k);
+        } else if ((int)i == lone) {
+            if (!(okids = or_kids(ss, k, qw, leaf, a, e)))
+                return NULL;
+            at = n++;
         } else if (!(kids[n++] = build(ss, k, qw, leaf, 0, -INFINITY, a, e))) {
             return NULL;
         }
@@ -71,9 +105,31 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         if (!(kids[n++] = sc_const_new(qr_segsearch_compile(ss, &group, a, e), 0, a, e)))
             return NULL;
     }
+    qr_plan *pl = qr_segsearch_plan(ss);
+    if (okids) {
+        const qr_query *o = q->kids[lone];
+        const const_sc *fk = nf ? (const const_sc *)kids[n - 1] : NULL;
+        const void *ob = fk ? qr_it_bitmap_bits(fk->it) : NULL;
+        if (fk && !ob && fk->it->cost <= ss->seg->rows / 8 &&
+            !(ob = sc_it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
+            return NULL;
+        uint32_t k = o->type == Q_MINMATCH ? o->k : 1;
+        if (ob && k <= o->n && sc_dense_materialize(okids, o->n, (uint32_t)ss->seg->rows, a, e) < 0)
+            return NULL;
+        if (ob && k <= o->n) {
+            int oom = 0;
+            qr_sc *dn = sc_dense_new(0, okids, o->n, k, ob, (uint32_t)ss->seg->rows, min, a, &oom, e);
+            if (oom)
+                return NULL;
+            if (dn && dense_pays(dn, okids, o->n))
+                return qr_plan_way(pl, q, "scored from dense bitmaps with the filter"), dn;
+        }
+        /* else as any nested clause */
+        if (!(kids[at] = or_of(ss, o, okids, 0, -INFINITY, a, e)))
+            return NULL;
+    }
     if (n == 1)
         return kids[0];
-    qr_plan *pl = qr_segsearch_plan(ss);
     /* dense words (and the filters, as a bitmap): candidates from bitmaps */
     const void *fbits = NULL;
     uint32_t nw = nf ? n - 1 : n;
@@ -116,16 +172,11 @@ static int dense_pays(const qr_sc *dense, qr_sc **kids, uint32_t n)
     return dense->cost * 16 * n <= postings;
 }
 
-static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
-                       uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
+/* The scorer of OR / at-least-k q from its clauses' scorers. */
+static qr_sc *or_of(qr_segsearch *ss, const qr_query *q, qr_sc **kids, int top, double min,
+                    qr_arena *a, qr_err *e)
 {
-    qr_sc **kids = qr_arena_alloc(a, sizeof *kids * q->n);
-    if (!kids)
-        return sc_nomem(e);
     uint32_t k = q->type == Q_MINMATCH ? q->k : 1;
-    for (uint32_t i = 0; i < q->n; i++)
-        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, -INFINITY, a, e)))
-            return NULL;
     int oom = 0;
     qr_plan *pl = qr_segsearch_plan(ss);
     qr_sc *dn = NULL;
@@ -156,6 +207,26 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
     }
     qr_plan_way(pl, q, "scored by block-max MaxScore");
     return sc_or_new(kids, q->n, k, a, e);
+}
+
+/* Its clauses' scorers (in query order: leaves are numbered so). */
+static qr_sc **or_kids(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
+                       qr_arena *a, qr_err *e)
+{
+    qr_sc **kids = qr_arena_alloc(a, sizeof *kids * q->n);
+    if (!kids)
+        return sc_nomem(e), NULL;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (!(kids[i] = build(ss, q->kids[i], qw, leaf, 0, -INFINITY, a, e)))
+            return NULL;
+    return kids;
+}
+
+static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
+                       uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
+{
+    qr_sc **kids = or_kids(ss, q, qw, leaf, a, e);
+    return kids ? or_of(ss, q, kids, top, min, a, e) : NULL;
 }
 
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
