@@ -96,7 +96,7 @@ for q in failed 'failed AND order' 'error OR failed' 'atleast(2, error, failed, 
 done
 for q in 'connection OR request OR conversion OR post' 'failed OR error' 'failed AND order' \
     'atleast(2, error, failed, charge, cache)' charge '"failed to place order"' 'error -cache' \
-    'service:payment AND failed'; do
+    'service:payment AND failed' '(failed OR error) AND service:cart'; do
     line top100 "$q" --top 100 --by score
 done
 for q in failed 'service:checkout AND failed AND order' '"failed to place order"' 'NOT failed'; do
