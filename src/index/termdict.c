@@ -315,9 +315,11 @@ static int open_v9(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
     return 0;
 }
 
-int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, size_t index_len,
-                  const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
-                  const char *what, qr_err *e)
+/* The fields and the header of an index, checked: its block count and
+ * term count against its size. 0, or -1 with e set. */
+static int open_header(qr_tdict *d, uint32_t version, const unsigned char *index,
+                       size_t index_len, const unsigned char *dict, size_t dict_len,
+                       int has_freqs, int has_pos, const char *what, qr_err *e)
 {
     memset(d, 0, sizeof *d);
     d->dict = dict;
@@ -337,6 +339,16 @@ int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, siz
         d->nterms < nb)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
+    return 0;
+}
+
+int qr_tdict_open(qr_tdict *d, uint32_t version, const unsigned char *index, size_t index_len,
+                  const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
+                  const char *what, qr_err *e)
+{
+    if (open_header(d, version, index, index_len, dict, dict_len, has_freqs, has_pos, what, e) !=
+        0)
+        return -1;
     if ((version >= 9 ? open_v9 : open_v8)(d, index_len, what, e) != 0) {
         qr_tdict_close(d);
         return -1;
@@ -362,21 +374,12 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
         qr_tdict_verify_by(d, s, dref);
         return 0;
     }
-    memset(d, 0, sizeof *d);
-    d->dict = dict;
-    d->index = index;
-    d->dict_len = dict_len;
-    d->index_len = index_len;
-    d->has_freqs = has_freqs;
-    d->has_pos = has_pos;
-    if (index_len < QR_TDICT_HEADER || index_len > UINT32_MAX)
+    if (open_header(d, s->version, index, index_len, dict, dict_len, has_freqs, has_pos, what,
+                    e) != 0)
+        return -1;
+    uint32_t nb = d->nblocks;
+    if (qr_load_u32(index + 4) != 0)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
-    uint32_t nb = qr_load_u32(index);
-    d->nterms = qr_load_u64(index + 8);
-    if (qr_load_u32(index + 4) != 0 || nb > (index_len - QR_TDICT_HEADER) / 40 ||
-        d->nterms > (uint64_t)nb * QR_TERMS_PER_BLOCK || d->nterms < nb)
-        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
-    d->nblocks = nb;
     const unsigned char *recs = index + QR_TDICT_HEADER;
     d->blk = (const qr_tblk *)(const void *)recs;
     d->blk_mask = (const uint64_t *)(const void *)(recs + (size_t)nb * QR_TDICT_REC);

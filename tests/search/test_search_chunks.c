@@ -230,6 +230,20 @@ static void test_blocks_are_chunked(void **st)
     qr_segsearch_close(&ss);
 }
 
+/* Write img (len bytes) to path with one byte flipped in the middle of
+ * chunk c of block b (the whole block when it is not chunked). */
+static void spit_flipped(const char *path, unsigned char *img, size_t len, const qr_blockref *b,
+                         uint32_t c)
+{
+    uint64_t cs = b->chunk_shift ? 1ull << b->chunk_shift : b->length;
+    uint64_t start = (uint64_t)c * cs;
+    uint64_t clen = b->length - start < cs ? b->length - start : cs;
+    size_t at = (size_t)(b->offset + start + clen / 2);
+    img[at] ^= 0x5a;
+    spit(path, img, len);
+    img[at] ^= 0x5a;
+}
+
 /* A byte flipped in each chunk of the term dictionaries, postings and
  * bitmaps of Body and TraceId: a count whose bytes avoid that chunk gives
  * its right answer; one that reads it fails naming segment, block and
@@ -255,12 +269,7 @@ static void test_flipped_chunk_fails_only_its_readers(void **st)
             /* every chunk of small blocks, a spread of those of large ones */
             uint32_t step = b->nchunks > 40 ? b->nchunks / 40 : 1;
             for (uint32_t c = 0; c < b->nchunks; c += step) {
-                uint64_t cs = 1ull << b->chunk_shift, start = (uint64_t)c * cs;
-                uint64_t clen = b->length - start < cs ? b->length - start : cs;
-                size_t at = (size_t)(b->offset + start + clen / 2);
-                img[at] ^= 0x5a;
-                spit(bad, img, len);
-                img[at] ^= 0x5a;
+                spit_flipped(bad, img, len, b, c);
                 flipped++;
                 qr_err e;
                 qr_segment *s = qr_seg_open(bad, &e);
@@ -334,13 +343,7 @@ static void test_flipped_term_index_chunk(void **st)
         assert_non_null(b);
         uint32_t nc = b->chunk_shift ? b->nchunks : 1;
         for (uint32_t c = 0; c < nc; c++) {
-            uint64_t cs = b->chunk_shift ? 1ull << b->chunk_shift : b->length;
-            uint64_t start = (uint64_t)c * cs;
-            uint64_t clen = b->length - start < cs ? b->length - start : cs;
-            size_t at = (size_t)(b->offset + start + clen / 2);
-            img[at] ^= 0x5a;
-            spit(bad, img, len);
-            img[at] ^= 0x5a;
+            spit_flipped(bad, img, len, b, c);
             chunks++;
             qr_err e;
             qr_segment *s = qr_seg_open(bad, &e);
