@@ -165,13 +165,8 @@ static int check_bounds(const qr_tdict *d, size_t index_len, uint32_t i)
     return 0;
 }
 
-/* Lazily verified index (d->iref): record i checked against its chunk's
- * checksum, its own offsets and lengths against the blocks' sizes. Every
- * read of a record goes through here first, so nothing unverified steers
- * a seek; its first term's bytes (first_ok) and its mask (qr_tdict_mask)
- * lie elsewhere and are checked where they are read: a binary search
- * mostly decides by the record's key8 alone. 0 (also when the index was
- * checked whole at open), or -1 with e set. */
+/* Bit i of an atomic bitmap (the dictionary is shared by the threads of
+ * a search), read and set. */
 static int bit_set(const uint64_t *bits, uint32_t i)
 {
     return (int)(__atomic_load_n(&bits[i >> 6], __ATOMIC_ACQUIRE) >> (i & 63) & 1);
@@ -184,6 +179,13 @@ static void set_bit(uint64_t *bits, uint32_t i)
 
 static int rec_check(const qr_tdict *d, uint32_t i, qr_err *e);
 
+/* Lazily verified index (d->iref): record i checked against its chunk's
+ * checksum, its own offsets and lengths against the blocks' sizes, once
+ * (its bit in okbits). Every read of a record goes through here first, so
+ * nothing unverified steers a seek; its first term's bytes (first_ok) and
+ * its mask (qr_tdict_mask) lie elsewhere and are checked where they are
+ * read: a binary search mostly decides by the record's key8 alone. 0 (also
+ * when the index was checked whole at open), or -1 with e set. */
 static inline int rec_ok(const qr_tdict *d, uint32_t i, qr_err *e)
 {
     if (!d->iref || bit_set(d->okbits, i))
