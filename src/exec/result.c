@@ -113,6 +113,8 @@ typedef struct sortctx {
     uint32_t nkeys;
     qr_err *e;
     int stopped; /* the query's cancel or deadline seen: unwind */
+    int (*tie)(void *arg, uint64_t x, uint64_t y); /* rows equal on the keys; may be NULL */
+    void *tie_arg;
 } sortctx;
 
 /* Merges of at least this many rows look at the query's stop conditions
@@ -132,7 +134,7 @@ static int row_cmp(const sortctx *s, uint64_t x, uint64_t y)
             return neg ? -d : d;
         }
     }
-    return 0;
+    return s->tie ? s->tie(s->tie_arg, x, y) : 0;
 }
 
 static void merge_sort(sortctx *s, uint64_t *v, uint64_t *tmp, uint64_t n)
@@ -171,7 +173,7 @@ int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint
     }
     for (uint64_t i = 0; i < n; i++)
         ix[i] = i;
-    sortctx s = {r, keys, desc, nkeys, e, 0};
+    sortctx s = {r, keys, desc, nkeys, e, 0, NULL, NULL};
     merge_sort(&s, ix, ix + n, n);
     if (s.stopped) {
         qr_qfree(r->ctx, ix);
@@ -184,6 +186,93 @@ int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint
     r->cells = out;
     r->cap = n;
     qr_qfree(r->ctx, ix);
+    return 0;
+}
+
+/* x before y in the stable order: by the keys, then by position. */
+static int row_before(sortctx *s, uint64_t x, uint64_t y)
+{
+    int c = row_cmp(s, x, y);
+    return c ? c < 0 : x < y;
+}
+
+/* Max-heap of row positions, the last in the order on top. */
+static void top_sift(sortctx *s, uint64_t *h, uint64_t n, uint64_t i)
+{
+    for (;;) {
+        uint64_t l = 2 * i + 1, m = i;
+        if (l < n && row_before(s, h[m], h[l]))
+            m = l;
+        if (l + 1 < n && row_before(s, h[m], h[l + 1]))
+            m = l + 1;
+        if (m == i)
+            return;
+        uint64_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int qr_result_sort_top(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                       uint64_t k, qr_err *e)
+{
+    if (nkeys == 0 || k >= r->nrows / 8 || r->nrows < 2)
+        return qr_result_sort(r, keys, desc, nkeys, e);
+    return qr_result_sort_top_tie(r, keys, desc, nkeys, k, NULL, NULL, e);
+}
+
+int qr_result_sort_top_tie(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                           uint64_t k, int (*tie)(void *arg, uint64_t x, uint64_t y),
+                           void *tie_arg, qr_err *e)
+{
+    uint64_t n = r->nrows;
+    k = k < n ? k : n;
+    sortctx s = {r, keys, desc, nkeys, e, 0, tie, tie_arg};
+    uint64_t *h = qr_qmalloc(r->ctx, sizeof *h * (k ? 2 * k : 1));
+    qr_cell *out = qr_qmalloc(r->ctx, sizeof *out * (k ? k : 1) * r->ncols);
+    if (!h || !out) {
+        qr_qfree(r->ctx, h);
+        qr_qfree(r->ctx, out);
+        return qr_qctx_nomem(r->ctx, e);
+    }
+    uint64_t hn = 0;
+    for (uint64_t i = 0; i < n && k; i++) {
+        if ((i & 0xffff) == 0xffff && qr_qctx_check(r->ctx, e) != 0) {
+            qr_qfree(r->ctx, h);
+            qr_qfree(r->ctx, out);
+            return -1;
+        }
+        if (hn < k) { /* sift up */
+            uint64_t j = hn++;
+            h[j] = i;
+            while (j && row_before(&s, h[(j - 1) / 2], h[j])) {
+                uint64_t t = h[j];
+                h[j] = h[(j - 1) / 2];
+                h[(j - 1) / 2] = t;
+                j = (j - 1) / 2;
+            }
+        } else if (row_before(&s, i, h[0])) {
+            h[0] = i;
+            top_sift(&s, h, hn, 0);
+        }
+    }
+    /* the kept rows in position order, then stably by the keys */
+    qsort(h, hn, sizeof *h, cmp_pos);
+    merge_sort(&s, h, h + hn, hn);
+    for (uint64_t i = 0; i < hn; i++)
+        memcpy(out + i * r->ncols, qr_result_row(r, h[i]), sizeof *out * r->ncols);
+    qr_qfree(r->ctx, r->cells);
+    r->cells = out;
+    r->cap = k ? k : 1;
+    r->nrows = hn;
+    qr_qfree(r->ctx, h);
     return 0;
 }
 

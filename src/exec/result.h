@@ -83,6 +83,17 @@ void qr_result_slice(qr_result *r, uint64_t off, uint64_t lim);
 #define QR_SORT_NULLS_FLIP 2
 int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
                    qr_err *e);
+/* The first k rows of that same stable order, and no others (ORDER BY ...
+ * LIMIT: a bounded heap over the rows, n log k, then the k sorted; the full
+ * sort when k is not small against the rows). Also stops at the query's
+ * cancel flag. -1 with e set (out of memory, 57014). */
+int qr_result_sort_top(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                       uint64_t k, qr_err *e);
+/* The same with rows equal on the keys ordered by tie(arg, x, y) (<0, 0,
+ * >0 for rows x and y), then by position; always by the heap. */
+int qr_result_sort_top_tie(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
+                           uint64_t k, int (*tie)(void *arg, uint64_t x, uint64_t y),
+                           void *tie_arg, qr_err *e);
 /* Keep one of each row (equal in every column, NULL equal to NULL); the
  * rows come out sorted by every column. -1 with e set when out of memory. */
 int qr_result_distinct(qr_result *r, qr_err *e);

@@ -244,7 +244,7 @@ static int rows_for_hits(rowrun *rr, const qr_hit *hits, uint32_t n, const doubl
     return rc;
 }
 
-static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e);
+static int sort_by_order(const qr_sqlsel *s, qr_result *out, uint64_t top, qr_err *e);
 
 static int first_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
 {
@@ -255,7 +255,7 @@ static int first_batch(void *ctx, const qr_hit *hits, uint32_t n, qr_err *e)
      * earlier rows first among equals, as one sort of all would) */
     uint64_t k = rr->topn;
     if (k && rr->out->nrows >= (4 * k > 65536 ? 4 * k : 65536)) {
-        if (sort_by_order(rr->s, rr->out, e) != 0)
+        if (sort_by_order(rr->s, rr->out, k, e) != 0)
             return -1;
         qr_result_slice(rr->out, 0, k);
         /* the kept rows into a fresh result, so the dropped rows' text goes */
@@ -299,12 +299,10 @@ int qr_run_hidden_columns(const qr_sqlsel *s, qr_result *out, qr_err *e)
     return 0;
 }
 
-/* Sort by the ORDER BY keys (columns of out), slice, drop hidden columns. */
-/* Sort out by the ORDER BY keys (stable). */
-static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e)
+/* The ORDER BY keys as columns of the result (hidden ones after the
+ * select list) and their directions: their count, or -1 with e set. */
+static int order_keys(const qr_sqlsel *s, uint32_t *keys, uint8_t *desc, qr_err *e)
 {
-    uint32_t keys[QR_SQL_MAX_ORDER];
-    uint8_t desc[QR_SQL_MAX_ORDER];
     uint32_t nk = 0, h = s->nitems;
     for (uint32_t i = 0; i < s->norder; i++) {
         const qr_sqlorder *o = &s->order[i];
@@ -322,13 +320,32 @@ static int sort_by_order(const qr_sqlsel *s, qr_result *out, qr_err *e)
         keys[nk] = (uint32_t)at;
         desc[nk++] = (uint8_t)((o->desc ? QR_SORT_DESC : 0) | (o->nulls_flip ? QR_SORT_NULLS_FLIP : 0));
     }
-    return nk ? qr_result_sort(out, keys, desc, nk, e) : 0;
+    return (int)nk;
 }
 
-int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+/* Sort out by the ORDER BY keys (stable); with top, only its first `top`
+ * rows are wanted (LIMIT + OFFSET). */
+static int sort_by_order(const qr_sqlsel *s, qr_result *out, uint64_t top, qr_err *e)
 {
-    if (sort_by_order(s, out, e) != 0)
-        return -1;
+    uint32_t keys[QR_SQL_MAX_ORDER];
+    uint8_t desc[QR_SQL_MAX_ORDER];
+    int nk = order_keys(s, keys, desc, e);
+    if (nk <= 0)
+        return nk;
+    return top != UINT64_MAX ? qr_result_sort_top(out, keys, desc, (uint32_t)nk, top, e)
+                             : qr_result_sort(out, keys, desc, (uint32_t)nk, e);
+}
+
+/* LIMIT + OFFSET, or UINT64_MAX without a LIMIT (or past 2^64). */
+static uint64_t top_of(const qr_sqlsel *s)
+{
+    return s->limit != UINT64_MAX && s->limit + s->offset >= s->limit ? s->limit + s->offset
+                                                                      : UINT64_MAX;
+}
+
+/* OFFSET and LIMIT of sorted rows, and the hidden ORDER BY columns dropped. */
+static void slice_rows(const qr_sqlsel *s, qr_result *out)
+{
     qr_result_slice(out, s->offset, s->limit);
     if (out->ncols > s->nitems) {
         for (uint64_t r = 0; r < out->nrows; r++)
@@ -336,6 +353,13 @@ int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
                     sizeof *out->cells * s->nitems);
         out->ncols = s->nitems;
     }
+}
+
+int qr_run_sort_slice(const qr_sqlsel *s, qr_result *out, qr_err *e)
+{
+    if (sort_by_order(s, out, top_of(s), e) != 0)
+        return -1;
+    slice_rows(s, out);
     return 0;
 }
 
@@ -811,16 +835,42 @@ static int run_aggregate(const qr_sqlsel *s, qr_par_search *ps, qr_segref **refs
     return rc;
 }
 
+/* Output rows x and y of a GROUP BY by their groups' keys (rmap: output
+ * row -> group row), as the groups' own sort orders them. */
+typedef struct grouptie {
+    const qr_result *R;
+    const uint32_t *rmap;
+    uint32_t ngroup;
+} grouptie;
+
+static int group_tie(void *arg, uint64_t x, uint64_t y)
+{
+    const grouptie *g = arg;
+    const qr_cell *a = qr_result_row(g->R, g->rmap[x]), *b = qr_result_row(g->R, g->rmap[y]);
+    for (uint32_t k = 0; k < g->ngroup; k++) {
+        int d = qr_cell_cmp(g->R, k, &a[k], &b[k]);
+        if (d)
+            return d;
+    }
+    return 0;
+}
+
 int qr_run_post_groups(const qr_sqlsel *s, qr_result *Rp, qr_result *out, qr_err *e)
 {
     qr_result R = *Rp; /* a view: rows sorted in place */
     int rc = 0;
-    /* groups in key order first, so rows equal under ORDER BY keep it */
+    /* groups in key order first, so rows equal under ORDER BY keep it;
+     * with ORDER BY ... LIMIT k of many groups, instead the k first by
+     * (ORDER BY keys, group keys), the same rows, from a bounded heap: a
+     * sort of a million groups' keys took seconds */
+    uint64_t top = top_of(s);
+    int fast = s->ngroup && s->norder && top != UINT64_MAX && top < R.nrows / 8 &&
+               out->nrows == 0;
     uint32_t keys[QR_SQL_MAX_GROUP];
     uint8_t asc[QR_SQL_MAX_GROUP] = {0};
     for (uint32_t k = 0; k < s->ngroup; k++)
         keys[k] = k;
-    if (rc == 0 && s->ngroup)
+    if (rc == 0 && s->ngroup && !fast)
         rc = qr_result_sort(&R, keys, asc, s->ngroup, e);
     qr_arena a;
     qr_arena_init(&a, 64 << 10, 0);
@@ -860,9 +910,20 @@ int qr_run_post_groups(const qr_sqlsel *s, qr_result *Rp, qr_result *out, qr_err
         for (uint32_t v = 0; v < nv && rc == 0; v++)
             rc = qr_run_put_cell(out, row, v, &vals[v][sel[q]], e);
     }
+    if (rc == 0 && fast) {
+        uint32_t okeys[QR_SQL_MAX_ORDER];
+        uint8_t odesc[QR_SQL_MAX_ORDER];
+        int nk = order_keys(s, okeys, odesc, e);
+        grouptie g = {&R, sel, s->ngroup};
+        rc = nk < 0 ? -1
+                    : qr_result_sort_top_tie(out, okeys, odesc, (uint32_t)nk, top, group_tie, &g,
+                                             e);
+        if (rc == 0)
+            slice_rows(s, out);
+    }
     qr_arena_free(&a);
     *Rp = R;
-    if (rc == 0)
+    if (rc == 0 && !fast)
         rc = qr_run_sort_slice(s, out, e);
     return rc;
 }

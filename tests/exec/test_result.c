@@ -121,12 +121,61 @@ static void test_sort_stops_when_canceled(void **st)
     assert_int_equal(ctx.used, 0);
 }
 
+/* ORDER BY ... LIMIT k by a bounded heap gives the first k rows of the
+ * stable full sort, ties in their order, for k small and large (the full
+ * sort then), ascending and descending, with NULLs. */
+static void test_sort_top_equals_full_sort(void **st)
+{
+    (void)st;
+    qr_err e;
+    uint64_t x = 7;
+    for (int round = 0; round < 24; round++) {
+        uint64_t k = (uint64_t[]){1, 3, 10, 100, 700, 5000}[round % 6];
+        uint8_t desc = (uint8_t)(round / 6 % 2 ? QR_SORT_DESC : 0) |
+                       (uint8_t)(round / 12 ? QR_SORT_NULLS_FLIP : 0);
+        qr_result r[2];
+        qr_qctx ctx[2];
+        for (int v = 0; v < 2; v++) {
+            qr_qctx_init(&ctx[v], 64 << 20);
+            qr_result_init(&r[v], &ctx[v]);
+            assert_int_equal(qr_result_add_col(&r[v], "k", QR_RK_INT, QT_INT64, 0, &e), 0);
+            assert_int_equal(qr_result_add_col(&r[v], "id", QR_RK_INT, QT_INT64, 0, &e), 0);
+        }
+        uint64_t y = x;
+        for (int v = 0; v < 2; v++) {
+            x = y;
+            for (int i = 0; i < 20000; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                qr_cell *c = qr_result_add_row(&r[v], &e);
+                c[0] = x % 50 == 0 ? (qr_cell){.null = 1} : (qr_cell){.i = (int64_t)(x % 300)};
+                c[1] = (qr_cell){.i = i}; /* the position: ties must keep it */
+            }
+        }
+        uint32_t key = 0;
+        assert_int_equal(qr_result_sort(&r[0], &key, &desc, 1, &e), 0);
+        assert_int_equal(qr_result_sort_top(&r[1], &key, &desc, 1, k, &e), 0);
+        assert_true(r[1].nrows >= k);
+        for (uint64_t i = 0; i < k; i++)
+            for (int c = 0; c < 2; c++) {
+                const qr_cell *a = &qr_result_row(&r[0], i)[c], *b = &qr_result_row(&r[1], i)[c];
+                assert_int_equal(a->null, b->null);
+                if (!a->null)
+                    assert_int_equal(a->i, b->i);
+            }
+        for (int v = 0; v < 2; v++) {
+            qr_result_free(&r[v]);
+            assert_int_equal(ctx[v].used, 0);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort_nulls_and_stability),
         cmocka_unit_test(test_result_memory_limit),
         cmocka_unit_test(test_sort_stops_when_canceled),
+        cmocka_unit_test(test_sort_top_equals_full_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -360,6 +360,23 @@ static void test_sql_group_by_equals_sqlite(void **st)
          "DESC, SeverityNumber LIMIT 3 OFFSET 1",
          "SELECT SeverityNumber, count(*) FROM logs GROUP BY SeverityNumber ORDER BY count(*) "
          "DESC, SeverityNumber IS NULL, SeverityNumber LIMIT 3 OFFSET 1"},
+        /* ORDER BY ... LIMIT of many groups (a bounded heap, not a sort of
+         * every group): rows tied on the ORDER BY keys come in the groups'
+         * key order, as after a sort of all */
+        {"SELECT TraceId, count(*) AS n FROM logs GROUP BY TraceId ORDER BY n DESC LIMIT 10",
+         "SELECT TraceId, count(*) AS n FROM logs GROUP BY TraceId ORDER BY n DESC, TraceId IS "
+         "NULL, TraceId LIMIT 10"},
+        {"SELECT ServiceName, TraceId, count(*) FROM logs GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5 "
+         "OFFSET 3",
+         "SELECT ServiceName, TraceId, count(*) FROM logs GROUP BY 1, 2 ORDER BY 3 DESC, "
+         "ServiceName IS NULL, ServiceName, TraceId IS NULL, TraceId LIMIT 5 OFFSET 3"},
+        {"SELECT TraceId, count(*) FROM logs GROUP BY TraceId HAVING count(*) >= 2 ORDER BY 2 "
+         "LIMIT 4",
+         "SELECT TraceId, count(*) FROM logs GROUP BY TraceId HAVING count(*) >= 2 ORDER BY 2, "
+         "TraceId IS NULL, TraceId LIMIT 4"},
+        {"SELECT TraceId FROM logs GROUP BY TraceId ORDER BY max(SeverityNumber) DESC LIMIT 6",
+         "SELECT TraceId FROM logs GROUP BY TraceId ORDER BY max(SeverityNumber) DESC, TraceId IS "
+         "NULL, TraceId LIMIT 6"},
         {"SELECT count(*), min(Timestamp), max(Timestamp), sum(SeverityNumber) FROM logs WHERE "
          "SeverityNumber BETWEEN 1 AND 12",
          "SELECT count(*), min(Timestamp), max(Timestamp), sum(SeverityNumber) FROM logs WHERE "
