@@ -266,6 +266,11 @@ int qr_result_sort_top_tie(qr_result *r, const uint32_t *keys, const uint8_t *de
     /* the kept rows in position order, then stably by the keys */
     qsort(h, hn, sizeof *h, cmp_pos);
     merge_sort(&s, h, h + hn, hn);
+    if (s.stopped) {
+        qr_qfree(r->ctx, h);
+        qr_qfree(r->ctx, out);
+        return -1;
+    }
     for (uint64_t i = 0; i < hn; i++)
         memcpy(out + i * r->ncols, qr_result_row(r, h[i]), sizeof *out * r->ncols);
     qr_qfree(r->ctx, r->cells);

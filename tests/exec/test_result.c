@@ -106,6 +106,11 @@ static void test_sort_stops_when_canceled(void **st)
     assert_int_equal(qr_result_sort(&r, &key, &desc, 1, &e), -1);
     assert_string_equal(e.code, QR_E_CANCELED);
     assert_int_equal(qr_result_row(&r, 0)->i, 0);
+    /* the first k of them too: the heap's last sort (k >= 4096) stops */
+    r.nrows = 60000;
+    assert_int_equal(qr_result_sort_top(&r, &key, &desc, 1, 5000, &e), -1);
+    assert_string_equal(e.code, QR_E_CANCELED);
+    assert_int_equal(r.nrows, 60000);
     qr_result_free(&r);
     assert_int_equal(ctx.used, 0);
     /* below the first check's size a sort completes whatever the flag says */
