@@ -1,5 +1,6 @@
-/* result.c - the result set: columns, rows of cells, slicing and the
- * stable multi-key sort (merge sort over row indexes). */
+/* result.c - the result set: columns, rows of cells, slicing, the stable
+ * multi-key sort (merge sort over row indexes) and its first k rows
+ * (ORDER BY ... LIMIT: a bounded heap, then the k sorted). */
 #include "exec/result.h"
 
 #include <stdio.h>
@@ -158,6 +159,29 @@ static void merge_sort(sortctx *s, uint64_t *v, uint64_t *tmp, uint64_t n)
     memcpy(v, tmp, sizeof *v * n);
 }
 
+/* Sort row positions ix[0..n) stably (ix has room for 2n: the merge's
+ * scratch), then make those rows, in that order, r's rows: copied into out
+ * (room for cap rows), which r takes over. Frees ix, and out when a cancel
+ * stops the sort (-1, e set). */
+static int sort_rows(qr_result *r, sortctx *s, uint64_t *ix, uint64_t n, qr_cell *out,
+                     uint64_t cap)
+{
+    merge_sort(s, ix, ix + n, n);
+    if (s->stopped) {
+        qr_qfree(r->ctx, ix);
+        qr_qfree(r->ctx, out);
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        memcpy(out + i * r->ncols, qr_result_row(r, ix[i]), sizeof *out * r->ncols);
+    qr_qfree(r->ctx, r->cells);
+    r->cells = out;
+    r->cap = cap;
+    r->nrows = n;
+    qr_qfree(r->ctx, ix);
+    return 0;
+}
+
 int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint32_t nkeys,
                    qr_err *e)
 {
@@ -174,19 +198,7 @@ int qr_result_sort(qr_result *r, const uint32_t *keys, const uint8_t *desc, uint
     for (uint64_t i = 0; i < n; i++)
         ix[i] = i;
     sortctx s = {r, keys, desc, nkeys, e, 0, NULL, NULL};
-    merge_sort(&s, ix, ix + n, n);
-    if (s.stopped) {
-        qr_qfree(r->ctx, ix);
-        qr_qfree(r->ctx, out);
-        return -1;
-    }
-    for (uint64_t i = 0; i < n; i++)
-        memcpy(out + i * r->ncols, qr_result_row(r, ix[i]), sizeof *out * r->ncols);
-    qr_qfree(r->ctx, r->cells);
-    r->cells = out;
-    r->cap = n;
-    qr_qfree(r->ctx, ix);
-    return 0;
+    return sort_rows(r, &s, ix, n, out, n);
 }
 
 /* x before y in the stable order: by the keys, then by position. */
@@ -265,20 +277,7 @@ int qr_result_sort_top_tie(qr_result *r, const uint32_t *keys, const uint8_t *de
     }
     /* the kept rows in position order, then stably by the keys */
     qsort(h, hn, sizeof *h, cmp_pos);
-    merge_sort(&s, h, h + hn, hn);
-    if (s.stopped) {
-        qr_qfree(r->ctx, h);
-        qr_qfree(r->ctx, out);
-        return -1;
-    }
-    for (uint64_t i = 0; i < hn; i++)
-        memcpy(out + i * r->ncols, qr_result_row(r, h[i]), sizeof *out * r->ncols);
-    qr_qfree(r->ctx, r->cells);
-    r->cells = out;
-    r->cap = k ? k : 1;
-    r->nrows = hn;
-    qr_qfree(r->ctx, h);
-    return 0;
+    return sort_rows(r, &s, h, hn, out, k ? k : 1);
 }
 
 int qr_result_distinct(qr_result *r, qr_err *e)
