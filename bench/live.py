@@ -265,8 +265,9 @@ def main():
     rep.append("- acknowledged rows: %d in %.1f s = **%.0f rows/s**; server CPU %.1f core-s = "
                "**%.0f rows per core-second**" % (state["rows"], elapsed, state["rows"] / elapsed,
                                                    cpu, state["rows"] / cpu if cpu else 0))
-    rep.append("- rows in the table afterwards: %d (acknowledged %d + %d probe rows)" % (
-        total, state["rows"], len(fresh)))
+    rep.append("- rows in the table afterwards: %d (%d rows that created the table + "
+               "acknowledged %d + %d probe rows)" % (total, len(head.splitlines()), state["rows"],
+                                                     len(fresh)))
     if state["errors"]:
         rep.append("- loader errors: %s" % state["errors"][:3])
     rep.append("- freshness (acknowledged -> returned by a query), %d probes: p50 %.1f ms, p99 "

@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "index/table.h"
 #include "index/wal.h"
@@ -30,6 +33,7 @@
 #define LIVE_MAX_TABLES 256
 #define FLUSH_BYTES     (4u << 20) /* waiting rows flushed at once past this */
 #define TICK_MS         10u
+#define MERGER_NICE     5 /* the merger's priority below the flusher's */
 
 /* Waiting rows: the log records' payloads, each block owned, in order
  * (a statement's record buffer is taken over, not copied). */
@@ -511,13 +515,30 @@ static void stop_threads(qr_live *l, int merger_started);
 
 /* ---- the flusher ---- */
 
+/* 1 when a reader waits for some table's rows (l->mu held). */
+static int any_urgent(qr_live *l)
+{
+    int u = 0;
+    for (uint32_t i = 0; i < l->ntabs && !u; i++) {
+        ltab *t = l->tabs[i];
+        pthread_mutex_lock(&t->mu);
+        u = t->urgent && t->pending.len && !t->flushing;
+        pthread_mutex_unlock(&t->mu);
+    }
+    return u;
+}
+
 static void *flusher(void *arg)
 {
     qr_live *l = arg;
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
-        struct timespec ts = qr_abstime_after_ms(TICK_MS);
-        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+        /* a reader that asked while the last flush ran signalled nobody:
+         * its table's flag says so, and is served without a tick's sleep */
+        if (!any_urgent(l)) {
+            struct timespec ts = qr_abstime_after_ms(TICK_MS);
+            pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+        }
         if (atomic_load(&l->stop))
             break;
         ltab *due[LIVE_MAX_TABLES];
@@ -583,6 +604,11 @@ int qr_live_build_later(qr_sql_db *db)
 static void *merger(void *arg)
 {
     qr_live *l = arg;
+    /* Merges are background work; a flush is what a waiting query and
+     * back-pressured writers wait for. On a saturated machine the merger
+     * therefore yields the CPU to the flusher and the connections (the
+     * nice value of this thread only; failure leaves it as it was). */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), MERGER_NICE);
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
         struct timespec ts = qr_abstime_after_ms(1000);
