@@ -49,7 +49,50 @@ static int cmp_term_keys(const void *a, const void *b)
     return qr_term_cmp(p->p, p->n, q->p, q->n);
 }
 
-static void sort_terms(const qr_slice *terms, uint32_t nt, term_key *keys, uint32_t *order)
+/* keys sorted by (cpl, head) with a stable LSD radix sort of 8-bit digits
+ * (head's 8 bytes, then cpl's 4), tmp as scratch; a digit that every key
+ * shares costs its histogram only. The result is in keys. */
+static void radix_keys(term_key *keys, term_key *tmp, uint32_t nt)
+{
+    uint32_t hist[12][256] = {{0}};
+    for (uint32_t t = 0; t < nt; t++) {
+        uint64_t h = keys[t].head;
+        uint32_t c = keys[t].cpl;
+        for (int d = 0; d < 8; d++)
+            hist[d][(h >> (8 * d)) & 0xff]++;
+        for (int d = 0; d < 4; d++)
+            hist[8 + d][(c >> (8 * d)) & 0xff]++;
+    }
+    term_key *from = keys, *to = tmp;
+    for (int d = 0; d < 12; d++) {
+        uint32_t *hd = hist[d], sum = 0;
+        int trivial = 0;
+        for (int v = 0; v < 256; v++) {
+            if (hd[v] == nt)
+                trivial = 1;
+            uint32_t c = hd[v];
+            hd[v] = sum;
+            sum += c;
+        }
+        if (trivial)
+            continue;
+        for (uint32_t t = 0; t < nt; t++) {
+            uint32_t v = d < 8 ? (uint32_t)(from[t].head >> (8 * d)) & 0xff
+                               : (from[t].cpl >> (8 * (d - 8))) & 0xff;
+            to[hd[v]++] = from[t];
+        }
+        term_key *x = from;
+        from = to;
+        to = x;
+    }
+    if (from != keys)
+        memcpy(keys, from, sizeof *keys * nt);
+}
+
+/* Term ids in dictionary order into order[]: by (cpl, head), then runs
+ * of equal (cpl, head) by their bytes. keys and tmp: nt entries each. */
+static void sort_terms(const qr_slice *terms, uint32_t nt, term_key *keys, term_key *tmp,
+                       uint32_t *order)
 {
     for (uint32_t t = 0; t < nt; t++) {
         const qr_slice *v = &terms[t];
@@ -59,7 +102,19 @@ static void sort_terms(const qr_slice *terms, uint32_t nt, term_key *keys, uint3
         keys[t] = (term_key){qr_term_cpl(v->p, v->n), t, h};
     }
     tl_terms = terms;
-    qsort(keys, nt, sizeof *keys, cmp_term_keys);
+    if (nt < 64) {
+        qsort(keys, nt, sizeof *keys, cmp_term_keys);
+    } else {
+        radix_keys(keys, tmp, nt);
+        for (uint32_t i = 0; i < nt;) {
+            uint32_t j = i + 1;
+            while (j < nt && keys[j].cpl == keys[i].cpl && keys[j].head == keys[i].head)
+                j++;
+            if (j - i > 1)
+                qsort(keys + i, j - i, sizeof *keys, cmp_term_keys);
+            i = j;
+        }
+    }
     for (uint32_t t = 0; t < nt; t++)
         order[t] = keys[t].id;
 }
@@ -453,10 +508,10 @@ int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *pe
     free(tids.v);
     tids.v = NULL;
     {
-        term_key *keys = malloc(sizeof *keys * (nt ? nt : 1));
+        term_key *keys = malloc(sizeof *keys * 2 * (nt ? nt : 1));
         if (!keys)
             goto oom;
-        sort_terms(terms.keys, nt, keys, order);
+        sort_terms(terms.keys, nt, keys, keys + nt, order);
         free(keys);
     }
     /* per term: docs, tfs, positions */

@@ -454,12 +454,120 @@ static void test_every_kind(void **st)
     qr_tabdef_free(old);
 }
 
+/* Dictionary order (code point length, then bytes), written out here
+ * independently of the builders. */
+static int dict_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+    size_t ca = 0, cb = 0;
+    for (size_t i = 0; i < an; i++)
+        ca += ((unsigned char)a[i] >> 6) != 2;
+    for (size_t i = 0; i < bn; i++)
+        cb += ((unsigned char)b[i] >> 6) != 2;
+    if (ca != cb)
+        return ca < cb ? -1 : 1;
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+/* Every term of index `sec` of the segment at path, strictly in dictionary
+ * order; returns how many. */
+static uint64_t assert_dict_order(const char *path, uint16_t sec)
+{
+    qr_err e;
+    qr_segment *sg = qr_seg_open(path, &e);
+    if (!sg)
+        fail_msg("open %s: %s", path, e.msg);
+    qr_invfield f;
+    if (qr_invfield_open(&f, sg, sec, &e) != 0)
+        fail_msg("index %u: %s", sec, e.msg);
+    qr_titer it;
+    char prev[QR_MAX_TERM];
+    size_t pn = 0;
+    uint64_t n = 0;
+    int r = qr_tdict_seek(&f.dict, &it, "", 0, &e);
+    for (; r == 1; r = qr_titer_next(&it, &e), n++) {
+        if (n && dict_cmp(prev, pn, it.term, it.len) >= 0)
+            fail_msg("index %u: term %llu (%.*s) is not after (%.*s)", sec, (unsigned long long)n,
+                     (int)it.len, it.term, (int)pn, prev);
+        memcpy(prev, it.term, it.len);
+        pn = it.len;
+    }
+    if (r < 0)
+        fail_msg("index %u: %s", sec, e.msg);
+    assert_int_equal(n, f.dict.nterms);
+    qr_invfield_close(&f);
+    qr_seg_close(sg);
+    return n;
+}
+
+/* Values whose sort keys collide: a shared 8-byte head with suffixes that
+ * differ late, one or two bytes long, multi-byte characters (code points
+ * fewer than bytes: "\xc3\xa9" sorts by length in characters), heads that
+ * differ only in their last byte, values shorter than the head, and values
+ * up to the 255-byte term limit. Built (the radix sort of terms) and merged
+ * (a heap over the sources' dictionaries), the dictionaries must be in
+ * order and the files the same. */
+static const char *ORDER_DEF =
+    "{\"name\":\"o\",\"sort\":\"ts\",\"columns\":["
+    "{\"name\":\"ts\",\"type\":\"timestamp\"},{\"name\":\"k\",\"type\":\"text\"}],"
+    "\"indexes\":[{\"column\":\"k\",\"kind\":\"keyword\",\"id\":1},"
+    "{\"column\":\"k\",\"kind\":\"fulltext\",\"id\":2}]}";
+
+static void test_term_order(void **st)
+{
+    (void)st;
+    qr_tabdef *d = def_of(ORDER_DEF);
+    lines l = {0};
+    qr_buf_init(&l.text);
+    static const char *const heads[] = {"prefix__", "prefix_a", "prefix_\xc3\xa9", "pr", "",
+                                        "zz\xe2\x82\xacz", "aaaaaaaa", "aaaaaaab"};
+    uint64_t x = 77;
+    for (uint32_t r = 0; r < 6000; r++) {
+        char v[300];
+        size_t k = (size_t)snprintf(v, sizeof v, "%s", heads[r % 8]);
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned tail = (unsigned)(x >> 33) % 5;
+        if (tail == 0) /* long: 200..250 bytes */
+            for (unsigned i = 0, m = 200 + (unsigned)(x >> 40) % 50; i < m; i++)
+                v[k++] = (char)('a' + (x >> (i % 50)) % 3);
+        else if (tail == 1)
+            k += (size_t)snprintf(v + k, sizeof v - k, "\xc3\xa9%u", (unsigned)(x >> 45) % 97);
+        else
+            k += (size_t)snprintf(v + k, sizeof v - k, "%u", (unsigned)(x >> 40) % 100000);
+        v[k] = 0;
+        char line[400];
+        int n = snprintf(line, sizeof line,
+                         "{\"ts\":\"2024-01-01T00:00:%02u.%03uZ\",\"k\":\"%s\"}", r / 1000,
+                         r % 1000, v);
+        lines_add(&l, line, (size_t)n);
+    }
+    mcase c = {.d = d, .nsrc = 3, .min_sort = INT64_MIN, .sort_key = "ts"};
+    uint32_t *rows[MAX_SRC];
+    spread(l.n, c.nsrc, rows, c.nrows);
+    for (uint32_t s = 0; s < c.nsrc; s++)
+        c.rows[s] = rows[s];
+    qr_err e;
+    if (run_case(&c, &l, "order", NULL, &e) != 0)
+        fail_msg("merge: %s", e.msg);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/order-built.qseg", dir);
+    assert_true(assert_dict_order(path, 1) > 2000);
+    assert_true(assert_dict_order(path, 2) > 2000);
+    snprintf(path, sizeof path, "%s/order-src0.qseg", dir);
+    assert_true(assert_dict_order(path, 1) > 500);
+    for (uint32_t s = 0; s < c.nsrc; s++)
+        free(rows[s]);
+    lines_free(&l);
+    qr_tabdef_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_otel_overlapping),
         cmocka_unit_test(test_otel_dropped),
         cmocka_unit_test(test_every_kind),
+        cmocka_unit_test(test_term_order),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
