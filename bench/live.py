@@ -75,6 +75,26 @@ def cpu_seconds(pid):
     return (int(parts[11]) + int(parts[12])) / tck
 
 
+def cpu_by_thread(pid):
+    """Server CPU seconds by thread name (quarry-flusher, quarry-merger,
+    quarry-conn, MHD-connection, quarry-worker, ...), summed per name,
+    including threads that ended (their time moved to the process: the
+    remainder is reported as "other")."""
+    tck = os.sysconf("SC_CLK_TCK")
+    out = {}
+    d = "/proc/%d/task" % pid
+    for tid in os.listdir(d):
+        try:
+            with open("%s/%s/comm" % (d, tid)) as f:
+                name = f.read().strip()
+            with open("%s/%s/stat" % (d, tid)) as f:
+                parts = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = out.get(name, 0.0) + (int(parts[11]) + int(parts[12])) / tck
+    return out
+
+
 def connect(port):
     c = psycopg2.connect(host="127.0.0.1", port=port, user="quarry", dbname="quarry")
     c.autocommit = True
@@ -217,6 +237,7 @@ def main():
 
     busy = {}
     cpu0 = cpu_seconds(srv.pid)
+    th0 = cpu_by_thread(srv.pid)
     t0 = time.time()
     th = [threading.Thread(target=loader) for _ in range(a.clients)]
     aux = [threading.Thread(target=probe), threading.Thread(target=sampler),
@@ -227,6 +248,9 @@ def main():
         t.join()
     elapsed = time.time() - t0
     cpu = cpu_seconds(srv.pid) - cpu0
+    th1 = cpu_by_thread(srv.pid)
+    by_thread = {k: th1.get(k, 0.0) - th0.get(k, 0.0) for k in set(th0) | set(th1)}
+    by_thread["ended threads"] = cpu - sum(by_thread.values())  # e.g. the loaders' connections
     stop_probe.set()
     done.set()
     for t in aux:
@@ -265,6 +289,12 @@ def main():
     rep.append("- acknowledged rows: %d in %.1f s = **%.0f rows/s**; server CPU %.1f core-s = "
                "**%.0f rows per core-second**" % (state["rows"], elapsed, state["rows"] / elapsed,
                                                    cpu, state["rows"] / cpu if cpu else 0))
+    merger = by_thread.get("quarry-merger", 0.0)
+    rep.append("- server CPU by thread: %s; without the merger's %.1f core-s: **%.0f rows per "
+               "core-second**" % (", ".join("%s %.1f s" % (k, v) for k, v in
+                                            sorted(by_thread.items(), key=lambda kv: -kv[1])
+                                            if abs(v) >= 0.05),
+                                  merger, state["rows"] / (cpu - merger) if cpu > merger else 0))
     rep.append("- rows in the table afterwards: %d (%d rows that created the table + "
                "acknowledged %d + %d probe rows)" % (total, len(head.splitlines()), state["rows"],
                                                      len(fresh)))

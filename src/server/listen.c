@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,7 @@ static void *conn_thread(void *p)
 {
     conn_arg a = *(conn_arg *)p;
     free(p);
+    pthread_setname_np(pthread_self(), "quarry-conn"); /* as top -H and /proc show it */
     pgw_io io;
     pgw_io_init_fd(&io, a.fd);
     pgw_serve_io(a.s, &io);

@@ -531,6 +531,7 @@ static int any_urgent(qr_live *l)
 static void *flusher(void *arg)
 {
     qr_live *l = arg;
+    pthread_setname_np(pthread_self(), "quarry-flusher"); /* as top -H and /proc show it */
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
         /* a reader that asked while the last flush ran signalled nobody:
@@ -609,6 +610,7 @@ static void *merger(void *arg)
      * therefore yields the CPU to the flusher and the connections (the
      * nice value of this thread only; failure leaves it as it was). */
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), MERGER_NICE);
+    pthread_setname_np(pthread_self(), "quarry-merger");
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
         struct timespec ts = qr_abstime_after_ms(1000);

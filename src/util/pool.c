@@ -56,6 +56,7 @@ static void finish(qr_pool *p, job *j)
 static void *worker(void *arg)
 {
     qr_pool *p = arg;
+    pthread_setname_np(pthread_self(), "quarry-worker"); /* as top -H and /proc show it */
     pthread_mutex_lock(&p->mu);
     for (;;) {
         while (!p->head && !p->stop)
