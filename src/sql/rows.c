@@ -28,6 +28,7 @@ static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, q
     qr_arena_init(&w->lines, 64 << 10, 0);
     qr_arena_set_ctx(&w->lines, ctx);
     w->line_bytes = LINES_FLUSH_BYTES;
+    qr_seg_opts_default(&w->seg);
     return 0;
 }
 
@@ -77,7 +78,13 @@ int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_er
 
 int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
 {
-    return begin(w, db, name, 0, 0, 1, NULL, e);
+    if (begin(w, db, name, 0, 0, 1, NULL, e) != 0)
+        return -1;
+    /* the flusher's segments are small and soon merged (which compresses
+     * again, with the table's level and dictionaries): written fast */
+    w->seg.zstd_level = QR_ROWS_FLUSH_ZSTD_LEVEL;
+    w->seg.zdict_bytes = 0;
+    return 0;
 }
 
 /* A logged writer turns direct: the slot and the LOCK now, and the
@@ -140,10 +147,8 @@ static int flush(qr_rowwriter *w, qr_err *e)
     uint64_t id = qr_table_reserve_ids(w->t, 1);
     char path[PATH_MAX];
     qr_table_seg_path(w->t, id, path, sizeof path);
-    qr_seg_opts o;
-    qr_seg_opts_default(&o);
     qr_seg_summary sum;
-    if (qr_segment_build(path, &w->b, &o, &sum, e) != 0)
+    if (qr_segment_build(path, &w->b, &w->seg, &sum, e) != 0)
         return -1;
     w->segs[w->nsegs++] = (qr_seg_entry){id, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
     qr_batch_clear(&w->b);
