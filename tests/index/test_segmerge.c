@@ -214,17 +214,19 @@ static int run_case(const mcase *c, const lines *l, const char *tag, const atomi
 }
 
 /* Sources must hold their lines in time order for the deletions above to
- * name rows; each source takes every nsrc-th line of a sorted stream with
- * an offset, so their time ranges overlap. */
-static void spread(uint32_t n, uint32_t nsrc, uint32_t **rows, uint32_t *nrows)
+ * name rows; each of c's sources takes every nsrc-th line of a sorted
+ * stream of n with an offset, so their time ranges overlap. rows[s] is
+ * source s's (c->rows[s] too), for the caller to free. */
+static void spread(uint32_t n, mcase *c, uint32_t **rows)
 {
-    for (uint32_t s = 0; s < nsrc; s++) {
-        rows[s] = malloc(sizeof **rows * (n / nsrc + 2));
-        nrows[s] = 0;
+    for (uint32_t s = 0; s < c->nsrc; s++) {
+        rows[s] = malloc(sizeof **rows * (n / c->nsrc + 2));
+        c->rows[s] = rows[s];
+        c->nrows[s] = 0;
     }
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t s = (i / 3) % nsrc; /* runs of 3: interleaved, not alternating */
-        rows[s][nrows[s]++] = i;
+        uint32_t s = (i / 3) % c->nsrc; /* runs of 3: interleaved, not alternating */
+        rows[s][c->nrows[s]++] = i;
     }
 }
 
@@ -251,9 +253,7 @@ static void test_otel_overlapping(void **st)
     gen_lines(&l, 6000, 7);
     mcase c = {.d = tu_otel(), .nsrc = 5, .min_sort = INT64_MIN};
     uint32_t *rows[MAX_SRC];
-    spread(l.n, c.nsrc, rows, c.nrows);
-    for (uint32_t s = 0; s < c.nsrc; s++)
-        c.rows[s] = rows[s];
+    spread(l.n, &c, rows);
     qr_err e;
     if (run_case(&c, &l, "otel", NULL, &e) != 0)
         fail_msg("merge: %s", e.msg);
@@ -267,9 +267,7 @@ static void test_otel_overlapping(void **st)
      * many sources at each term (their dictionaries walked together) */
     for (uint32_t n = 11; n <= MAX_SRC; n += MAX_SRC - 11) {
         c.nsrc = n;
-        spread(l.n, c.nsrc, rows, c.nrows);
-        for (uint32_t s = 0; s < c.nsrc; s++)
-            c.rows[s] = rows[s];
+        spread(l.n, &c, rows);
         if (run_case(&c, &l, n == MAX_SRC ? "otel16" : "otel11", NULL, &e) != 0)
             fail_msg("merge: %s", e.msg);
         for (uint32_t s = 0; s < n; s++)
@@ -286,11 +284,10 @@ static void test_otel_dropped(void **st)
     gen_lines(&l, 5000, 11);
     mcase c = {.d = tu_otel(), .nsrc = 4, .min_sort = INT64_MIN, .sort_key = "Timestamp"};
     uint32_t *rows[MAX_SRC];
-    spread(l.n, c.nsrc, rows, c.nrows);
+    spread(l.n, &c, rows);
     uint8_t *del[4];
     uint64_t x = 5;
     for (uint32_t s = 0; s < c.nsrc; s++) {
-        c.rows[s] = rows[s];
         del[s] = calloc(c.nrows[s], 1);
         for (uint32_t r = 0; r < c.nrows[s]; r++) /* a third of source 1, a few elsewhere,
                                                    * all of source 3's first 500 */
@@ -426,12 +423,10 @@ static void test_every_kind(void **st)
     kinds_lines(&l, 4000);
     mcase c = {.d = d, .nsrc = 3, .min_sort = INT64_MIN, .sort_key = "ts"};
     uint32_t *rows[MAX_SRC];
-    spread(l.n, c.nsrc, rows, c.nrows);
+    spread(l.n, &c, rows);
     uint8_t *del = calloc(c.nrows[0], 1);
     for (uint32_t r = 0; r < c.nrows[0]; r += 5)
         del[r] = 1;
-    for (uint32_t s = 0; s < c.nsrc; s++)
-        c.rows[s] = rows[s];
     qr_err e;
     if (run_case(&c, &l, "kinds", NULL, &e) != 0)
         fail_msg("merge: %s", e.msg);
@@ -543,9 +538,7 @@ static void test_term_order(void **st)
     }
     mcase c = {.d = d, .nsrc = 3, .min_sort = INT64_MIN, .sort_key = "ts"};
     uint32_t *rows[MAX_SRC];
-    spread(l.n, c.nsrc, rows, c.nrows);
-    for (uint32_t s = 0; s < c.nsrc; s++)
-        c.rows[s] = rows[s];
+    spread(l.n, &c, rows);
     qr_err e;
     if (run_case(&c, &l, "order", NULL, &e) != 0)
         fail_msg("merge: %s", e.msg);
