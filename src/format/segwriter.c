@@ -209,7 +209,10 @@ static int cmp_ids(const void *a, const void *b)
     return x->n < y->n ? -1 : x->n > y->n;
 }
 
-static int write_dict_column(segw *w, int col, const qr_slice *vals, uint32_t n, qr_strmap *m)
+/* vals as DICT: m holds every distinct non-NULL value, ids[i] is value
+ * i's id in m (unused for NULLs). */
+static int write_dict_column(segw *w, int col, const qr_slice *vals, const uint32_t *ids,
+                             uint32_t n, qr_strmap *m)
 {
     w->cols[col].encoding = ENC_DICT;
     uint32_t nd = m->count;
@@ -243,11 +246,7 @@ static int write_dict_column(segw *w, int col, const qr_slice *vals, uint32_t n,
         uint32_t cnt = n - start < QR_BLOCK_ROWS ? n - start : QR_BLOCK_ROWS;
         uint64_t mn = UINT64_MAX, mx = 0;
         for (uint32_t i = 0; i < cnt; i++) {
-            const qr_slice *s = &vals[start + i];
-            uint64_t c = 0;
-            if (s->p) {
-                c = code[qr_strmap_get(m, s->p, s->n)];
-            }
+            uint64_t c = vals[start + i].p ? code[ids[start + i]] : 0;
             codes[i] = c;
             mn = c < mn ? c : mn;
             mx = c > mx ? c : mx;
@@ -481,11 +480,17 @@ static int write_bytes_column(segw *w, int col, const qr_batch *b, const uint32_
     }
     if (w->def->cols[col].type == QT_MAP && (rc = key_maps(w, col, vals, n, &store)) != 0)
         goto out;
-    /* distinct values decide between dictionary and pages */
+    /* distinct values decide between dictionary and pages; each value's
+     * id is kept for the dictionary's codes */
     qr_strmap m;
     qr_strmap_init(&m);
     uint64_t total = 0;
     int dict = 1;
+    uint32_t *ids = malloc(sizeof *ids * (n ? n : 1));
+    if (!ids) {
+        rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
+        goto out;
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (!vals[i].p)
             continue;
@@ -493,16 +498,21 @@ static int write_bytes_column(segw *w, int col, const qr_batch *b, const uint32_
         if (!dict)
             continue;
         int added;
-        if (qr_strmap_put(&m, vals[i].p, vals[i].n, &added) < 0) {
+        int64_t id = qr_strmap_put(&m, vals[i].p, vals[i].n, &added);
+        if (id < 0) {
             qr_strmap_free(&m);
+            free(ids);
             rc = qr_errf(w->e, QR_E_NOMEM, "segment %s: out of memory", w->path);
             goto out;
         }
+        ids[i] = (uint32_t)id;
         if (m.count > 65536 || (m.count > 256 && (uint64_t)m.count * 8 > n))
             dict = 0;
     }
-    rc = dict ? write_dict_column(w, col, vals, n, &m) : write_paged_column(w, col, vals, n, total);
+    rc = dict ? write_dict_column(w, col, vals, ids, n, &m)
+              : write_paged_column(w, col, vals, n, total);
     qr_strmap_free(&m);
+    free(ids);
 out:
     qr_buf_free(&store);
     free(vals);

@@ -157,10 +157,11 @@ static int add_term(void *ctx, const char *t, size_t n)
     if (n > QR_MAX_TERM)
         return 0; /* cannot be looked up: not indexed */
     int added;
-    int64_t id = qr_strmap_get(c->terms, t, n);
+    uint64_t h = qr_strmap_hash(t, n);
+    int64_t id = qr_strmap_get_h(c->terms, t, n, h);
     if (id < 0) {
         char *copy = qr_arena_memdup(c->arena, t, n ? n : 1);
-        if (!copy || (id = qr_strmap_put(c->terms, copy, n, &added)) < 0)
+        if (!copy || (id = qr_strmap_put_h(c->terms, copy, n, h, &added)) < 0)
             return c->oom = 1, -1;
     }
     if (u32_push(c->tids, (uint32_t)id) != 0)

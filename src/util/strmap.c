@@ -34,11 +34,17 @@ static int grow(qr_strmap *m)
     return 0;
 }
 
+uint64_t qr_strmap_hash(const char *p, size_t n) { return qr_hash64(p, n); }
+
 int64_t qr_strmap_get(const qr_strmap *m, const char *p, size_t n)
+{
+    return m->slots ? qr_strmap_get_h(m, p, n, qr_hash64(p, n)) : -1;
+}
+
+int64_t qr_strmap_get_h(const qr_strmap *m, const char *p, size_t n, uint64_t h)
 {
     if (!m->slots)
         return -1;
-    uint64_t h = qr_hash64(p, n);
     for (uint32_t i = (uint32_t)h & m->mask;; i = (i + 1) & m->mask) {
         uint32_t s = m->slots[i];
         if (!s)
@@ -51,10 +57,14 @@ int64_t qr_strmap_get(const qr_strmap *m, const char *p, size_t n)
 
 int64_t qr_strmap_put(qr_strmap *m, const char *p, size_t n, int *added)
 {
+    return qr_strmap_put_h(m, p, n, qr_hash64(p, n), added);
+}
+
+int64_t qr_strmap_put_h(qr_strmap *m, const char *p, size_t n, uint64_t h, int *added)
+{
     *added = 0;
     if ((uint64_t)(m->count + 1) * 4 > (uint64_t)(m->mask + 1) * 3 && grow(m) != 0)
         return -1;
-    uint64_t h = qr_hash64(p, n);
     uint32_t i = (uint32_t)h & m->mask;
     for (;; i = (i + 1) & m->mask) {
         uint32_t s = m->slots[i];

@@ -27,5 +27,10 @@ void qr_strmap_free(qr_strmap *m);
 int64_t qr_strmap_put(qr_strmap *m, const char *p, size_t n, int *added);
 /* Returns the id, or -1 when absent. */
 int64_t qr_strmap_get(const qr_strmap *m, const char *p, size_t n);
+/* The same two, given the key's hash h = qr_strmap_hash(p, n): a caller
+ * that looks a key up and then inserts it hashes it once. */
+uint64_t qr_strmap_hash(const char *p, size_t n);
+int64_t qr_strmap_put_h(qr_strmap *m, const char *p, size_t n, uint64_t h, int *added);
+int64_t qr_strmap_get_h(const qr_strmap *m, const char *p, size_t n, uint64_t h);
 
 #endif
