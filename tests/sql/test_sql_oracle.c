@@ -625,6 +625,14 @@ static void test_sql_expressions_equal_sqlite(void **st)
         {"SELECT ServiceName, count(DISTINCT SeverityText), count(DISTINCT TraceId) FROM logs "
          "WHERE ServiceName IS NOT NULL GROUP BY 1 ORDER BY 1",
          NULL},
+        /* integers, a NULL group, three distinct counts, and a group per
+         * trace (many groups, few values each) */
+        {"SELECT SeverityText, count(DISTINCT SeverityNumber), count(DISTINCT ServiceName), "
+         "count(DISTINCT TraceId) FROM logs GROUP BY 1 ORDER BY coalesce(SeverityText, '')",
+         NULL},
+        {"SELECT count(*), sum(d), sum(s) FROM (SELECT TraceId, count(DISTINCT ScopeName) AS d, "
+         "count(DISTINCT SeverityNumber) AS s FROM logs GROUP BY TraceId) t",
+         NULL},
         {"SELECT count(*), count(DISTINCT a.TraceId) FROM logs a JOIN logs b ON a.TraceId = "
          "b.TraceId WHERE a.ServiceName = 'frontend' AND b.ServiceName = 'checkout' AND a.TraceId "
          "<> ''",
