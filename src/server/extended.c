@@ -387,6 +387,9 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     int32_t max = pgw_rd_i32(r);
     if (r->bad || pgw_rd_left(r))
         return bad(e, "Execute");
+    /* a cancel that came while nothing ran (before this Execute, or between
+     * two Executes of a suspended portal) is not for this one */
+    pgw_stmt_begin_cancel(c);
     pgw_portal *p = ready_portal(c, name);
     if (!p)
         return 0;
@@ -405,7 +408,17 @@ static int on_execute(pgw_conn *c, pgw_rd *r, qr_err *e)
     uint64_t to = p->r.nrows;
     if (max > 0 && p->row + (uint64_t)max < to)
         to = p->row + (uint64_t)max;
-    if (p->r.ncols && pgw_send_rows(c, &p->r, p->row, to, p->fmts, p->nfmts, NULL, NULL) != 0)
+    /* the statement's cancel flag and timeout hold while its rows are
+     * sent, as in the simple protocol: a canceled portal is done */
+    qr_err ce;
+    int sr = p->r.ncols ? pgw_send_rows(c, &p->r, p->row, to, p->fmts, p->nfmts, &p->ctx, &ce) : 0;
+    if (sr == 1) {
+        p->row = p->r.nrows;
+        p->failed = 1;
+        p->e = ce;
+        return fail(c, &ce, NULL, NULL);
+    }
+    if (sr != 0)
         return 0; /* the client is gone: conn.c ends the connection */
     uint64_t sent = to - p->row;
     p->row = to;

@@ -580,6 +580,40 @@ static void test_cancel_while_rows_are_sent(void **st)
     PQfinish(c);
 }
 
+/* The same through the extended protocol (Parse, Bind, Describe, Execute,
+ * Sync): the portal's rows are sent under the statement's cancel flag
+ * too, and a later Execute of it gets the error again. */
+static void test_cancel_while_portal_rows_are_sent(void **st)
+{
+    PGconn *c = conn();
+    assert_int_equal(PQsendQueryParams(c, "SELECT * FROM logs", 0, NULL, NULL, NULL, NULL, 0), 1);
+    struct pollfd pf = {PQsocket(c), POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 120000), 1); /* the rows began */
+    usleep(100000);
+    PGcancel *k = PQgetCancel(c);
+    char err[256];
+    assert_int_equal(PQcancel(k, err, sizeof err), 1);
+    PQfreeCancel(k);
+    PGresult *res;
+    int canceled = 0, ok = 0;
+    while ((res = PQgetResult(c))) {
+        if (PQresultStatus(res) == PGRES_FATAL_ERROR) {
+            assert_string_equal(PQresultErrorField(res, PG_DIAG_SQLSTATE), "57014");
+            canceled = 1;
+        }
+        ok += PQresultStatus(res) == PGRES_TUPLES_OK;
+        PQclear(res);
+    }
+    assert_true(canceled);
+    assert_int_equal(ok, 0);
+    /* the session goes on, and the flag does not outlive the statement */
+    res = must(c, PQexecParams(c, "SELECT count(*) FROM logs", 0, NULL, NULL, NULL, NULL, 0),
+               PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(res, 0, 0), "60000");
+    PQclear(res);
+    PQfinish(c);
+}
+
 static void test_scram_passwords(void **st)
 {
     PGconn *c = connect_to(&scram, "alice", "'s3cret pass'");
@@ -1322,6 +1356,7 @@ int main(void)
         cmocka_unit_test(test_execute_row_limit_portal_suspended),
         cmocka_unit_test(test_cancel_a_running_statement),
         cmocka_unit_test(test_cancel_while_rows_are_sent),
+        cmocka_unit_test(test_cancel_while_portal_rows_are_sent),
         cmocka_unit_test(test_scram_passwords),
         cmocka_unit_test(test_non_loopback_listen_needs_auth),
         cmocka_unit_test(test_users_made_over_the_wire_log_in_next),
