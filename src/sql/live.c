@@ -33,7 +33,7 @@
 #define LIVE_MAX_TABLES 256
 #define FLUSH_BYTES     (4u << 20) /* waiting rows flushed at once past this */
 #define TICK_MS         10u
-#define MERGER_NICE     5 /* the merger's priority below the flusher's */
+#define MERGER_NICE     5 /* the merger's nice value above the server's */
 
 /* Waiting rows: the log records' payloads, each block owned, in order
  * (a statement's record buffer is taken over, not copied). */
@@ -607,9 +607,14 @@ static void *merger(void *arg)
     qr_live *l = arg;
     /* Merges are background work; a flush is what a waiting query and
      * back-pressured writers wait for. On a saturated machine the merger
-     * therefore yields the CPU to the flusher and the connections (the
-     * nice value of this thread only; failure leaves it as it was). */
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), MERGER_NICE);
+     * therefore yields the CPU to the flusher and the connections: its
+     * thread's nice value MERGER_NICE above the process's (relative, so a
+     * server started under nice keeps the order; failure leaves it). */
+    id_t tid = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int base = getpriority(PRIO_PROCESS, tid); /* -1 is a nice value too */
+    if (errno == 0)
+        setpriority(PRIO_PROCESS, tid, base + MERGER_NICE);
     pthread_setname_np(pthread_self(), "quarry-merger");
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
