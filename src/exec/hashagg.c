@@ -37,6 +37,8 @@ typedef struct dent {
                   * text where its u32 length and bytes lie in the arena */
 } dent;
 
+_Static_assert(QR_GB_MAX_AGGS <= 256, "an aggregate's number fits dent.ga's low byte");
+
 typedef struct dset {
     dent *e;
     uint64_t n, mask; /* mask + 1 slots, or none */

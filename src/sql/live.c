@@ -34,6 +34,7 @@
 #define FLUSH_BYTES     (4u << 20) /* waiting rows flushed at once past this */
 #define TICK_MS         10u
 #define MERGER_NICE     5 /* the merger's nice value above the server's */
+#define FLUSH_ZSTD_LEVEL 1 /* flush segments: no trained dictionaries either */
 
 /* Waiting rows: the log records' payloads, each block owned, in order
  * (a statement's record buffer is taken over, not copied). */
@@ -208,6 +209,10 @@ static int write_segments(qr_sql_db *db, const char *name, atomic_int *dead, con
     qr_rowwriter w;
     if (qr_rows_begin_held(&w, db, name, e) != 0)
         return -1;
+    /* flush segments are small and soon merged (which compresses again,
+     * at the table's level with dictionaries): written fast */
+    w.seg.zstd_level = FLUSH_ZSTD_LEVEL;
+    w.seg.zdict_bytes = 0;
     towriter tw = {&w, 0};
     for (uint32_t i = 0; i < b->nb; i++)
         if (qr_live_each_row(b->p[i], b->n[i], add_row, &tw, e) != 0) {

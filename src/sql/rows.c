@@ -78,13 +78,7 @@ int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_er
 
 int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
 {
-    if (begin(w, db, name, 0, 0, 1, NULL, e) != 0)
-        return -1;
-    /* the flusher's segments are small and soon merged (which compresses
-     * again, with the table's level and dictionaries): written fast */
-    w->seg.zstd_level = QR_ROWS_FLUSH_ZSTD_LEVEL;
-    w->seg.zdict_bytes = 0;
-    return 0;
+    return begin(w, db, name, 0, 0, 1, NULL, e);
 }
 
 /* A logged writer turns direct: the slot and the LOCK now, and the

@@ -27,9 +27,6 @@
 #include "sql/sql.h"
 
 #define QR_ROWS_SEGMENT_ROWS 131072u /* rows per segment written by SQL */
-/* zstd level of the live flusher's segments (no trained dictionaries):
- * small and soon merged, they are written for speed */
-#define QR_ROWS_FLUSH_ZSTD_LEVEL 1
 
 typedef struct qr_rowwriter {
     qr_sql_db *db;
@@ -59,8 +56,8 @@ int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg
 int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);
 /* The same, the caller holding table name's writer slot already (taken
  * with qr_sqldb_writer_try): the writer gives it back when it ends (also
- * when this fails). The flusher's writer: its segments are compressed at
- * QR_ROWS_FLUSH_ZSTD_LEVEL without dictionaries. */
+ * when this fails). w->seg (how its segments are written) may be changed
+ * before the first row. */
 int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);
 /* Append one row: line[0..n) is one JSON object whose keys are column names
  * (copied). 0, or -1 with e set (the reason for the row, as ndjson.h says it
