@@ -43,10 +43,8 @@ ap.add_argument("rows", type=int)
 ap.add_argument("--path", default="bulk", choices=["bulk", "copy"])
 ap.add_argument("--batch", type=int, default=5000)
 ap.add_argument("--clients", type=int, default=2)
-ap.add_argument("--refresh-ms", type=int, default=50)
+ap.add_argument("--refresh-ms", type=int, default=1000)
 ap.add_argument("--out", default=None)
-ap.add_argument("--visibility", default="acknowledged", choices=["acknowledged", "refreshed"],
-                help="the query client's SET visibility (the probe always waits)")
 ap.add_argument("--keep", default=None, help="keep the data directory here")
 a = ap.parse_args()
 Q = os.path.abspath(a.quarry)
@@ -93,6 +91,24 @@ def cpu_by_thread(pid):
             continue
         out[name] = out.get(name, 0.0) + (int(parts[11]) + int(parts[12])) / tck
     return out
+
+
+def task_ids(pid):
+    return set(os.listdir("/proc/%d/task" % pid))
+
+
+def cpu_of(pid, tids):
+    """CPU seconds of the server's threads tids (those still running)."""
+    tck = os.sysconf("SC_CLK_TCK")
+    n = 0.0
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                parts = f.read().rsplit(")", 1)[1].split()
+            n += (int(parts[11]) + int(parts[12])) / tck
+        except OSError:
+            pass
+    return n
 
 
 def connect(port):
@@ -182,9 +198,18 @@ def main():
 
     fresh = []
 
+    # the query client's and the probe's connections first, so that their
+    # server threads (one per connection) are known: what queries cost is
+    # then told apart from what ingest costs
+    before = task_ids(srv.pid)
+    qconn, pconn = connect(pg), connect(pg)
+    for c in (qconn, pconn):
+        c.cursor().execute("SELECT 1")
+    time.sleep(0.1)
+    query_tids = task_ids(srv.pid) - before
+
     def probe():
-        qc = connect(pg)
-        cur = qc.cursor()
+        cur = pconn.cursor()
         h = http.client.HTTPConnection("127.0.0.1", hp, timeout=60)
         n = 0
         while not stop_probe.is_set():
@@ -207,10 +232,8 @@ def main():
             fresh.append(time.time() - t_ack)
             time.sleep(0.2)
 
-    def run_queries(until, out):
-        qc = connect(pg)
-        cur = qc.cursor()
-        cur.execute("SET visibility = " + a.visibility)
+    def run_queries(until, out, qc=None):
+        cur = (qc or connect(pg)).cursor()
         while not until():
             for name, q in QUERIES:
                 t0 = time.time()
@@ -238,16 +261,18 @@ def main():
     busy = {}
     cpu0 = cpu_seconds(srv.pid)
     th0 = cpu_by_thread(srv.pid)
+    q0 = cpu_of(srv.pid, query_tids)
     t0 = time.time()
     th = [threading.Thread(target=loader) for _ in range(a.clients)]
     aux = [threading.Thread(target=probe), threading.Thread(target=sampler),
-           threading.Thread(target=run_queries, args=(done.is_set, busy))]
+           threading.Thread(target=run_queries, args=(done.is_set, busy, qconn))]
     for t in th + aux:
         t.start()
     for t in th:
         t.join()
     elapsed = time.time() - t0
     cpu = cpu_seconds(srv.pid) - cpu0
+    qcpu = cpu_of(srv.pid, query_tids) - q0
     th1 = cpu_by_thread(srv.pid)
     by_thread = {k: th1.get(k, 0.0) - th0.get(k, 0.0) for k in set(th0) | set(th1)}
     by_thread["ended threads"] = cpu - sum(by_thread.values())  # e.g. the loaders' connections
@@ -266,6 +291,10 @@ def main():
         last = s
         if quiet >= 3:
             break
+    # everything the load cost, the merges that ran after it included (the
+    # merger yields to ingest, so a load window alone leaves some out)
+    cpu_all = cpu_seconds(srv.pid) - cpu0 - (cpu_of(srv.pid, query_tids) - q0)
+    settle_s = time.time() - settle0
     rest = {}
     t_end = time.time() + 10
     run_queries(lambda: time.time() > t_end, rest)
@@ -282,9 +311,8 @@ def main():
     merges = sum(1 for ln in open(os.path.join(tmp, "server.log")) if "merged" in ln)
 
     rep = []
-    rep.append("# Live ingest: %s, %d rows, batches of %d, %d clients, refresh %d ms, queries "
-               "with visibility %s" % (a.path, a.rows, a.batch, a.clients, a.refresh_ms,
-                                       a.visibility))
+    rep.append("# Live ingest: %s, %d rows, batches of %d, %d clients, refresh %d ms"
+               % (a.path, a.rows, a.batch, a.clients, a.refresh_ms))
     rep.append("")
     rep.append("- acknowledged rows: %d in %.1f s = **%.0f rows/s**; server CPU %.1f core-s = "
                "**%.0f rows per core-second**" % (state["rows"], elapsed, state["rows"] / elapsed,
@@ -295,6 +323,14 @@ def main():
                                             sorted(by_thread.items(), key=lambda kv: -kv[1])
                                             if abs(v) >= 0.05),
                                   merger, state["rows"] / (cpu - merger) if cpu > merger else 0))
+    rep.append("- of that, the query client's and the probe's connections (queries during the "
+               "load): %.1f core-s; ingest alone: **%.0f rows per core-second** (%.0f without the "
+               "merger too)" % (qcpu, state["rows"] / (cpu - qcpu) if cpu > qcpu else 0,
+                                state["rows"] / (cpu - qcpu - merger) if cpu > qcpu + merger
+                                else 0))
+    rep.append("- until the merges settled (%.0f s after the load): %.1f core-s without the "
+               "queries: **%.0f rows per core-second, merges included**"
+               % (settle_s, cpu_all, state["rows"] / cpu_all if cpu_all else 0))
     rep.append("- rows in the table afterwards: %d (%d rows that created the table + "
                "acknowledged %d + %d probe rows)" % (total, len(head.splitlines()), state["rows"],
                                                      len(fresh)))

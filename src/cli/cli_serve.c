@@ -27,9 +27,11 @@ static const char *usage_text =
     "_bulk, OTLP/HTTP logs; loopback unless --auth scram, which it then requires as\n"
     "HTTP Basic). Rows written are acknowledged once in the table's write-ahead\n"
     "log (fsync'ed unless --wal-sync off, one fsync shared by concurrent writers)\n"
-    "and visible to queries within --refresh-ms (default 50); --max-pending-mib\n"
-    "(default 8) bounds the rows waiting per table before writers wait, then get\n"
-    "53000 (HTTP 429). SIGTERM: graceful shutdown (docs/SERVER.md).\n";
+    "and in a live segment, which queries read from then on; live segments are\n"
+    "committed into a table segment after --refresh-ms (default 1000);\n"
+    "--max-pending-mib (default 64) bounds the uncommitted rows per table before\n"
+    "writers wait, then get 53000 (HTTP 429). SIGTERM: graceful shutdown\n"
+    "(docs/SERVER.md).\n";
 
 static pgw_server *running;
 

@@ -29,6 +29,9 @@ typedef struct qr_seg_opts {
      * chunk of that size (default QR_SEG_CHUNK_SHIFT, 4 KiB; 0 = never;
      * else QR_SEG_CHUNK_SHIFT_MIN..MAX). */
     uint8_t chunk_shift;
+    /* 1: the file is not fsynced before its rename (a live segment, which
+     * the write-ahead log covers until a commit rewrites it: sql/live.c) */
+    uint8_t no_sync;
 } qr_seg_opts;
 
 void qr_seg_opts_default(qr_seg_opts *o);
@@ -69,8 +72,8 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
                     const qr_sec_in *secs, uint32_t nsecs, const qr_seg_opts *o,
                     qr_seg_summary *out, qr_err *e);
 
-/* Encode batch b as a segment at `path`: writes path + ".tmp", fsyncs it and
- * renames it into place (the caller fsyncs the directory when it commits
+/* Encode batch b as a segment at `path`: writes path + ".tmp", fsyncs it
+ * (unless o->no_sync) and renames it into place (the caller fsyncs the directory when it commits
  * the manifest). On failure nothing is left at either name. */
 int qr_seg_write(const char *path, const qr_batch *b, const qr_seg_opts *o, qr_seg_summary *out,
                  qr_err *e);

@@ -33,6 +33,7 @@ void qr_seg_opts_default(qr_seg_opts *o)
     o->page_bytes = 4 * 1024;
     o->zdict_bytes = 64 * 1024;
     o->chunk_shift = QR_SEG_CHUNK_SHIFT;
+    o->no_sync = 0;
 }
 
 typedef struct colout {
@@ -775,7 +776,7 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     qr_buf_put(&w.out, QR_SEG_TRAILER_MAGIC, 8);
     if (flush_out(&w) != 0)
         goto done;
-    if (qr_fsync_file(w.fd, tmp, e) != 0)
+    if (!opts->no_sync && qr_fsync_file(w.fd, tmp, e) != 0)
         goto done;
     if (close(w.fd) != 0) {
         w.fd = -1;

@@ -361,8 +361,6 @@ int qr_wal_write(qr_wal *w, const void *p, size_t n, uint64_t *seq, qr_err *e)
     if (rc == 0 && n)
         rc = qr_write_all(w->fd, p, n, w->path, e);
     if (rc != 0) {
-        if (e && strstr(e->msg, strerror(ENOSPC)))
-            snprintf(e->code, sizeof e->code, "%s", QR_E_DISK_FULL);
         /* nothing of the record may stay: a later record would follow it */
         if (ftruncate(w->fd, (off_t)w->size) != 0 || lseek(w->fd, (off_t)w->size, SEEK_SET) < 0) {
             pthread_mutex_lock(&w->mu);

@@ -30,10 +30,6 @@ void qr_sqldb_set_live(qr_sql_db *db, struct qr_live *l);
 /* Flush what waits and stop the flusher (qr_sql_db_close). */
 void qr_live_stop(struct qr_live *l);
 
-/* 1 when session s's queries wait for every acknowledged row (SET
- * visibility = acknowledged, the default; sql/live.h qr_live_visible). */
-int qr_sql_waits_for_rows(const qr_sql_session *s);
-
 /* The database's thread pool (threads - 1 workers; NULL: none), for a
  * statement's own parallel work (VACUUM writes its segments on it). */
 qr_pool *qr_sql_db_pool(qr_sql_db *db);

@@ -1,16 +1,18 @@
 /* live.c - a running server's writes (live.h): each table's write-ahead
- * log and its rows waiting in memory, back-pressure on writers, the
- * flusher thread that writes waiting rows as segments, the wait of queries
- * for acknowledged rows, and the merger thread (retention and merges:
- * merge.h). Recovery at start is recover.c's.
+ * log and its live segments (one per record, written by the statement's
+ * own thread, read by queries from the acknowledgement on: snapshots that
+ * pin them), back-pressure on writers, the flusher thread that commits the
+ * live segments into a table segment, and the merger thread (retention,
+ * index builds and merges: merge.h). Recovery at start is recover.c's.
  *
  * Locks, in this order: the live mutex (the table list, the threads'
- * flags), then a table's mutex (its log writes, waiting rows, flushing);
- * neither is held while waiting for a table's writer slot, which flushes
+ * flags), then a table's mutex (its log writes, live segments, flushing);
+ * neither is held while waiting for a table's writer slot, which commits
  * and merges take with a timeout (DROP holds the slot while it waits for
- * them). */
+ * them), nor while reading the catalog. */
 #include "sql/live.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <limits.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "index/catalog.h"
 #include "index/table.h"
 #include "index/wal.h"
 #include "sql/db.h"
@@ -30,88 +33,51 @@
 #include "sql/rows.h"
 #include "util/fsutil.h"
 
-#define LIVE_MAX_TABLES 256
-#define FLUSH_BYTES     (4u << 20) /* waiting rows flushed at once past this */
-#define TICK_MS         10u
-#define MERGER_NICE     5 /* the merger's nice value above the server's */
-#define FLUSH_ZSTD_LEVEL 1 /* flush segments: no trained dictionaries either */
+#define LIVE_MAX_TABLES  256
+#define FLUSH_BYTES      (16u << 20) /* live segments committed at once past this */
+#define FLUSH_SEGS       64u         /* or past this many (each costs every query an open) */
+#define TICK_MS          10u
+#define MERGER_NICE      5 /* the merger's nice value above the server's */
+#define FLUSH_ZSTD_LEVEL 1 /* live and committed-from-live segments: no dictionaries either */
+/* a live segment this big is committed as it is (linked), smaller ones merged */
+#define COMMIT_LINK_ROWS 4096u
 
-/* Waiting rows: the log records' payloads, each block owned, in order
- * (a statement's record buffer is taken over, not copied). */
-typedef struct blocks {
-    unsigned char **p;
-    size_t *n;
-    uint32_t nb, cap;
-    size_t len; /* bytes in all */
-} blocks;
+/* Live segment ids: one counter for the process, so that no two live
+ * files, of any table, ever share a segment cache key (dir, id). */
+static atomic_uint_fast64_t next_live_id = 1;
 
-/* Room for at least `need` blocks in all. 0, or -1 (out of memory: b as it was). */
-static int blocks_reserve(blocks *b, uint32_t need)
-{
-    if (need <= b->cap)
-        return 0;
-    uint32_t nc = b->cap ? b->cap : 16;
-    while (nc < need)
-        nc *= 2;
-    unsigned char **np = realloc(b->p, sizeof *np * nc);
-    if (!np)
-        return -1;
-    b->p = np;
-    size_t *nn = realloc(b->n, sizeof *nn * nc);
-    if (!nn)
-        return -1;
-    b->n = nn;
-    b->cap = nc;
-    return 0;
-}
-
-/* Room for one more block. */
-static int blocks_room(blocks *b) { return blocks_reserve(b, b->nb + 1); }
-
-static void blocks_free(blocks *b)
-{
-    for (uint32_t i = 0; i < b->nb; i++)
-        free(b->p[i]);
-    free(b->p);
-    free(b->n);
-    memset(b, 0, sizeof *b);
-}
-
-/* a's blocks, then b's, into a (b emptied). -1: out of memory (nothing moved). */
-static int blocks_append(blocks *a, blocks *b)
-{
-    if (blocks_reserve(a, a->nb + b->nb) != 0)
-        return -1;
-    if (b->nb) { /* b's arrays may be NULL when it holds nothing */
-        memcpy(a->p + a->nb, b->p, sizeof *b->p * b->nb);
-        memcpy(a->n + a->nb, b->n, sizeof *b->n * b->nb);
-    }
-    a->nb += b->nb;
-    a->len += b->len;
-    free(b->p);
-    free(b->n);
-    memset(b, 0, sizeof *b);
-    return 0;
-}
+/* A live segment: one statement's rows, written as a segment file in
+ * DATA/<table>/live/ (not fsynced: the log covers it) before they were
+ * acknowledged. Queries read it until the flusher has committed it into
+ * a table segment; then its file goes, once no query is about to open it. */
+typedef struct lseg {
+    uint64_t seq;     /* its log record */
+    qr_seg_entry ent; /* ent.id names its file */
+    size_t rec_bytes; /* its record's bytes */
+    uint32_t pins;    /* snapshots about to open it (qr_live_snapshot) */
+    int gone;         /* out of the table's list: freed at the last unpin */
+    qr_tabdef *def;   /* the definition it was written with (its indexes) */
+} lseg;
 
 typedef struct ltab {
     char name[64];
+    char live_dir[PATH_MAX]; /* DATA/<table>/live */
     qr_wal *wal;
-    pthread_mutex_t mu; /* writes to the log, the waiting rows, flushing */
+    pthread_mutex_t mu; /* writes to the log, the live segments, flushing */
     pthread_cond_t cv;  /* a flush ended */
-    blocks pending;     /* rows of the records after the manifest's wal_seq */
-    uint64_t pending_rows;
-    uint64_t pending_seq; /* the last record in pending (0: none) */
-    int64_t since_ms;     /* when the oldest waiting row came */
+    lseg **segs;        /* the records after the manifest's wal_seq, in order */
+    uint32_t nsegs, capsegs;
+    size_t pending;       /* their records' bytes */
+    uint64_t durable_seq; /* records <= this are durable: their segments are visible */
+    int64_t since_ms;     /* when the oldest live segment came */
     int flushing;
-    atomic_int dead;      /* dropped: forget everything; background work gives up */
-    int merging;          /* the merger works on it (under the live mutex) */
-    atomic_int mcancel;   /* a merge of it gives up (dropped, or the database stops) */
-    int broken;           /* rows could not be kept in memory: they stay in the log only */
-    int64_t retry_ms;     /* after a failed flush: not before */
-    uint64_t flushed_seq; /* records <= this are in committed segments */
-    int urgent;           /* a reader waits: flush at the next tick, whatever the age */
+    atomic_int dead;    /* dropped: forget everything; background work gives up */
+    int merging;        /* the merger works on it (under the live mutex) */
+    atomic_int mcancel; /* a merge of it gives up (dropped, or the database stops) */
+    int64_t retry_ms;   /* after a failed flush: not before */
+    int urgent;         /* flush at the next tick, whatever the age (qr_live_flush) */
     uint32_t fails;
+    uint64_t ix_gen; /* +1 each time qr_live_carries let an index be marked built */
 } ltab;
 
 typedef struct qr_live qr_live;
@@ -143,9 +109,9 @@ void qr_live_opts_default(qr_live_opts *o)
     memset(o, 0, sizeof *o);
     o->merge = 1;
     o->pending_wait_ms = QR_LIVE_WAIT_MS;
-    o->refresh_ms = 50;
+    o->refresh_ms = 1000;
     o->wal_sync = 1;
-    o->max_pending = (size_t)8 << 20;
+    o->max_pending = (size_t)64 << 20;
 }
 
 void qr_live_put_row(qr_buf *payload, const char *line, size_t n)
@@ -171,18 +137,39 @@ int qr_live_each_row(const unsigned char *p, size_t n,
     return 0;
 }
 
-/* ---- writing rows as segments ---- */
+/* ---- live segments ---- */
 
-typedef struct towriter {
-    qr_rowwriter *w;
-    uint64_t rows;
-} towriter;
-
-static int add_row(void *arg, const char *line, size_t n, qr_err *e)
+static void lseg_path(const ltab *t, const lseg *s, char *buf, size_t n)
 {
-    towriter *t = arg;
-    t->rows++;
-    return qr_rows_add(t->w, line, n, e);
+    qr_seg_path_in(t->live_dir, s->ent.id, buf, n);
+}
+
+/* s leaves t's list (t->mu held): its file goes now, or at its last unpin. */
+static void lseg_drop(ltab *t, lseg *s)
+{
+    s->gone = 1;
+    if (s->pins)
+        return;
+    char path[PATH_MAX];
+    lseg_path(t, s, path, sizeof path);
+    unlink(path);
+    qr_tabdef_free(s->def);
+    free(s);
+}
+
+void qr_live_clean(const char *table_dir)
+{
+    char dir[PATH_MAX], path[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/live", table_dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' &&
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
+            unlink(path);
+    closedir(d);
 }
 
 /* Take table name's writer slot, waiting while *dead stays 0: 0 taken, 1
@@ -198,30 +185,95 @@ static int slot_unless(qr_sql_db *db, const char *name, atomic_int *dead, qr_err
     }
 }
 
-/* Rows payload p[0..n) as segments of table name, committed with the
- * manifest's wal_seq = seq. */
-static int write_segments(qr_sql_db *db, const char *name, atomic_int *dead, const blocks *b,
-                          uint64_t seq, qr_err *e)
+/* Live segments s[0..n) of t as segment files of table tb, under new ids,
+ * their entries appended to out (*nout): a run of small ones merged into
+ * one (qr_segment_merge: columns decoded, postings merged, indexes the
+ * table gained since built from the values), a big one linked as it is
+ * (after its fsync). 0, or -1 with e set (the files made so far are
+ * out[0..*nout), for the caller to remove). */
+static int commit_files(ltab *t, qr_table *tb, lseg *const *s, uint32_t n, qr_seg_entry *out,
+                        uint32_t *nout, qr_err *e)
 {
-    int r = slot_unless(db, name, dead, e);
-    if (r != 0)
-        return r < 0 ? -1 : qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s: dropped", name);
-    qr_rowwriter w;
-    if (qr_rows_begin_held(&w, db, name, e) != 0)
-        return -1;
-    /* flush segments are small and soon merged (which compresses again,
-     * at the table's level with dictionaries): written fast */
-    w.seg.zstd_level = FLUSH_ZSTD_LEVEL;
-    w.seg.zdict_bytes = 0;
-    towriter tw = {&w, 0};
-    for (uint32_t i = 0; i < b->nb; i++)
-        if (qr_live_each_row(b->p[i], b->n[i], add_row, &tw, e) != 0) {
-            qr_err_prefix(e, "table %s: writing logged rows: ", name);
-            qr_rows_abort(&w);
-            return -1;
+    char from[PATH_MAX], to[PATH_MAX];
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        uint64_t rows = s[i]->ent.rows;
+        while (rows < COMMIT_LINK_ROWS && j < n && s[j]->ent.rows < COMMIT_LINK_ROWS)
+            rows += s[j++]->ent.rows;
+        uint64_t id = qr_table_reserve_ids(tb, 1);
+        qr_table_seg_path(tb, id, to, sizeof to);
+        if (j == i + 1) { /* alone: as it is */
+            lseg_path(t, s[i], from, sizeof from);
+            if (qr_fsync_link(from, to, e) != 0)
+                return -1;
+            out[*nout] = s[i]->ent;
+            out[(*nout)++].id = id;
+            i = j;
+            continue;
         }
-    uint64_t rows;
-    return qr_rows_commit_wal(&w, seq, &rows, e);
+        qr_merge_src *src = calloc(j - i, sizeof *src);
+        int rc = src ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+        for (uint32_t k = i; rc == 0 && k < j; k++) {
+            qr_merge_src *m = &src[k - i];
+            lseg_path(t, s[k], from, sizeof from);
+            if (!(m->seg = qr_seg_open(from, e)))
+                rc = -1;
+            else if (m->seg->rows != s[k]->ent.rows)
+                rc = qr_errf(e, QR_E_CORRUPT, "%s: %llu rows, written with %llu", from,
+                             (unsigned long long)m->seg->rows, (unsigned long long)s[k]->ent.rows);
+            else
+                m->hi = (uint32_t)m->seg->rows;
+        }
+        qr_seg_summary sum = {0};
+        if (rc == 0) {
+            qr_seg_opts o;
+            qr_seg_opts_default(&o);
+            /* small, and soon merged again at the table's level with dictionaries */
+            o.zstd_level = FLUSH_ZSTD_LEVEL;
+            o.zdict_bytes = 0;
+            rc = qr_segment_merge(to, tb->def, src, j - i, INT64_MIN, NULL, &o, &sum, e);
+        }
+        for (uint32_t k = 0; src && k < j - i; k++)
+            qr_seg_close(src[k].seg);
+        free(src);
+        if (rc != 0)
+            return -1;
+        if (sum.rows)
+            out[(*nout)++] =
+                (qr_seg_entry){id, sum.rows, sum.min_ts, sum.max_ts, sum.file_bytes, 0, 0};
+        i = j;
+    }
+    return 0;
+}
+
+/* Commit live segments s[0..n) of t into table segments (commit_files),
+ * with the manifest's wal_seq = seq, the last record among them. 0, or -1
+ * with e set (nothing committed, no file left). */
+static int commit_live(qr_live *l, ltab *t, lseg *const *s, uint32_t n, uint64_t seq, qr_err *e)
+{
+    int r = slot_unless(l->db, t->name, &t->dead, e);
+    if (r != 0)
+        return r < 0 ? -1 : qr_errf(e, QR_E_UNDEFINED_TABLE, "table %s: dropped", t->name);
+    qr_table *tb = qr_table_open(qr_sql_db_dir(l->db), t->name, QR_TABLE_WRITE, e);
+    qr_seg_entry *out = tb ? malloc(sizeof *out * n) : NULL;
+    int rc = !tb ? -1 : out ? 0 : qr_errf(e, QR_E_NOMEM, "out of memory");
+    uint32_t nout = 0;
+    if (rc == 0)
+        rc = commit_files(t, tb, s, n, out, &nout, e);
+    if (rc == 0)
+        rc = qr_table_commit_wal(tb, out, nout, seq, e);
+    if (rc != 0) {
+        char path[PATH_MAX];
+        for (uint32_t i = 0; i < nout; i++) {
+            qr_table_seg_path(tb, out[i].id, path, sizeof path);
+            unlink(path);
+        }
+        qr_err_prefix(e, "table %s: committing live segments: ", t->name);
+    }
+    free(out);
+    qr_table_close(tb);
+    qr_sqldb_writer_end(l->db, t->name);
+    return rc;
 }
 
 /* Wake the flusher now rather than at its next tick. Signalled without its
@@ -239,21 +291,33 @@ static ltab *find_tab(qr_live *l, const char *name)
     return NULL;
 }
 
+/* Forget t's live segments (t->mu held; their rows are in the log, or the
+ * table went). */
+static void drop_segs(ltab *t)
+{
+    for (uint32_t i = 0; i < t->nsegs; i++)
+        lseg_drop(t, t->segs[i]);
+    t->nsegs = 0;
+    t->pending = 0;
+}
+
 static void tab_free(ltab *t)
 {
     qr_wal_close(t->wal);
-    blocks_free(&t->pending);
+    drop_segs(t);
+    free(t->segs);
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);
     free(t);
 }
 
 /* Table name's live state, its log opened (after the manifest's wal_seq,
- * which recovery brought up to the log's end). The log is opened holding
- * the table's writer slot (waiting at most wait_ms; UINT32_MAX: as long as
- * it takes), so that a DROP, which holds it, cannot remove the directory
- * under a log being opened. NULL with e set (55P03 when the slot was not
- * free in time, or another process owns the log). */
+ * which recovery brought up to the log's end) and its live/ directory
+ * emptied. The log is opened holding the table's writer slot (waiting at
+ * most wait_ms; UINT32_MAX: as long as it takes), so that a DROP, which
+ * holds it, cannot remove the directory under a log being opened. NULL
+ * with e set (55P03 when the slot was not free in time, or another process
+ * owns the log). */
 static ltab *get_tab(qr_live *l, const char *name, uint32_t wait_ms, qr_err *e)
 {
     pthread_mutex_lock(&l->mu);
@@ -286,8 +350,16 @@ static ltab *get_tab(qr_live *l, const char *name, uint32_t wait_ms, qr_err *e)
         tb = NULL;
     }
     qr_wal *wal = tb ? qr_wal_open(tb->dir, tb->man.wal_seq, l->o.wal_sync, NULL, NULL, e) : NULL;
-    if (wal) /* the log is ours: so is what an interrupted merge left */
+    char live_dir[PATH_MAX] = "";
+    if (wal) { /* the log is ours: so is what an interrupted merge or a previous run left */
         qr_merge_clean(tb->dir);
+        snprintf(live_dir, sizeof live_dir, "%s/live", tb->dir);
+        qr_live_clean(tb->dir);
+        if (qr_mkdirs(live_dir, e) != 0) {
+            qr_wal_close(wal);
+            wal = NULL;
+        }
+    }
     qr_table_close(tb);
     if (wal && !(t = calloc(1, sizeof *t)))
         qr_errf(e, QR_E_NOMEM, "out of memory");
@@ -297,8 +369,9 @@ static ltab *get_tab(qr_live *l, const char *name, uint32_t wait_ms, qr_err *e)
         return NULL;
     }
     snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->live_dir, sizeof t->live_dir, "%s", live_dir);
     t->wal = wal;
-    t->flushed_seq = qr_wal_last(wal);
+    t->durable_seq = qr_wal_last(wal);
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     pthread_mutex_lock(&l->mu);
@@ -308,7 +381,88 @@ static ltab *get_tab(qr_live *l, const char *name, uint32_t wait_ms, qr_err *e)
     return t;
 }
 
-int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, uint64_t rows, qr_err *e)
+/* 1 when a segment written with definition `made` holds index x as it is
+ * defined now. */
+static int holds_index(const qr_tabdef *made, const qr_ixdef *x)
+{
+    const qr_ixdef *y = qr_tabdef_index_by_id(made, x->id);
+    return y && y->col == x->col && y->kind == x->kind && y->lowercase == x->lowercase &&
+           y->positions == x->positions;
+}
+
+/* 0 when rows parsed with definition `made` may become a live segment of
+ * table name: it has every index the table has now, built or being built
+ * (a live segment is read as it was written; an index created since the
+ * statement began would be missing from it once marked built). Else -1
+ * with 40001, as a logged writer turning direct gets (sql/rows.c). */
+static int def_current(qr_sql_db *db, const char *name, const qr_tabdef *made, qr_err *e)
+{
+    qr_sqldb_lock(db, 0);
+    const qr_tabdef *now = qr_catalog_find(qr_sqldb_catalog(db), name);
+    int ok = now != NULL;
+    for (uint32_t i = 0; ok && i < now->nixs; i++)
+        ok = holds_index(made, &now->ixs[i]);
+    qr_sqldb_unlock(db);
+    return ok ? 0
+              : qr_errf(e, "40001",
+                        "table %s: its definition changed during the statement; retry it", name);
+}
+
+int qr_live_carries(qr_sql_db *db, const char *name, const qr_tabdef *d)
+{
+    qr_live *l = qr_sqldb_live(db);
+    if (!l)
+        return 1;
+    pthread_mutex_lock(&l->mu);
+    ltab *t = find_tab(l, name);
+    pthread_mutex_unlock(&l->mu);
+    if (!t)
+        return 1;
+    pthread_mutex_lock(&t->mu);
+    int ok = 1;
+    for (uint32_t i = 0; ok && i < t->nsegs; i++)
+        for (uint32_t k = 0; ok && k < d->nixs; k++)
+            ok = !d->ixs[k].building || holds_index(t->segs[i]->def, &d->ixs[k]);
+    if (ok) /* a writer that read the definition before this one now must read it again */
+        t->ix_gen++;
+    pthread_mutex_unlock(&t->mu);
+    return ok;
+}
+
+/* Batch b as live segment file of t: *out, malloc'ed. 0, or -1 with e set
+ * (nothing left behind). */
+static int write_lseg(ltab *t, const qr_batch *b, lseg **out, qr_err *e)
+{
+    lseg *s = calloc(1, sizeof *s);
+    if (s && !(s->def = qr_tabdef_clone(b->def))) {
+        free(s);
+        s = NULL;
+    }
+    if (!s)
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    s->ent.id = atomic_fetch_add(&next_live_id, 1);
+    qr_seg_opts o;
+    qr_seg_opts_default(&o);
+    o.zstd_level = FLUSH_ZSTD_LEVEL;
+    o.zdict_bytes = 0;
+    o.no_sync = 1; /* the log record is what makes the rows durable */
+    char path[PATH_MAX];
+    lseg_path(t, s, path, sizeof path);
+    qr_seg_summary sum;
+    if (qr_segment_build(path, b, &o, &sum, e) != 0) {
+        qr_tabdef_free(s->def);
+        free(s);
+        return -1;
+    }
+    s->ent.rows = sum.rows;
+    s->ent.min_ts = sum.min_ts;
+    s->ent.max_ts = sum.max_ts;
+    s->ent.file_bytes = sum.file_bytes;
+    *out = s;
+    return 0;
+}
+
+int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, const qr_batch *b, qr_err *e)
 {
     unsigned char *p = rec->p;
     size_t n = rec->len;
@@ -326,11 +480,12 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, uint64_t rows, 
     pthread_mutex_lock(&t->mu);
     /* back-pressure: wait for the flusher while too much is waiting */
     int64_t until = now_ms() + l->o.pending_wait_ms;
-    while (!t->dead && t->pending.len && t->pending.len + n > l->o.max_pending) {
+    while (!t->dead && t->pending && t->pending + n > l->o.max_pending) {
+        t->urgent = 1;   /* committed now, whatever their age */
         wake_flusher(l); /* t->mu is held: not l->mu (the lock order is l->mu, t->mu) */
         int64_t left = until - now_ms();
         if (left <= 0) {
-            size_t mib = t->pending.len >> 20;
+            size_t mib = t->pending >> 20;
             pthread_mutex_unlock(&t->mu);
             free(p);
             return qr_errf(e, QR_E_BUSY,
@@ -341,53 +496,83 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, uint64_t rows, 
         struct timespec ts = qr_abstime_after_ms(left < 100 ? left : 100);
         pthread_cond_timedwait(&t->cv, &t->mu, &ts);
     }
-    if (t->dead) {
-        pthread_mutex_unlock(&t->mu);
+    int dead = atomic_load(&t->dead);
+    uint64_t ix_gen = t->ix_gen;
+    pthread_mutex_unlock(&t->mu);
+    lseg *s = NULL;
+    /* the rows are a segment first (on this connection's thread, no lock
+     * held), so that once acknowledged they are visible at once */
+    if (dead || write_lseg(t, b, &s, e) != 0) {
         free(p);
-        return qr_errf(e, QR_E_UNDEFINED_TABLE, "table \"%s\" does not exist (dropped)", name);
+        return dead
+                   ? qr_errf(e, QR_E_UNDEFINED_TABLE, "table \"%s\" does not exist (dropped)", name)
+                   : qr_err_prefix(e, "table %s: ", name);
     }
-    /* room first: a record in the log must also be in the waiting rows */
-    if (t->broken || blocks_room(&t->pending) != 0) {
+    s->rec_bytes = n;
+    int rc = def_current(l->db, name, b->def, e);
+    pthread_mutex_lock(&t->mu);
+    if (rc == 0 && t->dead)
+        rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "table \"%s\" does not exist (dropped)", name);
+    else if (rc == 0 && t->ix_gen != ix_gen) /* an index was marked built since the check */
+        rc = qr_errf(e, "40001", "table %s: its definition changed during the statement; retry it",
+                     name);
+    else if (rc == 0 && t->nsegs == t->capsegs) { /* room first: a logged record must be listed */
+        uint32_t nc = t->capsegs ? t->capsegs * 2 : 64;
+        lseg **ns = realloc(t->segs, sizeof *ns * nc);
+        if (ns) {
+            t->segs = ns;
+            t->capsegs = nc;
+        } else {
+            rc = qr_errf(e, QR_E_NOMEM, "table %s: out of memory", name);
+        }
+    }
+    if (rc == 0 && qr_wal_write(t->wal, p, n, &s->seq, e) != 0)
+        rc = qr_err_prefix(e, "table %s: ", name);
+    free(p);
+    if (rc != 0) {
+        lseg_drop(t, s);
         pthread_mutex_unlock(&t->mu);
-        free(p);
-        return qr_errf(e, QR_E_NOMEM, "table %s: out of memory holding %zu bytes of rows", name, n);
+        return -1;
     }
-    uint64_t seq;
-    if (qr_wal_write(t->wal, p, n, &seq, e) != 0) {
-        pthread_mutex_unlock(&t->mu);
-        free(p);
-        return qr_err_prefix(e, "table %s: ", name);
-    }
-    if (!t->pending.len)
+    if (!t->nsegs)
         t->since_ms = now_ms();
-    t->pending.p[t->pending.nb] = p;
-    t->pending.n[t->pending.nb++] = n;
-    t->pending.len += n;
-    t->pending_rows += rows;
-    t->pending_seq = seq;
-    int big = t->pending.len >= FLUSH_BYTES;
+    t->segs[t->nsegs++] = s;
+    t->pending += n;
+    uint64_t seq = s->seq;
+    int big = t->pending >= FLUSH_BYTES || t->nsegs >= FLUSH_SEGS;
     pthread_mutex_unlock(&t->mu);
     if (big)
         wake_flusher(l);
-    return qr_wal_sync(t->wal, seq, e) == 0 ? 0 : qr_err_prefix(e, "table %s: ", name);
+    if (qr_wal_sync(t->wal, seq, e) != 0)
+        return qr_err_prefix(e, "table %s: ", name);
+    /* durable, and every record before it too (one fsync covers all the
+     * records written before it): visible to queries from now on */
+    pthread_mutex_lock(&t->mu);
+    if (t->durable_seq < seq)
+        t->durable_seq = seq;
+    pthread_mutex_unlock(&t->mu);
+    return 0;
 }
 
-/* Write t's waiting rows as segments. 0 (also: nothing waiting), or -1 with
- * e set (the rows wait on, for the next try). */
+/* Commit t's live segments into a table segment. 0 (also: none), or -1
+ * with e set (they stay live, for the next try). */
 static int flush_tab(qr_live *l, ltab *t, qr_err *e)
 {
     pthread_mutex_lock(&t->mu);
     while (t->flushing)
         pthread_cond_wait(&t->cv, &t->mu);
-    if (t->dead || t->broken || !t->pending.len) {
+    if (t->dead || !t->nsegs) {
         pthread_mutex_unlock(&t->mu);
         return 0;
     }
-    blocks take = t->pending;
-    uint64_t seq = t->pending_seq, rows = t->pending_rows;
-    memset(&t->pending, 0, sizeof t->pending);
-    t->pending_rows = 0;
-    int64_t since = t->since_ms;
+    uint32_t n = t->nsegs;
+    lseg **take = malloc(sizeof *take * n);
+    if (!take) {
+        pthread_mutex_unlock(&t->mu);
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    }
+    memcpy(take, t->segs, sizeof *take * n);
+    uint64_t seq = take[n - 1]->seq;
     t->flushing = 1;
     /* later records go to a new file once this one is big, so the old one
      * can go after this commit */
@@ -396,35 +581,30 @@ static int flush_tab(qr_live *l, ltab *t, qr_err *e)
         fprintf(stderr, "quarry: table %s: %s\n", t->name, re.msg);
     pthread_mutex_unlock(&t->mu);
 
-    int rc = write_segments(l->db, t->name, &t->dead, &take, seq, e);
+    int rc = commit_live(l, t, take, n, seq, e);
 
     pthread_mutex_lock(&t->mu);
     if (rc == 0) {
+        /* the manifest lists their rows now: a snapshot taken from here on
+         * reads them there (qr_live_snapshot's order) */
         qr_wal_release(t->wal, seq);
-        t->flushed_seq = seq;
-        blocks_free(&take);
-        t->fails = 0;
-    } else if (!t->dead) { /* the rows wait again, before the newer ones */
-        if (blocks_append(&take, &t->pending) != 0) { /* the log has them all; no later flush
-                                                       * may pass them */
-            blocks_free(&t->pending);
-            t->broken = 1;
-            fprintf(stderr,
-                    "quarry: table %s: out of memory keeping rows that wait; they stay "
-                    "in its log for the next start, and writes are refused until then\n",
-                    t->name);
+        for (uint32_t i = 0; i < n; i++) {
+            t->pending -= take[i]->rec_bytes;
+            lseg_drop(t, take[i]);
         }
-        t->pending = take;
-        t->pending_rows += rows;
-        t->since_ms = since;
+        memmove(t->segs, t->segs + n, sizeof *t->segs * (t->nsegs - n));
+        t->nsegs -= n;
+        if (t->nsegs)
+            t->since_ms = now_ms();
+        t->fails = 0;
+    } else if (!t->dead) {
         t->fails++;
         t->retry_ms = now_ms() + (t->fails < 10 ? 100 * t->fails : 1000);
-    } else {
-        blocks_free(&take);
     }
     t->flushing = 0;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+    free(take);
     return rc;
 }
 
@@ -463,56 +643,63 @@ void qr_live_forget(qr_sql_db *db, const char *name)
     pthread_mutex_lock(&t->mu);
     while (t->flushing)
         pthread_cond_wait(&t->cv, &t->mu);
-    blocks_free(&t->pending);
-    t->pending_rows = 0;
+    drop_segs(t);
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
 }
 
-int qr_live_visible(qr_sql_db *db)
+int qr_live_snapshot(qr_sql_db *db, const char *name, qr_live_snap *out, qr_err *e)
 {
+    memset(out, 0, sizeof *out);
     qr_live *l = qr_sqldb_live(db);
     if (!l)
         return 0;
-    ltab *tabs[LIVE_MAX_TABLES];
-    uint64_t want[LIVE_MAX_TABLES];
-    uint32_t n = 0;
     pthread_mutex_lock(&l->mu);
-    for (uint32_t i = 0; i < l->ntabs; i++) {
-        ltab *t = l->tabs[i];
-        pthread_mutex_lock(&t->mu);
-        uint64_t last = qr_wal_last(t->wal);
-        if (!t->dead && !t->broken && last > t->flushed_seq) {
-            t->urgent = 1;
-            tabs[n] = t;
-            want[n++] = last;
-        }
-        pthread_mutex_unlock(&t->mu);
-    }
-    if (n)
-        pthread_cond_signal(&l->cv);
+    ltab *t = find_tab(l, name);
     pthread_mutex_unlock(&l->mu);
-    int64_t until = now_ms() + QR_LIVE_VISIBLE_MS;
-    int late = 0;
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    uint32_t n = 0;
+    while (n < t->nsegs && t->segs[n]->seq <= t->durable_seq)
+        n++;
+    if (n && (!(out->segs = malloc(sizeof *out->segs * n)) ||
+              !(out->ents = malloc(sizeof *out->ents * n)) ||
+              !(out->seqs = malloc(sizeof *out->seqs * n)))) {
+        pthread_mutex_unlock(&t->mu);
+        qr_live_snapshot_done(out);
+        return qr_errf(e, QR_E_NOMEM, "out of memory");
+    }
     for (uint32_t i = 0; i < n; i++) {
-        ltab *t = tabs[i];
+        lseg *s = t->segs[i];
+        s->pins++;
+        out->segs[i] = s;
+        out->ents[i] = s->ent;
+        out->seqs[i] = s->seq;
+    }
+    out->n = n;
+    out->tab = t;
+    snprintf(out->dir, sizeof out->dir, "%s", t->live_dir);
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+}
+
+void qr_live_snapshot_done(qr_live_snap *s)
+{
+    ltab *t = s->tab;
+    if (t && s->n) {
         pthread_mutex_lock(&t->mu);
-        while (!t->dead && !t->broken && t->flushed_seq < want[i]) {
-            int64_t left = until - now_ms();
-            if (left <= 0) {
-                late = 1;
-                break;
-            }
-            struct timespec ts = qr_abstime_after_ms(left < 50 ? left : 50);
-            pthread_cond_timedwait(&t->cv, &t->mu, &ts);
-            if (t->pending.len && !t->flushing) { /* the flusher may have missed the flag */
-                t->urgent = 1;
-                wake_flusher(l);
-            }
+        for (uint32_t i = 0; i < s->n; i++) {
+            lseg *g = s->segs[i];
+            if (--g->pins == 0 && g->gone)
+                lseg_drop(t, g);
         }
         pthread_mutex_unlock(&t->mu);
     }
-    return late;
+    free(s->segs);
+    free(s->ents);
+    free(s->seqs);
+    memset(s, 0, sizeof *s);
 }
 
 static void free_live(qr_live *l);
@@ -520,14 +707,14 @@ static void stop_threads(qr_live *l, int merger_started);
 
 /* ---- the flusher ---- */
 
-/* 1 when a reader waits for some table's rows (l->mu held). */
+/* 1 when some table's live segments are wanted in segments now (l->mu held). */
 static int any_urgent(qr_live *l)
 {
     int u = 0;
     for (uint32_t i = 0; i < l->ntabs && !u; i++) {
         ltab *t = l->tabs[i];
         pthread_mutex_lock(&t->mu);
-        u = t->urgent && t->pending.len && !t->flushing;
+        u = t->urgent && t->nsegs && !t->flushing;
         pthread_mutex_unlock(&t->mu);
     }
     return u;
@@ -539,8 +726,6 @@ static void *flusher(void *arg)
     pthread_setname_np(pthread_self(), "quarry-flusher"); /* as top -H and /proc show it */
     pthread_mutex_lock(&l->mu);
     while (!atomic_load(&l->stop)) {
-        /* a reader that asked while the last flush ran signalled nobody:
-         * its table's flag says so, and is served without a tick's sleep */
         if (!any_urgent(l)) {
             struct timespec ts = qr_abstime_after_ms(TICK_MS);
             pthread_cond_timedwait(&l->cv, &l->mu, &ts);
@@ -553,9 +738,9 @@ static void *flusher(void *arg)
         for (uint32_t i = 0; i < l->ntabs; i++) {
             ltab *t = l->tabs[i];
             pthread_mutex_lock(&t->mu);
-            if (t->pending.len && !t->flushing && (t->urgent || now >= t->retry_ms) &&
+            if (t->nsegs && !t->flushing && (t->urgent || now >= t->retry_ms) &&
                 (t->urgent || now - t->since_ms >= (int64_t)l->o.refresh_ms ||
-                 t->pending.len >= FLUSH_BYTES))
+                 t->pending >= FLUSH_BYTES || t->nsegs >= FLUSH_SEGS))
                 due[ndue++] = t;
             t->urgent = 0;
             pthread_mutex_unlock(&t->mu);
@@ -564,8 +749,7 @@ static void *flusher(void *arg)
         for (uint32_t i = 0; i < ndue; i++) {
             qr_err e;
             if (flush_tab(l, due[i], &e) != 0)
-                fprintf(stderr, "quarry: table %s: flushing logged rows: %s (%s); retrying\n",
-                        due[i]->name, e.msg, e.code);
+                fprintf(stderr, "quarry: %s (%s); retrying\n", e.msg, e.code);
         }
         pthread_mutex_lock(&l->mu);
     }
@@ -647,8 +831,8 @@ static void *merger(void *arg)
                 clock_gettime(CLOCK_REALTIME, &wall);
                 int64_t now_ns = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
                 uint32_t built = 0, left = 0;
-                int br = qr_build_indexes_table(l->db, t->name, &t->mcancel, 2000, &built, &left,
-                                                &e);
+                int br =
+                    qr_build_indexes_table(l->db, t->name, &t->mcancel, 2000, &built, &left, &e);
                 if (br < 0)
                     fprintf(stderr, "quarry: table %s: building an index: %s (%s)\n", t->name,
                             e.msg, e.code);

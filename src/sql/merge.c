@@ -13,6 +13,7 @@
 #include "index/deletes.h"
 #include "index/invindex.h"
 #include "sql/db.h"
+#include "sql/live.h"
 #include "sql/rows.h"
 #include "util/fsutil.h"
 
@@ -418,6 +419,8 @@ static int mark_built(qr_sql_db *db, const char *name, const atomic_int *cancel,
         int l = lacks_index(t, &t->man.segs[i], e);
         rc = l == -1 ? -1 : l ? 0 : 1;
     }
+    if (rc == 1 && !qr_live_carries(db, name, t->def)) /* and the live segments */
+        rc = 0;
     qr_tabdef *d = rc == 1 ? qr_tabdef_clone(t->def) : NULL;
     if (rc == 1 && !d)
         rc = qr_errf(e, QR_E_NOMEM, "out of memory");

@@ -79,6 +79,7 @@ int qr_sql_db_recover(qr_sql_db *db, qr_err *e)
             rc = qr_err_prefix(e, "recovering table %s: ", names[i]);
             break;
         }
+        qr_live_clean(dir); /* the crashed run's live segments: their rows are in the log */
         if (r.open) {
             uint64_t rows;
             rc = qr_rows_commit_wal(&r.w, r.last, &rows, e);

@@ -192,7 +192,7 @@ static void remove_segments(qr_rowwriter *w)
 int qr_rows_commit(qr_rowwriter *w, uint64_t *rows, qr_err *e)
 {
     if (!w->direct) { /* every row in the record: into the log */
-        int rc = w->rows ? qr_live_append(w->db, w->t->name, &w->rec, w->rows, e) : 0;
+        int rc = w->rows ? qr_live_append(w->db, w->t->name, &w->rec, &w->b, e) : 0;
         *rows = rc == 0 ? w->rows : 0;
         end(w);
         return rc;

@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ typedef struct tsnap {
     qr_table *t;
     fileid man_id;
     int refs; /* under db->tlock: the db's pointer + each statement's */
+    atomic_int live_swept; /* the cache dropped the live segments this manifest holds */
 } tsnap;
 
 struct qr_sql_db {
@@ -394,6 +396,38 @@ static int merge_join_on(const qr_sql_session *s)
     return qr_sql_show(s, "enable_mergejoin", v, sizeof v, NULL) != 0 || strcmp(v, "off") != 0;
 }
 
+/* Handles on the segments a statement reads of table snapshot t: the
+ * manifest's, then the live segments of ls newer than it (sql/live.h), in
+ * *refs (from ctx) and *n. 0, or -1 with e set and nothing held. */
+static int acquire_snap(qr_sql_db *db, tsnap *t, const qr_live_snap *ls, qr_segref ***refs,
+                        uint32_t *n, int threads, qr_qctx *ctx, qr_err *e)
+{
+    const qr_manifest *m = &t->t->man;
+    uint32_t k = 0;
+    while (k < ls->n && ls->seqs[k] <= m->wal_seq)
+        k++;
+    qr_manifest lm;
+    memset(&lm, 0, sizeof lm);
+    lm.segs = ls->ents + k;
+    lm.nsegs = ls->n - k;
+    if (ls->dir[0] && !atomic_exchange(&t->live_swept, 1)) /* those this manifest holds */
+        qr_segcache_invalidate(db->cache, ls->dir, &lm);
+    *n = m->nsegs + lm.nsegs;
+    *refs = qr_qmalloc(ctx, sizeof **refs * (*n ? *n : 1));
+    if (!*refs)
+        return qr_qctx_nomem(ctx, e);
+    int rc = qr_segcache_acquire_all(db->cache, t->t->dir, m, *refs, db->pool, threads, e);
+    if (rc == 0 && lm.nsegs &&
+        (rc = qr_segcache_acquire_all(db->cache, ls->dir, &lm, *refs + m->nsegs, db->pool, threads,
+                                      e)) != 0)
+        qr_segcache_release_all(*refs, m->nsegs);
+    if (rc != 0) {
+        qr_qfree(ctx, *refs);
+        *refs = NULL;
+    }
+    return rc;
+}
+
 /* Run a bound SELECT over its tables' latest segments, held through the
  * segment cache for the statement's length. */
 static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_result *out, qr_err *e)
@@ -424,20 +458,20 @@ static int run_select(qr_sql_session *s, const qr_sqlsel *sel, int kind, qr_resu
          * (a merge, an index build, VACUUM) may have removed one of them:
          * then the newer manifest is read and opened instead */
         for (int attempt = 0;; attempt++) {
-            if (!(t[r] = table_snap(db, name, e))) {
+            qr_live_snap ls; /* before the manifest: see live.h */
+            if (qr_live_snapshot(db, name, &ls, e) != 0) {
                 rc = -1;
                 break;
             }
-            ns[r] = t[r]->t->man.nsegs;
-            refs[r] = qr_qmalloc(out->ctx, sizeof **refs * (ns[r] ? ns[r] : 1));
-            rc = refs[r] ? 0 : qr_qctx_nomem(out->ctx, e);
-            if (rc == 0)
-                rc = qr_segcache_acquire_all(db->cache, t[r]->t->dir, &t[r]->t->man, refs[r],
-                                             db->pool, threads, e);
+            if (!(t[r] = table_snap(db, name, e))) {
+                qr_live_snapshot_done(&ls);
+                rc = -1;
+                break;
+            }
+            rc = acquire_snap(db, t[r], &ls, &refs[r], &ns[r], threads, out->ctx, e);
+            qr_live_snapshot_done(&ls);
             if (rc == 0 || attempt == 4 || !snap_stale(db, t[r]))
                 break;
-            qr_qfree(out->ctx, refs[r]);
-            refs[r] = NULL;
             snap_unref(db, t[r]);
             t[r] = NULL;
         }
@@ -560,15 +594,6 @@ static int select_statement(qr_sql_session *s, const qr_sqlparse *p, const PgQue
     return rc;
 }
 
-/* SET visibility: 'acknowledged' (the default) waits for the rows
- * acknowledged before the statement; 'refreshed' reads what the flusher
- * published last (a dashboard that must not wait behind ingest). */
-int qr_sql_waits_for_rows(const qr_sql_session *s)
-{
-    char v[32];
-    return qr_sql_show(s, "visibility", v, sizeof v, NULL) != 0 || strcmp(v, "refreshed") != 0;
-}
-
 int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr_err *e)
 {
     qr_sql_db *db = s->db;
@@ -588,8 +613,6 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
         /* SET, DDL, INSERT, COPY ... (stmt.h): each takes the locks it needs */
         rc = qr_sql_stmt(s, &p, st, out, e);
     } else {
-        if (qr_sql_waits_for_rows(s))
-            qr_live_visible(db); /* every row acknowledged so far is seen */
         pthread_rwlock_rdlock(&db->catlock);
         rc = select_statement(s, &p, st, &a, out, e);
         pthread_rwlock_unlock(&db->catlock);
@@ -643,6 +666,8 @@ void qr_sqldb_forget_table(qr_sql_db *db, const char *name)
         snap_unref(db, old);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/%s", db->dir, name);
+    qr_segcache_invalidate(db->cache, dir, NULL);
+    snprintf(dir, sizeof dir, "%s/%s/live", db->dir, name);
     qr_segcache_invalidate(db->cache, dir, NULL);
 }
 

@@ -715,8 +715,6 @@ int qr_sql_copy_out_begin(qr_sql_session *s, const char *sql, size_t n, qr_qctx 
                           qr_sql_copy_out *co, qr_err *e)
 {
     memset(co, 0, sizeof *co);
-    if (qr_sql_waits_for_rows(s))
-        qr_live_visible(s->db); /* every row acknowledged so far is copied */
     qr_sqlparse p;
     qr_err pe;
     qr_err_clear(&pe);
@@ -744,8 +742,6 @@ uint32_t qr_sql_copy_out_columns(const qr_sql_copy_out *co) { return co->r.ncols
 int qr_sql_stmt_copy(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__CopyStmt *cs,
                      qr_result *out, qr_err *e)
 {
-    if (!cs->is_from && qr_sql_waits_for_rows(s))
-        qr_live_visible(s->db);
     if (cs->is_program)
         return qr_errf(e, QR_E_FEATURE, "COPY ... PROGRAM is not supported");
     if (cs->where_clause)

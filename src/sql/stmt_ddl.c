@@ -237,9 +237,15 @@ int qr_sql_stmt_create(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__C
 
 /* ---- DROP TABLE ---- */
 
-/* Remove every file of a table's directory, then the directory. */
+/* Remove every file of a table's directory, its live/ directory's (sql/live.h)
+ * included, then the directory. */
 static void remove_table_files(const char *dir)
 {
+    char sub[PATH_MAX];
+    if (snprintf(sub, sizeof sub, "%s/live", dir) < (int)sizeof sub) {
+        qr_live_clean(dir);
+        rmdir(sub);
+    }
     DIR *dh = opendir(dir);
     if (dh) {
         struct dirent *de;

@@ -55,8 +55,8 @@ static const known knowns[] = {
     {"TimeZone", "UTC", 0, "the time zone (UTC only)"},
     {"transaction_isolation", "read committed", 0, "kept for clients"},
     {"visibility", "acknowledged", 0,
-     "acknowledged: a query sees every row acknowledged before it (waits for the flush); "
-     "refreshed: it reads what the last flush published, without waiting"},
+     "kept for clients of earlier versions: every query sees every row acknowledged before it, "
+     "at no wait, whichever value (acknowledged or refreshed)"},
 };
 #define NKNOWN (sizeof knowns / sizeof *knowns)
 

@@ -12,6 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The SQLSTATE of a failed write: 53100 when the device is full (a client
+ * may free space and retry), else 58030. */
+static const char *io_code(int err)
+{
+    return err == ENOSPC || err == EDQUOT ? QR_E_DISK_FULL : QR_E_IO;
+}
+
 int qr_mkdirs(const char *path, qr_err *e)
 {
     char tmp[PATH_MAX];
@@ -24,7 +31,7 @@ int qr_mkdirs(const char *path, qr_err *e)
             char c = tmp[i];
             tmp[i] = 0;
             if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return qr_errf(e, QR_E_IO, "mkdir %s: %s", tmp, strerror(errno));
+                return qr_errf(e, io_code(errno), "mkdir %s: %s", tmp, strerror(errno));
             tmp[i] = c;
         }
     }
@@ -108,25 +115,26 @@ int qr_fault_parse(const char *spec, qr_err *e)
 
 /* ---- durable writes ---- */
 
+
 int qr_create_file(const char *path, qr_err *e)
 {
     int fd = fault_hit(QR_FAULT_CREATE) ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
-        return qr_errf(e, QR_E_IO, "create %s: %s", path, strerror(errno));
+        return qr_errf(e, io_code(errno), "create %s: %s", path, strerror(errno));
     return fd;
 }
 
 int qr_write_all(int fd, const void *p, size_t n, const char *what, qr_err *e)
 {
     if (fault_hit(QR_FAULT_WRITE))
-        return qr_errf(e, QR_E_IO, "write %s: %s", what, strerror(errno));
+        return qr_errf(e, io_code(errno), "write %s: %s", what, strerror(errno));
     const char *c = p;
     while (n) {
         ssize_t w = write(fd, c, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return qr_errf(e, QR_E_IO, "write %s: %s", what, strerror(errno));
+            return qr_errf(e, io_code(errno), "write %s: %s", what, strerror(errno));
         }
         c += w;
         n -= (size_t)w;
@@ -137,7 +145,7 @@ int qr_write_all(int fd, const void *p, size_t n, const char *what, qr_err *e)
 int qr_fsync_file(int fd, const char *what, qr_err *e)
 {
     if (fault_hit(QR_FAULT_FSYNC) || fsync(fd) != 0)
-        return qr_errf(e, QR_E_IO, "fsync %s: %s", what, strerror(errno));
+        return qr_errf(e, io_code(errno), "fsync %s: %s", what, strerror(errno));
     return 0;
 }
 
@@ -150,15 +158,27 @@ int qr_fsync_dir(const char *dir, qr_err *e)
     int err = errno;
     close(fd);
     if (rc != 0 && err != EINVAL)
-        return qr_errf(e, QR_E_IO, "fsync directory %s: %s", dir, strerror(err));
+        return qr_errf(e, io_code(err), "fsync directory %s: %s", dir, strerror(err));
     return 0;
 }
 
 int qr_rename(const char *from, const char *to, qr_err *e)
 {
     if (fault_hit(QR_FAULT_RENAME) || rename(from, to) != 0)
-        return qr_errf(e, QR_E_IO, "rename %s -> %s: %s", from, to, strerror(errno));
+        return qr_errf(e, io_code(errno), "rename %s -> %s: %s", from, to, strerror(errno));
     return 0;
+}
+
+int qr_fsync_link(const char *from, const char *to, qr_err *e)
+{
+    int fd = open(from, O_RDONLY);
+    if (fd < 0)
+        return qr_errf(e, QR_E_IO, "open %s: %s", from, strerror(errno));
+    int rc = qr_fsync_file(fd, from, e);
+    close(fd);
+    if (rc == 0 && (fault_hit(QR_FAULT_CREATE) || link(from, to) != 0))
+        rc = qr_errf(e, io_code(errno), "link %s -> %s: %s", from, to, strerror(errno));
+    return rc;
 }
 
 int qr_write_file_atomic(const char *path, const void *p, size_t n, qr_err *e)
@@ -184,7 +204,7 @@ int qr_write_file_atomic(const char *path, const void *p, size_t n, qr_err *e)
     if (close(fd) != 0) {
         int err = errno;
         unlink(tmp);
-        return qr_errf(e, QR_E_IO, "close %s: %s", tmp, strerror(err));
+        return qr_errf(e, io_code(err), "close %s: %s", tmp, strerror(err));
     }
     /* keep the file being replaced under a second name until the directory
      * fsync says the replacement is durable, so a failure can undo it */
@@ -194,7 +214,7 @@ int qr_write_file_atomic(const char *path, const void *p, size_t n, qr_err *e)
         if (errno != ENOENT) {
             int err = errno;
             unlink(tmp);
-            return qr_errf(e, QR_E_IO, "link %s -> %s: %s", path, old, strerror(err));
+            return qr_errf(e, io_code(err), "link %s -> %s: %s", path, old, strerror(err));
         }
         have_old = 0; /* nothing to replace */
     }

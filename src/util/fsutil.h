@@ -37,6 +37,11 @@ int qr_fsync_file(int fd, const char *what, qr_err *e);
 int qr_fsync_dir(const char *dir, qr_err *e);
 /* rename(from, to); "rename FROM -> TO: reason" on failure. */
 int qr_rename(const char *from, const char *to, qr_err *e);
+/* Make file `from` durable (fsync) and give it the second name `to`
+ * (link(2); `to` must not exist): how a file written without fsync joins a
+ * directory whose fsync, at the commit that lists it, makes the name
+ * durable. "fsync FROM: reason" / "link FROM -> TO: reason" on failure. */
+int qr_fsync_link(const char *from, const char *to, qr_err *e);
 /* Read a whole file into a malloc'ed buffer (caller frees *out). */
 int qr_read_file(const char *path, unsigned char **out, size_t *n, qr_err *e);
 
@@ -52,7 +57,7 @@ int qr_read_file(const char *path, unsigned char **out, size_t *n, qr_err *e);
 typedef enum qr_fault_op {
     QR_FAULT_OFF = 0,
     QR_FAULT_ANY,    /* every operation below counts */
-    QR_FAULT_CREATE, /* qr_create_file; the link that keeps a replaced file */
+    QR_FAULT_CREATE, /* qr_create_file; the link that keeps a replaced file; qr_fsync_link's */
     QR_FAULT_WRITE,  /* one qr_write_all call */
     QR_FAULT_FSYNC,  /* qr_fsync_file, qr_fsync_dir */
     QR_FAULT_RENAME, /* qr_rename */

@@ -230,18 +230,18 @@ sed -n '301,1300p' "$T/gen.ndjson" > "$T/f2.ndjson"
 ls "$T/d/faults" > "$T/faults.ls"
 n=0; fault_bad=0; : > "$T/fault.ops"
 while [ $n -lt 200 ]; do
-    n=$((n + 1)); err=ENOSPC; cause="No space left on device"
-    [ $((n % 3)) -eq 0 ] && { err=EIO; cause="Input/output error"; }
+    n=$((n + 1)); err=ENOSPC; cause="No space left on device"; code=53100
+    [ $((n % 3)) -eq 0 ] && { err=EIO; cause="Input/output error"; code=58030; }
     QUARRY_FAULT=any:$n:$err "$Q" ingest --data "$T/d" --table faults --quiet --segment-rows 200 \
         "$T/f2.ndjson" 2>"$T/fault.err"
     rc=$?
     [ $rc -eq 0 ] && break
     line=$(head -n 1 "$T/fault.err")
     case "$line" in
-    "quarry: error 58030: "*" $T/d/faults"*": $cause") ;;
+    "quarry: error $code: "*" $T/d/faults"*": $cause") ;;
     *) fault_bad=$((fault_bad + 1)); echo "     fault $n: unexpected message: $line" ;;
     esac
-    echo "$line" | sed 's/^quarry: error 58030: \(fsync directory\|[a-z]*\) .*/\1/' >> "$T/fault.ops"
+    echo "$line" | sed 's/^quarry: error \(53100\|58030\): \(fsync directory\|[a-z]*\) .*/\2/' >> "$T/fault.ops"
     if [ $rc -ne 1 ] || ! cmp -s <(ls "$T/d/faults") "$T/faults.ls" ||
        ! cmp -s <("$Q" cat --data "$T/d" --table faults) "$T/f1.ndjson"; then
         fault_bad=$((fault_bad + 1)); echo "     fault $n: exit $rc, files: $(ls "$T/d/faults" | tr '\n' ' ')"
@@ -272,7 +272,7 @@ else
     rc=$?
     check "full disk: exit 1" test $rc -eq 1
     check "full disk: names the file and the cause" \
-        grep -q "^quarry: error 58030: [a-z ]* $T/full/logs/.*: No space left on device\$" "$T/full.err"
+        grep -q "^quarry: error 53100: [a-z ]* $T/full/logs/.*: No space left on device\$" "$T/full.err"
     check "full disk: nothing committed" grep -q "ingest aborted; nothing was committed" "$T/full.err"
     check "full disk: no file left behind" cmp <(ls "$T/full/logs") "$T/full.ls"
     check "full disk: cat shows the earlier rows" cmp <("$Q" cat --data "$T/full" --table logs) "$T/f1.ndjson"

@@ -124,7 +124,7 @@ static void replace_at_every_fault(int exists)
             assert_true(ops < n);
             break;
         }
-        assert_string_equal(e.code, QR_E_IO);
+        assert_string_equal(e.code, n % 2 ? QR_E_DISK_FULL : QR_E_IO);
         assert_non_null(strstr(e.msg, n % 2 ? strerror(ENOSPC) : strerror(EIO)));
         unsigned char *b;
         size_t len;
