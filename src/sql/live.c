@@ -34,13 +34,15 @@
 #include "util/fsutil.h"
 
 #define LIVE_MAX_TABLES  256
-#define FLUSH_BYTES      (16u << 20) /* live segments committed at once past this */
+#define FLUSH_BYTES      (32u << 20) /* live segments committed at once past this */
 #define FLUSH_SEGS       64u         /* or past this many (each costs every query an open) */
 #define TICK_MS          10u
 #define MERGER_NICE      5 /* the merger's nice value above the server's */
 #define FLUSH_ZSTD_LEVEL 1 /* live and committed-from-live segments: no dictionaries either */
-/* a live segment this big is committed as it is (linked), smaller ones merged */
-#define COMMIT_LINK_ROWS 4096u
+/* A live segment of level 1 or more (merge.h) is committed as it is
+ * (linked); runs of smaller ones are merged to at least this many rows, so
+ * that the merger does not have to merge every statement's segment again. */
+#define COMMIT_LINK_ROWS QR_MERGE_BASE_ROWS
 
 /* Live segment ids: one counter for the process, so that no two live
  * files, of any table, ever share a segment cache key (dir, id). */
@@ -77,7 +79,8 @@ typedef struct ltab {
     int64_t retry_ms;   /* after a failed flush: not before */
     int urgent;         /* flush at the next tick, whatever the age (qr_live_flush) */
     uint32_t fails;
-    uint64_t ix_gen; /* +1 each time qr_live_carries let an index be marked built */
+    uint64_t ix_gen;   /* +1 each time qr_live_carries let an index be marked built */
+    uint32_t unmerged; /* the table's segments the merger is not done with (as last counted) */
 } ltab;
 
 typedef struct qr_live qr_live;
@@ -112,6 +115,7 @@ void qr_live_opts_default(qr_live_opts *o)
     o->refresh_ms = 1000;
     o->wal_sync = 1;
     o->max_pending = (size_t)64 << 20;
+    o->max_unmerged = QR_LIVE_MAX_UNMERGED;
 }
 
 void qr_live_put_row(qr_buf *payload, const char *line, size_t n)
@@ -185,6 +189,26 @@ static int slot_unless(qr_sql_db *db, const char *name, atomic_int *dead, qr_err
     }
 }
 
+/* Segments of manifest m that merges may still take (not final, merge.h). */
+static uint32_t unmerged_in(const qr_manifest *m)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->nsegs; i++)
+        n += m->segs[i].rows < QR_MERGE_FINAL_ROWS;
+    return n;
+}
+
+/* unmerged_in of table name's manifest as it is now; UINT32_MAX when it
+ * cannot be read. */
+static uint32_t count_unmerged(qr_sql_db *db, const char *name)
+{
+    qr_err e;
+    qr_table *tb = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, &e);
+    uint32_t n = tb ? unmerged_in(&tb->man) : UINT32_MAX;
+    qr_table_close(tb);
+    return n;
+}
+
 /* Live segments s[0..n) of t as segment files of table tb, under new ids,
  * their entries appended to out (*nout): a run of small ones merged into
  * one (qr_segment_merge: columns decoded, postings merged, indexes the
@@ -249,7 +273,8 @@ static int commit_files(ltab *t, qr_table *tb, lseg *const *s, uint32_t n, qr_se
 /* Commit live segments s[0..n) of t into table segments (commit_files),
  * with the manifest's wal_seq = seq, the last record among them. 0, or -1
  * with e set (nothing committed, no file left). */
-static int commit_live(qr_live *l, ltab *t, lseg *const *s, uint32_t n, uint64_t seq, qr_err *e)
+static int commit_live(qr_live *l, ltab *t, lseg *const *s, uint32_t n, uint64_t seq,
+                       uint32_t *unmerged, qr_err *e)
 {
     int r = slot_unless(l->db, t->name, &t->dead, e);
     if (r != 0)
@@ -260,8 +285,8 @@ static int commit_live(qr_live *l, ltab *t, lseg *const *s, uint32_t n, uint64_t
     uint32_t nout = 0;
     if (rc == 0)
         rc = commit_files(t, tb, s, n, out, &nout, e);
-    if (rc == 0)
-        rc = qr_table_commit_wal(tb, out, nout, seq, e);
+    if (rc == 0 && (rc = qr_table_commit_wal(tb, out, nout, seq, e)) == 0)
+        *unmerged = unmerged_in(&tb->man);
     if (rc != 0) {
         char path[PATH_MAX];
         for (uint32_t i = 0; i < nout; i++) {
@@ -478,23 +503,44 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, const qr_batch 
         return -1;
     }
     pthread_mutex_lock(&t->mu);
-    /* back-pressure: wait for the flusher while too much is waiting */
+    /* back-pressure: wait while too much waits for the flusher (records
+     * not committed) or for the merger (segments not merged) */
     int64_t until = now_ms() + l->o.pending_wait_ms;
-    while (!t->dead && t->pending && t->pending + n > l->o.max_pending) {
-        t->urgent = 1;   /* committed now, whatever their age */
-        wake_flusher(l); /* t->mu is held: not l->mu (the lock order is l->mu, t->mu) */
+    for (;;) {
+        int full = t->pending && t->pending + n > l->o.max_pending;
+        int unmerged = l->o.merge && t->unmerged > l->o.max_unmerged; /* merges on */
+        if (t->dead || (!full && !unmerged))
+            break;
+        if (full) {
+            t->urgent = 1;   /* committed now, whatever their age */
+            wake_flusher(l); /* t->mu is held: not l->mu (the lock order is l->mu, t->mu) */
+        }
+        if (unmerged)
+            pthread_cond_signal(&l->mcv); /* a lost wakeup costs the merger's tick */
         int64_t left = until - now_ms();
         if (left <= 0) {
             size_t mib = t->pending >> 20;
+            uint32_t segs = t->unmerged;
             pthread_mutex_unlock(&t->mu);
             free(p);
+            if (full)
+                return qr_errf(e, QR_E_BUSY,
+                               "table %s: %zu MiB of rows wait to be written to segments (limit "
+                               "%zu MiB); retry later",
+                               name, mib, l->o.max_pending >> 20);
             return qr_errf(e, QR_E_BUSY,
-                           "table %s: %zu MiB of rows wait to be written to segments (limit %zu "
-                           "MiB); retry later",
-                           name, mib, l->o.max_pending >> 20);
+                           "table %s: %u segments wait to be merged (limit %u); retry later", name,
+                           segs, l->o.max_unmerged);
         }
         struct timespec ts = qr_abstime_after_ms(left < 100 ? left : 100);
         pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+        if (unmerged) { /* counted again: a VACUUM or TRUNCATE may have merged them too */
+            pthread_mutex_unlock(&t->mu);
+            uint32_t c = count_unmerged(l->db, name);
+            pthread_mutex_lock(&t->mu);
+            if (c != UINT32_MAX)
+                t->unmerged = c;
+        }
     }
     int dead = atomic_load(&t->dead);
     uint64_t ix_gen = t->ix_gen;
@@ -581,10 +627,12 @@ static int flush_tab(qr_live *l, ltab *t, qr_err *e)
         fprintf(stderr, "quarry: table %s: %s\n", t->name, re.msg);
     pthread_mutex_unlock(&t->mu);
 
-    int rc = commit_live(l, t, take, n, seq, e);
+    uint32_t unmerged = 0;
+    int rc = commit_live(l, t, take, n, seq, &unmerged, e);
 
     pthread_mutex_lock(&t->mu);
     if (rc == 0) {
+        t->unmerged = unmerged;
         /* the manifest lists their rows now: a snapshot taken from here on
          * reads them there (qr_live_snapshot's order) */
         qr_wal_release(t->wal, seq);
@@ -860,6 +908,12 @@ static void *merger(void *arg)
                             "%lld ms\n",
                             t->name, (unsigned long long)rows, before, after,
                             (long long)(now_ms() - t0));
+                uint32_t unmerged = count_unmerged(l->db, t->name);
+                pthread_mutex_lock(&t->mu);
+                if (unmerged != UINT32_MAX)
+                    t->unmerged = unmerged;
+                pthread_cond_broadcast(&t->cv); /* writers waiting for merges */
+                pthread_mutex_unlock(&t->mu);
                 pthread_mutex_lock(&l->mu);
                 t->merging = 0;
                 pthread_cond_broadcast(&l->merged);

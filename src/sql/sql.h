@@ -56,10 +56,13 @@ int qr_sql_db_recover(qr_sql_db *db, qr_err *e);
 
 /* Running live (sql/live.h): a statement's rows are acknowledged once in
  * the table's write-ahead log and become visible at the next flush. */
+#define QR_LIVE_MAX_UNMERGED 128u
 typedef struct qr_live_opts {
-    uint32_t refresh_ms;      /* waiting rows older than this are flushed (default 50) */
+    uint32_t refresh_ms;      /* live segments older than this are committed (default 1000) */
     int wal_sync;             /* 1 (default): fsync the log before acknowledging */
     size_t max_pending;       /* bytes waiting per table before writers wait, then 53000 */
+    uint32_t max_unmerged;    /* segments the merger is not done with, per table, before
+                               * writers wait, then 53000 (QR_LIVE_MAX_UNMERGED) */
     uint32_t pending_wait_ms; /* how long a writer waits for room (default 5000) */
     int merge;                /* 1 (default): background merges (sql/merge.h) */
     int log_merges;           /* 1: a line on stderr per merge */

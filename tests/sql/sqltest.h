@@ -66,11 +66,12 @@ static inline void st_ok(const char *sql, const char *tag)
     qr_err e;
     char t[64];
     char *out = st_run_on(&st_s, sql, t, &e);
+    /* a long statement is cut: the error is what matters */
     if (!out)
-        fail_msg("%s: %s %s", sql, e.code, e.msg);
+        fail_msg("%.200s: %s %s", sql, e.code, e.msg);
     free(out);
     if (tag && strcmp(t, tag) != 0)
-        fail_msg("%s: tag \"%s\", expected \"%s\"", sql, t, tag);
+        fail_msg("%.200s: tag \"%s\", expected \"%s\"", sql, t, tag);
 }
 
 /* sql must give exactly these rows (CSV with the header line). */

@@ -23,6 +23,7 @@
 #include "sql/db.h"
 #include "sql/live.h"
 #include "sql/merge.h"
+#include "sql/rows.h"
 #include "util/fsutil.h"
 
 #include <errno.h>
@@ -225,7 +226,7 @@ static void test_a_failed_commit_keeps_the_rows_and_retries(void **st)
     st_close();
 }
 
-/* A commit links a live segment of 4096 rows or more into the table as it
+/* A commit links a live segment of 16384 rows or more into the table as it
  * is (its bytes unchanged) and merges runs of smaller ones. */
 static void test_commit_links_big_live_segments_and_merges_small_ones(void **st)
 {
@@ -234,25 +235,42 @@ static void test_commit_links_big_live_segments_and_merges_small_ones(void **st)
     make_table();
     live(60000, 0);
     insert_rows(0, 3);
-    insert_rows(3, 5000);
-    insert_rows(5003, 2);
-    insert_rows(5005, 3);
+    /* 20000 rows in one statement: more SQL text than a statement may
+     * have, so through the writer INSERT and COPY FROM STDIN use (the
+     * same rows insert_rows writes) */
+    qr_rowwriter w;
+    qr_err we;
+    assert_int_equal(qr_rows_begin(&w, st_s.db, "t", 0, NULL, &we), 0);
+    for (int i = 3; i < 20003; i++) {
+        char line[200];
+        int k = snprintf(line, sizeof line,
+                         "{\"ts\":\"2025-01-01 00:%02d:%02d\",\"msg\":\"row %d %s\",\"n\":%d}",
+                         i / 60 % 60, i % 60, i, i % 3 ? "failed to place order" : "request completed",
+                         i);
+        if (qr_rows_add(&w, line, (size_t)k, &we) != 0)
+            fail_msg("row %d: %s", i, we.msg);
+    }
+    uint64_t added;
+    assert_int_equal(qr_rows_commit(&w, &added, &we), 0);
+    assert_int_equal(added, 20000);
+    insert_rows(20003, 2);
+    insert_rows(20005, 3);
     char ldir[4300];
     snprintf(ldir, sizeof ldir, "%s/t/live", st_dir);
     assert_int_equal(count_files(ldir, "seg-"), 4);
     qr_err e;
     assert_int_equal(qr_live_flush(st_s.db, "t", &e), 0);
     qr_manifest m = manifest_of(st_dir, "t");
-    assert_int_equal(m.nsegs, 3); /* 3 alone, 5000 linked, 2 + 3 merged */
+    assert_int_equal(m.nsegs, 3); /* 3 alone, 20000 linked, 2 + 3 merged */
     assert_int_equal(m.segs[0].rows, 3);
-    assert_int_equal(m.segs[1].rows, 5000);
+    assert_int_equal(m.segs[1].rows, 20000);
     assert_int_equal(m.segs[2].rows, 5);
     assert_int_equal(m.wal_seq, 4);
     free(m.segs);
     assert_int_equal(count_files(ldir, "seg-"), 0);
     st_rows("SELECT count(*), count(DISTINCT n), sum(n), min(n), max(n) FROM t",
-            "count,count,sum,min,max\n5008,5008,12537528,0,5007\n");
-    st_rows("SELECT count(*) FROM t WHERE msg @@ 'failed'", "count\n3338\n");
+            "count,count,sum,min,max\n20008,20008,200150028,0,20007\n");
+    st_rows("SELECT count(*) FROM t WHERE msg @@ 'failed'", "count\n13338\n");
     st_close();
 }
 
@@ -373,6 +391,35 @@ static void test_waiting_rows_limit_refuses_with_53000(void **st)
     qr_sqldb_writer_end(st_s.db, "t");
     insert_rows(3, 1);
     st_rows("SELECT count(*) FROM t", "count\n4\n");
+    st_close();
+}
+
+/* Segments the merger has not merged past max_unmerged: writers wait for
+ * it, then get 53000; once the table has fewer (here VACUUM merged them),
+ * writes go on. */
+static void test_unmerged_segments_limit_refuses_with_53000(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    qr_live_opts o;
+    qr_live_opts_default(&o);
+    o.refresh_ms = 60000;
+    o.max_unmerged = 2;
+    o.pending_wait_ms = 100;
+    qr_err e;
+    assert_int_equal(qr_sql_db_live(st_s.db, &o, &e), 0);
+    for (int i = 0; i < 3; i++) { /* three commits: three small segments, no run to merge */
+        insert_rows(i * 2, 2);
+        assert_int_equal(qr_live_flush(st_s.db, "t", &e), 0);
+    }
+    char *out = st_run_on(&st_s, "INSERT INTO t VALUES ('2025-01-01 00:00:00', 'x', 1)", NULL, &e);
+    assert_null(out);
+    assert_string_equal(e.code, QR_E_BUSY);
+    assert_string_equal(e.msg, "table t: 3 segments wait to be merged (limit 2); retry later");
+    st_ok("VACUUM t", "VACUUM");
+    insert_rows(6, 1);
+    st_rows("SELECT count(*), sum(n) FROM t", "count,sum\n7,21\n");
     st_close();
 }
 
@@ -598,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_queries_during_commits_see_each_row_once),
         cmocka_unit_test(test_truncate_and_drop_take_waiting_rows),
         cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
+        cmocka_unit_test(test_unmerged_segments_limit_refuses_with_53000),
         cmocka_unit_test(test_merge_policy),
         cmocka_unit_test(test_background_merges_keep_rows_and_scores),
         cmocka_unit_test(test_delete_with_waiting_rows_and_merges),
