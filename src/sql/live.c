@@ -12,7 +12,6 @@
  * them), nor while reading the catalog. */
 #include "sql/live.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <limits.h>
@@ -163,17 +162,9 @@ static void lseg_drop(ltab *t, lseg *s)
 
 void qr_live_clean(const char *table_dir)
 {
-    char dir[PATH_MAX], path[PATH_MAX];
+    char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/live", table_dir);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (de->d_name[0] != '.' &&
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
-            unlink(path);
-    closedir(d);
+    qr_unlink_all_in(dir);
 }
 
 /* Take table name's writer slot, waiting while *dead stays 0: 0 taken, 1
@@ -316,6 +307,15 @@ static ltab *find_tab(qr_live *l, const char *name)
     return NULL;
 }
 
+/* Table name's live state if it has one (taking the live mutex). */
+static ltab *lookup(qr_live *l, const char *name)
+{
+    pthread_mutex_lock(&l->mu);
+    ltab *t = find_tab(l, name);
+    pthread_mutex_unlock(&l->mu);
+    return t;
+}
+
 /* Forget t's live segments (t->mu held; their rows are in the log, or the
  * table went). */
 static void drop_segs(ltab *t)
@@ -438,9 +438,7 @@ int qr_live_carries(qr_sql_db *db, const char *name, const qr_tabdef *d)
     qr_live *l = qr_sqldb_live(db);
     if (!l)
         return 1;
-    pthread_mutex_lock(&l->mu);
-    ltab *t = find_tab(l, name);
-    pthread_mutex_unlock(&l->mu);
+    ltab *t = lookup(l, name);
     if (!t)
         return 1;
     pthread_mutex_lock(&t->mu);
@@ -661,9 +659,7 @@ int qr_live_flush(qr_sql_db *db, const char *name, qr_err *e)
     qr_live *l = qr_sqldb_live(db);
     if (!l)
         return 0;
-    pthread_mutex_lock(&l->mu);
-    ltab *t = find_tab(l, name);
-    pthread_mutex_unlock(&l->mu);
+    ltab *t = lookup(l, name);
     return t ? flush_tab(l, t, e) : 0;
 }
 
@@ -702,9 +698,7 @@ int qr_live_snapshot(qr_sql_db *db, const char *name, qr_live_snap *out, qr_err 
     qr_live *l = qr_sqldb_live(db);
     if (!l)
         return 0;
-    pthread_mutex_lock(&l->mu);
-    ltab *t = find_tab(l, name);
-    pthread_mutex_unlock(&l->mu);
+    ltab *t = lookup(l, name);
     if (!t)
         return 0;
     pthread_mutex_lock(&t->mu);

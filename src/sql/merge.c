@@ -1,7 +1,6 @@
 /* merge.c - the merge policy and one background merge (merge.h). */
 #include "sql/merge.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,17 +54,9 @@ int qr_merge_pick(const qr_seg_entry *segs, uint32_t nsegs, uint32_t *first, uin
 
 void qr_merge_clean(const char *table_dir)
 {
-    char dir[PATH_MAX], path[PATH_MAX];
+    char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/merge", table_dir);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (de->d_name[0] != '.' &&
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
-            unlink(path);
-    closedir(d);
+    qr_unlink_all_in(dir);
     rmdir(dir);
 }
 

@@ -9,7 +9,6 @@
  * segments while they change the table. The catalog file itself
  * is changed through index/catalog.h (its own lock file, atomic replace),
  * so other processes see the old catalog or the new one. */
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "sql/live.h"
 #include "sql/merge.h"
 #include "sql/stmt.h"
+#include "util/fsutil.h"
 
 static void set_tag(qr_result *out, const char *tag)
 {
@@ -243,19 +243,10 @@ static void remove_table_files(const char *dir)
 {
     char sub[PATH_MAX];
     if (snprintf(sub, sizeof sub, "%s/live", dir) < (int)sizeof sub) {
-        qr_live_clean(dir);
+        qr_unlink_all_in(sub);
         rmdir(sub);
     }
-    DIR *dh = opendir(dir);
-    if (dh) {
-        struct dirent *de;
-        char path[PATH_MAX];
-        while ((de = readdir(dh)))
-            if (de->d_name[0] != '.' &&
-                snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
-                unlink(path);
-        closedir(dh);
-    }
+    qr_unlink_all_in(dir);
     rmdir(dir);
 }
 

@@ -2,6 +2,7 @@
  * relaxed atomic load per operation while disarmed. */
 #include "util/fsutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -167,6 +168,20 @@ int qr_rename(const char *from, const char *to, qr_err *e)
     if (fault_hit(QR_FAULT_RENAME) || rename(from, to) != 0)
         return qr_errf(e, io_code(errno), "rename %s -> %s: %s", from, to, strerror(errno));
     return 0;
+}
+
+void qr_unlink_all_in(const char *dir)
+{
+    char path[PATH_MAX];
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' &&
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) < (int)sizeof path)
+            unlink(path);
+    closedir(d);
 }
 
 int qr_fsync_link(const char *from, const char *to, qr_err *e)

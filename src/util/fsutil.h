@@ -42,6 +42,9 @@ int qr_rename(const char *from, const char *to, qr_err *e);
  * directory whose fsync, at the commit that lists it, makes the name
  * durable. "fsync FROM: reason" / "link FROM -> TO: reason" on failure. */
 int qr_fsync_link(const char *from, const char *to, qr_err *e);
+/* Unlink every entry of directory dir but "." names (files; a
+ * subdirectory stays). A missing dir is nothing to do. */
+void qr_unlink_all_in(const char *dir);
 /* Read a whole file into a malloc'ed buffer (caller frees *out). */
 int qr_read_file(const char *path, unsigned char **out, size_t *n, qr_err *e);
 

@@ -39,6 +39,21 @@ static void live(uint32_t refresh_ms, int merge)
         fail_msg("live: %s", e.msg);
 }
 
+/* Live, no commit by age, writers waiting at most 100 ms for room. */
+static void live_limited(size_t max_pending, uint32_t max_unmerged, int merge)
+{
+    qr_live_opts o;
+    qr_live_opts_default(&o);
+    o.refresh_ms = 60000;
+    o.max_pending = max_pending;
+    o.max_unmerged = max_unmerged;
+    o.pending_wait_ms = 100;
+    o.merge = merge;
+    qr_err e;
+    if (qr_sql_db_live(st_s.db, &o, &e) != 0)
+        fail_msg("live: %s", e.msg);
+}
+
 static int count_files(const char *dir, const char *prefix)
 {
     DIR *d = opendir(dir);
@@ -371,14 +386,8 @@ static void test_waiting_rows_limit_refuses_with_53000(void **st)
     (void)st;
     st_open();
     make_table();
-    qr_live_opts o;
-    qr_live_opts_default(&o);
-    o.refresh_ms = 60000;
-    o.max_pending = 64; /* one small statement's record already passes it */
-    o.pending_wait_ms = 100;
-    o.merge = 0;
+    live_limited(64, QR_LIVE_MAX_UNMERGED, 0); /* one small statement's record passes 64 */
     qr_err e;
-    assert_int_equal(qr_sql_db_live(st_s.db, &o, &e), 0);
     insert_rows(0, 3); /* the first waits for nobody */
     /* the flusher cannot commit while the table's writer slot is held */
     assert_int_equal(qr_sqldb_writer_begin(st_s.db, "t", &e), 0);
@@ -402,13 +411,8 @@ static void test_unmerged_segments_limit_refuses_with_53000(void **st)
     (void)st;
     st_open();
     make_table();
-    qr_live_opts o;
-    qr_live_opts_default(&o);
-    o.refresh_ms = 60000;
-    o.max_unmerged = 2;
-    o.pending_wait_ms = 100;
+    live_limited((size_t)64 << 20, 2, 1);
     qr_err e;
-    assert_int_equal(qr_sql_db_live(st_s.db, &o, &e), 0);
     for (int i = 0; i < 3; i++) { /* three commits: three small segments, no run to merge */
         insert_rows(i * 2, 2);
         assert_int_equal(qr_live_flush(st_s.db, "t", &e), 0);
