@@ -116,7 +116,6 @@ int qr_fault_parse(const char *spec, qr_err *e)
 
 /* ---- durable writes ---- */
 
-
 int qr_create_file(const char *path, qr_err *e)
 {
     int fd = fault_hit(QR_FAULT_CREATE) ? -1 : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
