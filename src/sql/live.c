@@ -58,6 +58,7 @@ typedef struct lseg {
     uint32_t pins;    /* snapshots about to open it (qr_live_snapshot) */
     int gone;         /* out of the table's list: freed at the last unpin */
     qr_tabdef *def;   /* the definition it was written with (its indexes) */
+    int64_t at_ms;    /* when it was listed */
 } lseg;
 
 typedef struct ltab {
@@ -70,7 +71,6 @@ typedef struct ltab {
     uint32_t nsegs, capsegs;
     size_t pending;       /* their records' bytes */
     uint64_t durable_seq; /* records <= this are durable: their segments are visible */
-    int64_t since_ms;     /* when the oldest live segment came */
     int flushing;
     atomic_int dead;    /* dropped: forget everything; background work gives up */
     int merging;        /* the merger works on it (under the live mutex) */
@@ -578,8 +578,7 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, const qr_batch 
         pthread_mutex_unlock(&t->mu);
         return -1;
     }
-    if (!t->nsegs)
-        t->since_ms = now_ms();
+    s->at_ms = now_ms();
     t->segs[t->nsegs++] = s;
     t->pending += n;
     uint64_t seq = s->seq;
@@ -640,8 +639,6 @@ static int flush_tab(qr_live *l, ltab *t, qr_err *e)
         }
         memmove(t->segs, t->segs + n, sizeof *t->segs * (t->nsegs - n));
         t->nsegs -= n;
-        if (t->nsegs)
-            t->since_ms = now_ms();
         t->fails = 0;
     } else if (!t->dead) {
         t->fails++;
@@ -781,7 +778,7 @@ static void *flusher(void *arg)
             ltab *t = l->tabs[i];
             pthread_mutex_lock(&t->mu);
             if (t->nsegs && !t->flushing && (t->urgent || now >= t->retry_ms) &&
-                (t->urgent || now - t->since_ms >= (int64_t)l->o.refresh_ms ||
+                (t->urgent || now - t->segs[0]->at_ms >= (int64_t)l->o.refresh_ms ||
                  t->pending >= FLUSH_BYTES || t->nsegs >= FLUSH_SEGS))
                 due[ndue++] = t;
             t->urgent = 0;
