@@ -935,16 +935,20 @@ int qr_sql_db_live(qr_sql_db *db, const qr_live_opts *o, qr_err *e)
     pthread_cond_init(&l->cv, NULL);
     pthread_cond_init(&l->merged, NULL);
     pthread_cond_init(&l->mcv, NULL);
+    /* published before the threads start: the merger asks the database for
+     * it (qr_live_carries) */
+    qr_sqldb_set_live(db, l);
     if (pthread_create(&l->th, NULL, flusher, l) != 0) {
+        qr_sqldb_set_live(db, NULL);
         free_live(l);
         return qr_errf(e, QR_E_INTERNAL, "cannot start the flusher thread: %s", strerror(errno));
     }
     if (l->o.merge && pthread_create(&l->mth, NULL, merger, l) != 0) {
         stop_threads(l, 0);
+        qr_sqldb_set_live(db, NULL);
         free_live(l);
         return qr_errf(e, QR_E_INTERNAL, "cannot start the merger thread: %s", strerror(errno));
     }
-    qr_sqldb_set_live(db, l);
     return 0;
 }
 
