@@ -408,7 +408,7 @@ static int acquire_snap(qr_sql_db *db, tsnap *t, const qr_live_snap *ls, qr_segr
         k++;
     qr_manifest lm;
     memset(&lm, 0, sizeof lm);
-    lm.segs = ls->ents + k;
+    lm.segs = ls->n ? ls->ents + k : NULL; /* NULL + 0 is undefined */
     lm.nsegs = ls->n - k;
     if (ls->dir[0] && !atomic_exchange(&t->live_swept, 1)) /* those this manifest holds */
         qr_segcache_invalidate(db->cache, ls->dir, &lm);
