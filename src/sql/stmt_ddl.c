@@ -513,11 +513,30 @@ static int index_def(const qr_sqlparse *p, const qr_table *t, const PgQuery__Ind
     return 0;
 }
 
-int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_err *e)
+/* Table canon's definition replaced by d (its writer slot and LOCK held),
+ * the database's catalog and snapshot of it refreshed. 0, or -1 with e. */
+static int replace_def(qr_sql_db *db, const char *canon, const qr_tabdef *d, qr_err *e)
 {
-    qr_sql_db *db = s->db;
-    if (qr_live_build_later(db))
-        return 0;
+    qr_sqldb_lock(db, 1);
+    int rc = 0;
+    if (qr_sqldb_reload(db, e) != 0)
+        rc = -1;
+    else if (!catalog_name(db, canon))
+        rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" was dropped", canon);
+    if (rc == 0)
+        rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
+    int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
+    rc = rc == 0 ? rl : rc;
+    qr_sqldb_forget_table(db, canon);
+    qr_sqldb_unlock(db);
+    return rc;
+}
+
+/* Build table's indexes marked building here, on the statement's thread,
+ * until none is (the merger may be doing the same: a step of one that the
+ * other's commit overtook gives up and is tried again). */
+static int build_indexes_here(qr_sql_db *db, const char *table, qr_qctx *ctx, qr_err *e)
+{
     atomic_int never = 0;
     const atomic_int *stop = ctx && ctx->cancel ? ctx->cancel : &never;
     /* a step gives up when the table changed under it (another session's
@@ -556,6 +575,13 @@ int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_
     }
 }
 
+int qr_sql_build_indexes(qr_sql_session *s, const char *table, qr_qctx *ctx, qr_err *e)
+{
+    if (qr_live_build_later(s->db))
+        return 0;
+    return build_indexes_here(s->db, table, ctx, e);
+}
+
 int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__IndexStmt *x,
                       qr_result *out, qr_err *e)
 {
@@ -587,24 +613,29 @@ int qr_sql_stmt_index(qr_sql_session *s, const qr_sqlparse *p, const PgQuery__In
         return -1;
     qr_tabdef *d = NULL;
     int rc = index_def(p, t, x, &d, e), populated = t->man.nsegs > 0;
+    /* Live, with no committed rows: the index is added building all the
+     * same, since live segments written before it lack it (sql/live.h).
+     * If none lacks it, it is marked built at once (qr_live_carries then
+     * also turns away a writer that read the old definition); else they
+     * are committed with it (below) and it is built here. */
+    int live = qr_sqldb_live(db) != NULL, staged = 0;
     if (rc == 0 && d) {
-        if (populated)
-            d->ixs[d->nixs - 1].building = 1;
-        qr_sqldb_lock(db, 1);
-        if (qr_sqldb_reload(db, e) != 0)
-            rc = -1;
-        else if (!catalog_name(db, canon))
-            rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "relation \"%s\" was dropped", canon);
-        if (rc == 0)
-            rc = qr_catalog_replace_table(qr_sql_db_dir(db), d, e);
-        int rl = qr_sqldb_reload(db, rc == 0 ? e : NULL);
-        rc = rc == 0 ? rl : rc;
-        qr_sqldb_forget_table(db, canon);
-        qr_sqldb_unlock(db);
+        d->ixs[d->nixs - 1].building = populated || live;
+        rc = replace_def(db, canon, d, e);
+        if (rc == 0 && live && !populated) {
+            if (qr_live_carries(db, canon, d)) {
+                d->ixs[d->nixs - 1].building = 0;
+                rc = replace_def(db, canon, d, e);
+            } else {
+                staged = 1;
+            }
+        }
     }
     qr_tabdef_free(d);
     qr_table_close(t);
     qr_sqldb_writer_end(db, canon);
+    if (rc == 0 && staged && (rc = qr_live_flush(db, canon, e)) == 0)
+        rc = build_indexes_here(db, canon, out->ctx, e);
     /* also for IF NOT EXISTS on an index whose build was interrupted */
     if (rc == 0 && populated)
         rc = qr_sql_build_indexes(s, canon, out->ctx, e);

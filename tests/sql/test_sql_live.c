@@ -358,6 +358,33 @@ static void test_queries_during_commits_see_each_row_once(void **st)
     st_close();
 }
 
+/* CREATE INDEX in a live database: on a table without rows it is usable
+ * at once; on one whose rows are all in live segments (written without
+ * it) the statement commits them with it and builds it before returning,
+ * so the next query uses it and counts every row. */
+static void test_create_index_over_live_rows(void **st)
+{
+    (void)st;
+    st_open();
+    live(60000, 1);
+    make_table(); /* CREATE INDEX on the empty table */
+    insert_rows(0, 3);
+    st_rows("SELECT count(*) FROM t WHERE msg @@ 'failed'", "count\n2\n");
+    st_rows("SELECT indisvalid FROM pg_index", "indisvalid\ntrue\n");
+    st_ok("CREATE TABLE u (ts TIMESTAMP, msg text, n bigint)", "CREATE TABLE");
+    st_ok("INSERT INTO u VALUES ('2025-01-01 00:00:00', 'a failed', 1), "
+          "('2025-01-01 00:00:01', 'b ok', 2)",
+          "INSERT 0 2");
+    qr_manifest m = manifest_of(st_dir, "u");
+    assert_int_equal(m.nsegs, 0); /* live only */
+    free(m.segs);
+    st_ok("CREATE INDEX ON u USING inverted (msg)", "CREATE INDEX");
+    st_ok("INSERT INTO u VALUES ('2025-01-01 00:00:02', 'c failed', 3)", "INSERT 0 1");
+    st_rows("SELECT n FROM u WHERE msg @@ 'failed' ORDER BY n", "n\n1\n3\n");
+    st_rows("SELECT indisvalid FROM pg_index ORDER BY indexrelid", "indisvalid\ntrue\ntrue\n");
+    st_close();
+}
+
 static void test_truncate_and_drop_take_waiting_rows(void **st)
 {
     (void)st;
@@ -647,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_a_failed_commit_keeps_the_rows_and_retries),
         cmocka_unit_test(test_commit_links_big_live_segments_and_merges_small_ones),
         cmocka_unit_test(test_queries_during_commits_see_each_row_once),
+        cmocka_unit_test(test_create_index_over_live_rows),
         cmocka_unit_test(test_truncate_and_drop_take_waiting_rows),
         cmocka_unit_test(test_waiting_rows_limit_refuses_with_53000),
         cmocka_unit_test(test_unmerged_segments_limit_refuses_with_53000),
