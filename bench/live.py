@@ -14,7 +14,10 @@ table from the corpus' first lines, then at once:
     GROUP BY, newest 100) and records each one's latency;
   - every second the table's segment count is sampled.
 Then, at rest, the same queries again. Prints a markdown report: rows/s,
-rows/s per server CPU core-second (utime + stime of the server process),
+rows/s per server CPU core-second (utime + stime of the server process;
+also without the query client's and the probe's connection threads, which
+are known because they connect first, and until the merges settle after
+the load),
 freshness p50/p99/max, query medians during ingest and at rest, segment
 count over time, bytes per row.
 
