@@ -18,11 +18,13 @@
  *      concurrent statement (group commit); the live segments of durable
  *      records are visible to queries (qr_live_snapshot), and the
  *      statement is acknowledged;
- *   5. the flusher, once the oldest live segment is refresh_ms old or they
- *      hold FLUSH_BYTES of records, merges them into one table segment
- *      (fsynced), commits the manifest with wal_seq = the last record in
- *      it, then deletes the log files the manifest now covers and the live
- *      files (each once no query is about to open it).
+ *   5. the flusher, once the oldest live segment is refresh_ms old, or
+ *      they hold FLUSH_BYTES of records or are FLUSH_SEGS, makes them table
+ *      segments (fsynced): one of COMMIT_LINK_ROWS rows or more linked as
+ *      it is, runs of smaller ones merged into one; it commits the
+ *      manifest with wal_seq = the last record among them, then deletes
+ *      the log files the manifest now covers and the live files (each once
+ *      no query is about to open it).
  * A statement whose rows fill a whole segment batch writes segments
  * directly instead (sql/rows.c), as without a log: its one manifest commit
  * is as durable and as atomic.
@@ -33,9 +35,10 @@
  * crashed run are removed unread.
  *
  * Back-pressure: when a table's uncommitted records pass max_pending bytes
- * (the flusher cannot keep up, or cannot write), a writer waits for the
- * flusher up to pending_wait_ms (QR_LIVE_WAIT_MS), then fails with 53000
- * (retry later; HTTP 429). */
+ * (the flusher cannot keep up, or cannot write), or its segments the
+ * merger has not finished with pass max_unmerged, a writer waits for the
+ * flusher or the merger up to pending_wait_ms (QR_LIVE_WAIT_MS), then
+ * fails with 53000 (retry later; HTTP 429). */
 #ifndef QR_SQL_LIVE_H
 #define QR_SQL_LIVE_H
 #include <stddef.h>
