@@ -541,7 +541,6 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, const qr_batch 
         }
     }
     int dead = atomic_load(&t->dead);
-    uint64_t ix_gen = t->ix_gen;
     pthread_mutex_unlock(&t->mu);
     lseg *s = NULL;
     /* the rows are a segment first (on this connection's thread, no lock
@@ -553,13 +552,21 @@ int qr_live_append(qr_sql_db *db, const char *name, qr_buf *rec, const qr_batch 
                    : qr_err_prefix(e, "table %s: ", name);
     }
     s->rec_bytes = n;
-    int rc = def_current(l->db, name, b->def, e);
+    /* the definition checked, and no index marked built between that check
+     * and the listing below (qr_live_carries bumps ix_gen; it is called only
+     * once the index is in the catalog, so a check after it sees it) */
+    int rc;
     pthread_mutex_lock(&t->mu);
+    for (;;) {
+        uint64_t gen = t->ix_gen;
+        pthread_mutex_unlock(&t->mu);
+        rc = def_current(l->db, name, b->def, e);
+        pthread_mutex_lock(&t->mu);
+        if (rc != 0 || t->ix_gen == gen)
+            break;
+    }
     if (rc == 0 && t->dead)
         rc = qr_errf(e, QR_E_UNDEFINED_TABLE, "table \"%s\" does not exist (dropped)", name);
-    else if (rc == 0 && t->ix_gen != ix_gen) /* an index was marked built since the check */
-        rc = qr_errf(e, "40001", "table %s: its definition changed during the statement; retry it",
-                     name);
     else if (rc == 0 && t->nsegs == t->capsegs) { /* room first: a logged record must be listed */
         uint32_t nc = t->capsegs ? t->capsegs * 2 : 64;
         lseg **ns = realloc(t->segs, sizeof *ns * nc);

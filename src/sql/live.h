@@ -88,8 +88,8 @@ int qr_live_build_later(qr_sql_db *db);
 void qr_live_forget(qr_sql_db *db, const char *name);
 /* 1 when every live segment of table `name` holds each index of d being
  * built (as d defines it), so that d's indexes may be marked built; then
- * a writer that checked the definition before this call is refused
- * (40001) rather than listing a segment without them. 0 when one lacks
+ * a writer that checked its definition before this call checks it again
+ * before listing its segment (refused with 40001 if it lacks them). 0 when one lacks
  * one (the flusher's commit soon rebuilds it with them). Called with the
  * table's writer slot and LOCK held (sql/merge.c). */
 int qr_live_carries(qr_sql_db *db, const char *name, const qr_tabdef *d);
