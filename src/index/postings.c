@@ -560,6 +560,33 @@ bad:
     return -1;
 }
 
+int64_t qr_pc_count_in(qr_pcursor *c, const unsigned char *bits, uint32_t rows)
+{
+    uint64_t n = 0;
+    c->docs_only = 1; /* it ends exhausted: no tf is read again */
+    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
+        uint32_t j = c->i, m = c->n;
+        if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d) {
+            if (d >= rows) /* not a plain decoded block: this doc alone */
+                goto bad;
+            n += (bits[d >> 3] >> (d & 7)) & 1;
+            continue;
+        }
+        if (c->docs[m - 1] >= rows) /* docs ascend: the last bounds them */
+            goto bad;
+        for (; j < m; j++) {
+            uint32_t x = c->docs[j];
+            n += (bits[x >> 3] >> (x & 7)) & 1;
+        }
+        c->i = m - 1; /* the block is done: the next call decodes the next */
+        c->doc = c->docs[m - 1];
+    }
+    return c->corrupt ? -1 : (int64_t)n;
+bad:
+    c->corrupt = 1;
+    return -1;
+}
+
 uint32_t qr_pc_next(qr_pcursor *c)
 {
     if (c->doc == QR_NO_DOC && c->i != UINT32_MAX)

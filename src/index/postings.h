@@ -137,6 +137,12 @@ uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
  * intersection. Returns the docs set, or -1 when the list is corrupt (a
  * doc >= rows included). The cursor ends exhausted. */
 int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows);
+/* How many of the docs left in the list have their bit set in `bits`
+ * (ceil(rows/64) words, as bytes: any alignment), a decoded block at a
+ * time, its tfs stepped over: a rare word probed against a bitmap of the
+ * other clauses. -1 when the list is corrupt (a doc >= rows included). The
+ * cursor ends exhausted. */
+int64_t qr_pc_count_in(qr_pcursor *c, const unsigned char *bits, uint32_t rows);
 /* First doc >= target; unlike qr_pc_advance, target may be <= the current
  * doc (the cursor then stays). Inline for the usual case of a target inside
  * the decoded block, which intersections (phrases) hit on almost every call. */

@@ -194,6 +194,73 @@ qr_it *qr_it_bitmap(qr_arena *a, const void *bits, uint32_t rows, uint64_t count
     return b ? &b->it : NULL; /* NULL: out of (query) memory */
 }
 
+/* ---- postings probed in a bitmap ---- */
+typedef struct {
+    qr_it it;
+    post_it *post; /* untouched when made: its cursor walks */
+    const unsigned char *bits;
+    uint32_t rows;
+    int bad; /* a doc >= rows: corrupt postings */
+} probe_it;
+/* From the list's doc d on, the first one the bitmap has. */
+static uint32_t probe_from(probe_it *p, uint32_t d)
+{
+    for (; d != QR_NO_DOC; d = qr_pc_next(&p->post->c)) {
+        if (d >= p->rows) {
+            p->bad = 1;
+            return QR_NO_DOC;
+        }
+        if ((p->bits[d >> 3] >> (d & 7)) & 1)
+            return d;
+    }
+    return QR_NO_DOC;
+}
+static uint32_t probe_next(qr_it *it)
+{
+    probe_it *p = (probe_it *)it;
+    if (it->started && it->doc == QR_NO_DOC)
+        return QR_NO_DOC;
+    return probe_from(p, qr_pc_next(&p->post->c));
+}
+static uint32_t probe_advance(qr_it *it, uint32_t t)
+{
+    probe_it *p = (probe_it *)it;
+    if (it->started && it->doc == QR_NO_DOC)
+        return QR_NO_DOC;
+    return probe_from(p, qr_pc_advance(&p->post->c, t));
+}
+static uint64_t probe_count(qr_it *it)
+{
+    probe_it *p = (probe_it *)it;
+    if (it->started && it->doc == QR_NO_DOC)
+        return 0;
+    int64_t n = qr_pc_count_in(&p->post->c, p->bits, p->rows);
+    if (n < 0) {
+        p->bad = 1;
+        return 0;
+    }
+    return (uint64_t)n;
+}
+static int probe_failed(qr_it *it)
+{
+    probe_it *p = (probe_it *)it;
+    return p->bad || p->post->c.corrupt;
+}
+static const qr_it_vt probe_vt = {probe_next, probe_advance, probe_count, probe_failed,
+                                  "postings probed in a bitmap"};
+qr_it *qr_it_postings_in(qr_arena *a, qr_it *post, const void *bits, uint32_t rows)
+{
+    if (!qr_it_is_postings(post))
+        return NULL;
+    probe_it *p = alloc_it(a, sizeof *p, &probe_vt, post->cost);
+    if (p) {
+        p->post = (post_it *)post;
+        p->bits = bits;
+        p->rows = rows;
+    }
+    return p ? &p->it : NULL; /* NULL: out of (query) memory */
+}
+
 /* ---- conjunction ---- */
 typedef struct {
     qr_it it;

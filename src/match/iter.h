@@ -72,6 +72,12 @@ int qr_it_range_bounds(const qr_it *it, uint32_t *lo, uint32_t *hi);
 const void *qr_it_bitmap_bits(const qr_it *it);
 /* 1 for an untouched postings iterator (one word's list). */
 int qr_it_is_postings(const qr_it *it);
+/* The docs of an untouched postings iterator `post` (which it takes over)
+ * whose bit is set in `bits` (as for qr_it_bitmap; kept by the caller):
+ * a word's list walked with a bit test per doc, rather than leapfrogged
+ * with the bitmap. NULL when post is not such an iterator, or out of
+ * memory. */
+qr_it *qr_it_postings_in(qr_arena *a, qr_it *post, const void *bits, uint32_t rows);
 /* For an untouched postings iterator: set its docs' bits in `bits` (see
  * qr_pc_set_bits; -1 when corrupt) and leave it exhausted. -2 for other
  * iterators (nothing done). */

@@ -158,6 +158,15 @@ static void test_ways_name_what_evaluation_did(void **st)
     plan_of("time:>=2025-09-23T00:00:01Z", 0, &pl, &count, &t, &a);
     assert_int_equal(ways_of(node_of(&pl, t), "binary search of the sort column"), NSEG);
     qr_plan_free(&pl);
+    /* a rare word and a dense one: the word probed in the dense bitmap; a
+     * rare word without a dense one: probed in every row minus the
+     * negative's bitmap */
+    plan_of("failed AND place", 0, &pl, &count, &t, &a);
+    assert_int_equal(ways_of(node_of(&pl, t), "postings probed in a bitmap"), NSEG);
+    qr_plan_free(&pl);
+    plan_of("place AND NOT failed", 0, &pl, &count, &t, &a);
+    assert_int_equal(ways_of(node_of(&pl, t), "postings probed in a bitmap"), NSEG);
+    qr_plan_free(&pl);
     /* scoring: the OR says how it was scored, its words that they were */
     plan_of("failed OR error", 1, &pl, &count, &t, &a);
     const qr_plan_node *or = node_of(&pl, t);

@@ -18,7 +18,9 @@ static const char *queries[] = {"failed", "\"failed to place order\"", "ord*", "
                                 "atleast(2, error, failed, cache)", "error -cache",
                                 "cahce~1", "service:cart", "severity:ERROR",
                                 "scope:cart.cartstore.ValkeyCartStore",
-                                "trace:0af7651916cd43dd8448eb211c80319c", "sevnum:>=13"};
+                                "trace:0af7651916cd43dd8448eb211c80319c", "sevnum:>=13",
+                                "failed AND place", "cache AND NOT failed",
+                                "timeout AND cache"};
 
 static void test_every_index_block_damaged(void **st)
 {

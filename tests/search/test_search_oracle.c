@@ -91,6 +91,38 @@ static void test_boolean_and_nested(void **st)
         check_query(qs[i]);
 }
 
+/* Each way compile_and evaluates a conjunction (segsearch.c): a rare word
+ * probed in the bitmap of dense words, of words read whole, of every row
+ * minus negatives; two lists, one read whole; leapfrogs; and the same
+ * nested under OR and NOT, so that next() and advance() run as well as
+ * counting. */
+static void test_conjunction_strategies(void **st)
+{
+    (void)st;
+    const char *qs[] = {"failed AND place",
+                        "place AND failed AND to AND order",
+                        "timeout AND cache",
+                        "connection AND refused",
+                        "cache AND NOT failed",
+                        "place AND NOT failed",
+                        "refused -connection",
+                        "timeout AND NOT cache AND NOT error",
+                        "service:payment AND failed",
+                        "service:cart AND timeout",
+                        "severity:ERROR AND charge AND NOT cache",
+                        "(failed AND place) OR (cache AND NOT failed)",
+                        "NOT (timeout AND cache) AND error",
+                        "\"failed to place order\" AND charge",
+                        "(connection AND refused) OR (place AND NOT order)",
+                        "atleast(2, place, timeout, refused) AND failed"};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
+        check_query(qs[i]);
+    /* the shapes above have rows here, so they test something */
+    assert_true(check_query("failed AND place") > 100);
+    assert_true(check_query("cache AND NOT failed") > 100);
+    assert_true(check_query("connection AND refused") > 10);
+}
+
 static void test_phrases_and_proximity(void **st)
 {
     (void)st;
@@ -249,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_terms_in_every_band),
         cmocka_unit_test(test_boolean_and_nested),
+        cmocka_unit_test(test_conjunction_strategies),
         cmocka_unit_test(test_phrases_and_proximity),
         cmocka_unit_test(test_multi_term),
         cmocka_unit_test(test_keyword_numeric_time),
