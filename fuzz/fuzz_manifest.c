@@ -11,16 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "index/deletes.h"
 #include "index/table.h"
 #include "util/popcount.h"
 
-static char dir[64];
+static char dir[4096];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/quarry-fuzz-man-XXXXXX");
+        fuzz_tmp_path(dir, sizeof dir, "quarry-fuzz-man-XXXXXX");
         if (!mkdtemp(dir))
             abort();
     }
@@ -46,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const qr_seg_entry *s = &m.segs[i];
         if (!s->del_gen || s->rows > (1u << 20))
             continue;
-        char path[256];
+        char path[4200];
         qr_del_path_in(dir, s->id, s->del_gen, path, sizeof path);
         FILE *f = fopen(path, "wb");
         if (!f)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "index/invindex.h"
 #include "ingest/ndjson.h"
 
@@ -81,10 +82,12 @@ static int roundtrip(const qr_tabdef *d, const char *line, size_t n, qr_buf *out
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
+    static char path[4096];
     static qr_tabdef *defs[2];
     if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/quarry-fuzz-nd-%d.qseg", (int)getpid());
+        char name[64];
+        snprintf(name, sizeof name, "quarry-fuzz-nd-%d.qseg", (int)getpid());
+        fuzz_tmp_path(path, sizeof path, name);
         defs[0] = qr_tabdef_otel("otel");
         defs[1] = wide_table();
         if (!defs[0] || !defs[1])

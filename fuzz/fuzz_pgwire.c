@@ -12,18 +12,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "server/scram.h"
 #include "server/server.h"
 
-static char dir[] = "/tmp/quarry-fuzz-pgwire-XXXXXX";
+static char dir[4096];
 static qr_sql_db *db;
 
 static void cleanup(void)
 {
     qr_sql_db_close(db);
-    char cmd[128];
-    strcpy(cmd, "rm -rf ");
-    strcat(cmd, dir);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         return;
 }
@@ -33,6 +33,7 @@ static void open_db(void)
     qr_err e;
     int created;
     qr_tabdef *d = qr_tabdef_otel("logs");
+    fuzz_tmp_path(dir, sizeof dir, "quarry-fuzz-pgwire-XXXXXX");
     if (!mkdtemp(dir) || !d || qr_catalog_create_table(dir, d, &created, &e) != 0)
         abort();
     qr_tabdef_free(d);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "format/segment.h"
 #include "index/invindex.h"
 
@@ -44,9 +45,13 @@ static void walk_index(const qr_segment *s, uint16_t sec)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char path[64];
+    static char path[4096];
     if (!path[0])
-        snprintf(path, sizeof path, "/tmp/quarry-fuzz-seg-%d.qseg", (int)getpid());
+        {
+            char name[64];
+            snprintf(name, sizeof name, "quarry-fuzz-seg-%d.qseg", (int)getpid());
+            fuzz_tmp_path(path, sizeof path, name);
+        }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0)
         return 0;

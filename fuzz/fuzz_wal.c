@@ -12,10 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_tmp.h"
 #include "index/wal.h"
 #include "sql/live.h"
 
-static char dir[64];
+static char dir[4096];
 
 static int row(void *arg, const char *line, size_t n, qr_err *e)
 {
@@ -35,7 +36,7 @@ static int rec(void *arg, uint64_t seq, const unsigned char *p, size_t n, qr_err
 
 static void put(uint64_t first, const uint8_t *p, size_t n)
 {
-    char path[128];
+    char path[4200];
     snprintf(path, sizeof path, "%s/wal-%016llx.log", dir, (unsigned long long)first);
     FILE *f = fopen(path, "wb");
     if (!f)
@@ -47,8 +48,8 @@ static void put(uint64_t first, const uint8_t *p, size_t n)
 
 static void clean(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -f %s/wal-*.log", dir);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -f '%s'/wal-*.log", dir);
     if (system(cmd) != 0)
         abort();
 }
@@ -56,7 +57,7 @@ static void clean(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dir[0]) {
-        snprintf(dir, sizeof dir, "/tmp/quarry-fuzz-wal-XXXXXX");
+        fuzz_tmp_path(dir, sizeof dir, "quarry-fuzz-wal-XXXXXX");
         if (!mkdtemp(dir))
             abort();
     }

@@ -69,9 +69,15 @@ for src in fuzz/fuzz_*.c; do
     seeds=fuzz/corpus/${corpus:-${name#fuzz_}}
     [ -d "$seeds" ] && cp -R "$seeds"/. "$work"/
     nseeds=$(find "$work" -type f | wc -l)
-    "$bin" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
+    # scratch files in a directory of the target's own, removed after the
+    # run whatever its end (fuzz_tmp.h)
+    scratch=$PWD/fuzz/build/$name.tmp
+    rm -rf "$scratch"
+    mkdir -p "$scratch"
+    TMPDIR=$scratch "$bin" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
         -artifact_prefix=fuzz/build/"$name"- "$work" >>"$log" 2>&1
     rc=$?
+    rm -rf "$scratch"
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     if [ $rc -eq 0 ]; then
         echo "ok   $name: ${runs:-?} runs in ${secs}s, corpus $nseeds -> $(find "$work" -type f | wc -l)"
