@@ -531,60 +531,69 @@ static uint32_t fail(qr_pcursor *c)
     return QR_NO_DOC;
 }
 
-int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
+/* Hand the docs left in the list to run(arg, docs, m), a decoded block at
+ * a time (docs ascend, all < rows), leaving the cursor exhausted: a list
+ * read whole into a bitmap or probed in one. The blocks' tfs are stepped
+ * over. 0, or -1 when the list is corrupt (a doc >= rows included). */
+static inline int each_run(qr_pcursor *c, uint32_t rows,
+                           void (*run)(void *arg, const uint32_t *docs, uint32_t m), void *arg)
 {
-    uint64_t n = 0;
     c->docs_only = 1; /* it ends exhausted: no tf is read again */
     for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
         uint32_t j = c->i, m = c->n;
         if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d) {
             if (d >= rows) /* not a plain decoded block: this doc alone */
                 goto bad;
-            bits[d >> 6] |= 1ull << (d & 63);
-            n++;
+            run(arg, &d, 1);
             continue;
         }
-        for (; j < m; j++) {
-            uint32_t x = c->docs[j];
-            if (x >= rows)
-                goto bad;
-            bits[x >> 6] |= 1ull << (x & 63);
-        }
-        n += m - c->i;
+        if (c->docs[m - 1] >= rows)
+            goto bad;
+        run(arg, c->docs + j, m - j);
         c->i = m - 1; /* the block is done: the next call decodes the next */
         c->doc = c->docs[m - 1];
     }
-    return c->corrupt ? -1 : (int64_t)n;
+    return c->corrupt ? -1 : 0;
 bad:
     c->corrupt = 1;
     return -1;
 }
 
+typedef struct {
+    uint64_t *bits;
+    uint64_t n;
+} set_arg;
+static void run_set(void *arg, const uint32_t *docs, uint32_t m)
+{
+    set_arg *s = arg;
+    for (uint32_t j = 0; j < m; j++)
+        s->bits[docs[j] >> 6] |= 1ull << (docs[j] & 63);
+    s->n += m;
+}
+
+int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
+{
+    set_arg s = {bits, 0};
+    return each_run(c, rows, run_set, &s) != 0 ? -1 : (int64_t)s.n;
+}
+
+typedef struct {
+    const unsigned char *bits;
+    uint64_t n;
+} count_arg;
+static void run_count(void *arg, const uint32_t *docs, uint32_t m)
+{
+    count_arg *s = arg;
+    uint64_t n = 0;
+    for (uint32_t j = 0; j < m; j++)
+        n += (s->bits[docs[j] >> 3] >> (docs[j] & 7)) & 1;
+    s->n += n;
+}
+
 int64_t qr_pc_count_in(qr_pcursor *c, const unsigned char *bits, uint32_t rows)
 {
-    uint64_t n = 0;
-    c->docs_only = 1; /* it ends exhausted: no tf is read again */
-    for (uint32_t d = qr_pc_next(c); d != QR_NO_DOC; d = qr_pc_next(c)) {
-        uint32_t j = c->i, m = c->n;
-        if (c->ti.kind == TI_INLINE || c->blk >= c->nblocks || j >= m || c->docs[j] != d) {
-            if (d >= rows) /* not a plain decoded block: this doc alone */
-                goto bad;
-            n += (bits[d >> 3] >> (d & 7)) & 1;
-            continue;
-        }
-        if (c->docs[m - 1] >= rows) /* docs ascend: the last bounds them */
-            goto bad;
-        for (; j < m; j++) {
-            uint32_t x = c->docs[j];
-            n += (bits[x >> 3] >> (x & 7)) & 1;
-        }
-        c->i = m - 1; /* the block is done: the next call decodes the next */
-        c->doc = c->docs[m - 1];
-    }
-    return c->corrupt ? -1 : (int64_t)n;
-bad:
-    c->corrupt = 1;
-    return -1;
+    count_arg s = {bits, 0};
+    return each_run(c, rows, run_count, &s) != 0 ? -1 : (int64_t)s.n;
 }
 
 uint32_t qr_pc_next(qr_pcursor *c)
