@@ -62,6 +62,9 @@ static inline uint64_t bm_count_words(const uint64_t *w, size_t words)
 /* Set the bits of every doc of `it` (walks it). */
 static inline int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
 {
+    int64_t set = qr_it_postings_bits(it, dst, rows); /* a word: a block at a time */
+    if (set != -2)
+        return set < 0 ? -1 : 0;
     for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
         if (d >= rows)
             return -1;

@@ -123,6 +123,28 @@ static void test_conjunction_strategies(void **st)
     assert_true(check_query("connection AND refused") > 10);
 }
 
+/* Unions and at-least-k without a dense member: one bitmap (or the
+ * bit-sliced counter) when their rows make that cheaper than a heap
+ * (segsearch.c union_cheaper), a heap for a few rows; and both nested. */
+static void test_unions_without_dense_members(void **st)
+{
+    (void)st;
+    const char *qs[] = {"connection OR refused",
+                        "refused OR timeout OR payment",
+                        "connection OR request OR conversion OR post",
+                        "atleast(2, connection, request, conversion, post)",
+                        "atleast(2, refused, timeout, payment, connection)",
+                        "(connection OR refused) AND failed",
+                        "(refused OR timeout) AND NOT connection",
+                        "NOT (refused OR timeout)",
+                        "nosuchterm OR refused",
+                        "e8092fe38864 OR nosuchterm"};
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
+        check_query(qs[i]);
+    assert_true(check_query("connection OR refused") > 100);
+    assert_true(check_query("atleast(2, refused, timeout, payment, connection)") > 10);
+}
+
 static void test_phrases_and_proximity(void **st)
 {
     (void)st;
@@ -282,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_terms_in_every_band),
         cmocka_unit_test(test_boolean_and_nested),
         cmocka_unit_test(test_conjunction_strategies),
+        cmocka_unit_test(test_unions_without_dense_members),
         cmocka_unit_test(test_phrases_and_proximity),
         cmocka_unit_test(test_multi_term),
         cmocka_unit_test(test_keyword_numeric_time),
