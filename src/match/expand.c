@@ -211,7 +211,10 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
     int any_dense = 0;
     for (uint32_t i = 0; i < ts->n; i++)
         any_dense |= ts->v[i].has_bitmap;
-    if (ts->n <= 8 && !any_dense) {
+    /* one word's list as it is (its count is its df), a heap for a few
+     * words of few rows; else one bitmap, cheaper per doc (segsearch.c
+     * union_cheaper has the figures) */
+    if (!any_dense && (ts->n == 1 || (ts->n <= 8 && 13 * ts->total_df <= f->rows / 50))) {
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
         if (!kids)
             return mt_nomem(e);
@@ -240,14 +243,7 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
         qr_pcursor c;
         if (qr_invfield_cursor(f, &ts->v[i], &c, e) != 0)
             return NULL;
-        for (uint32_t d = qr_pc_next(&c); d != QR_NO_DOC; d = qr_pc_next(&c)) {
-            if (d >= rows) {
-                c.corrupt = 1;
-                break;
-            }
-            bits[d >> 6] |= 1ull << (d & 63);
-        }
-        if (c.corrupt)
+        if (qr_pc_set_bits(&c, bits, rows) < 0) /* a decoded block at a time */
             return (void)qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s postings (index section %u)",
                                  ss->seg->path, f->def.name, f->def.sec),
                    NULL;
