@@ -5,7 +5,7 @@
 # and ratios.
 #
 #   /usr/bin/python3 bench/grid/grid.py (Debian's, for python3-psycopg2)
-#   [--rows 1000000] [--engines quarry,duckdb,sqlite,postgres,lucene] [--reuse]
+#   [--rows 1000000] [--engines quarry,quarry-embedded,duckdb,sqlite,postgres,lucene] [--reuse]
 #                              [--oracle auto|on|off] [--cap 60] [--lucene-warmup 3]
 #
 # Method (the issue's, ClickBench's): every engine loads the same corpus
@@ -14,7 +14,9 @@
 # when this user may), then twice in one warm session (the grid run
 # round-robin twice); the result is the best of the two hot runs. Quarry is
 # measured through its server (libpq, psycopg2: the wire protocol a client
-# uses), PostgreSQL the same way; DuckDB and SQLite in-process, their
+# uses) and, as quarry-embedded, in-process too (`quarry sql --timing`: the
+# like-for-like comparison with the in-process peers), PostgreSQL through
+# its server; DuckDB and SQLite in-process, their
 # natural form, and Lucene 8 in-process too (a JVM running the driver in
 # bench/grid/lucene/: cold = a new JVM per query; hot = one JVM, untimed
 # warm-up rounds for HotSpot, then the two timed rounds). Every answer is
@@ -324,6 +326,42 @@ class QuarryServer:
     def version():
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True).stdout.strip()
+
+
+class QuarryEmbedded:
+    """Quarry in-process, the form Lucene, DuckDB and SQLite are measured in: `quarry sql
+    --timing` times each execution inside the process (planning and executing the statement
+    and materialising its result; printing it and the process's start excluded). One process
+    per query: started after dropping the page cache, its first run is the cold one and the
+    next two the hot ones (without --cold: two runs, both hot)."""
+    name = "quarry-embedded"
+    path = "in-process (`quarry sql --timing`, a process per query)"
+    load = staticmethod(QuarryServer.load)
+    version = staticmethod(QuarryServer.version)
+
+    @classmethod
+    def run_batch(cls, data, todo, res, cap, cold):
+        for q, sql in todo:
+            r = res[q["id"]]
+            dropped = drop_caches() if cold else False
+            try:
+                p = subprocess.run([Q, "sql", "--data", data, "--format", "ndjson", "--timing", "--timeout",
+                                    str(cap * 1000), "--repeat", "3" if cold else "2", sql],
+                                   capture_output=True, text=True, timeout=3 * cap + 60)
+            except subprocess.TimeoutExpired:
+                r.update(status="timeout", msg="no answer in %d s" % (3 * cap + 60))
+                continue
+            times = [float(m) for m in re.findall(r"^Time: ([0-9.]+) ms$", p.stderr, re.M)]
+            if p.returncode != 0 or len(times) != (3 if cold else 2):
+                r.update(status="timeout" if "57014" in p.stderr else "error",
+                         msg=(p.stderr.strip() or "exit status %d" % p.returncode)[:300])
+                continue
+            if cold:
+                r["cold_ms"], r["cache_dropped"] = times[0], dropped
+            r["hot_ms"] = times[-2:]
+            # the values in column order (two columns may share a name: count, count)
+            r["answer"] = normalise(q, [json.loads(line, object_pairs_hook=lambda kv: [v for _, v in kv])
+                                        for line in p.stdout.splitlines()])
 
 
 class SQLiteFTS:
@@ -675,14 +713,14 @@ class Lucene:
                     failed(r, o)
 
 
-ENGINES = {"quarry": QuarryServer, "duckdb": DuckDB, "sqlite": SQLiteFTS, "postgres": Postgres, "lucene": Lucene}
-STORES = {"quarry": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db", "postgres": "pg-cluster",
+ENGINES = {"quarry": QuarryServer, "quarry-embedded": QuarryEmbedded, "duckdb": DuckDB, "sqlite": SQLiteFTS, "postgres": Postgres, "lucene": Lucene}
+STORES = {"quarry": "quarry-data", "quarry-embedded": "quarry-data", "duckdb": "duck.duckdb", "sqlite": "sqlite.db", "postgres": "pg-cluster",
           "lucene": "lucene-index"}
 
 
 def translate(q, eng):
     try:
-        return G.sql_for(q, eng), None
+        return G.sql_for(q, "quarry" if eng == "quarry-embedded" else eng), None
     except G.Unsupported as e:
         return None, str(e)
 
@@ -758,8 +796,9 @@ def fmt(x):
 
 def report(rows, qs, results, loads, settings, truth, outdir):
     # Quarry first; every other engine is a peer with its ratio column
-    engines = ["quarry"] + [e for e in results if e != "quarry"]
-    peers = engines[1:]
+    mine = ["quarry"] + (["quarry-embedded"] if "quarry-embedded" in results else [])
+    engines = mine + [e for e in results if e not in mine]
+    peers = engines[len(mine):]
     warm = ["%s: after %d untimed warm-up round%s over every query in the same %s" % (
         e, settings[e]["warmup_rounds"], "" if settings[e]["warmup_rounds"] == 1 else "s",
         "JVM" if e == "lucene" else "session") for e in engines if settings[e].get("warmup_rounds")]
@@ -783,7 +822,7 @@ def report(rows, qs, results, loads, settings, truth, outdir):
     L.append("## Per family: hot medians (geometric means in brackets), ratio = peer / Quarry")
     L.append("")
     L.append("| family | queries | " + " | ".join(engines) + " | " + " | ".join("%s/quarry" % e for e in peers) + " |")
-    L.append("|---|---:|" + "---:|" * (2 * len(engines) - 1))
+    L.append("|---|---:|" + "---:|" * (len(engines) + len(peers)))
     allratio = {e: [] for e in engines}
     for fam in FAMS:
         ids = [q["id"] for q in qs if q["family"] == fam]
@@ -802,6 +841,8 @@ def report(rows, qs, results, loads, settings, truth, outdir):
         len(qs), " | ".join("" for _ in engines), " | ".join(fmt(gmean(allratio[e])) + "x" if allratio[e] else "-"
                                                              for e in peers)))
     L.append("")
+    like_for_like(L, qs, results, peers)
+    targets(L, rows, qs, results, loads, peers)
     L.append("## Cross-check")
     L.append("")
     bad = []
@@ -840,10 +881,90 @@ def report(rows, qs, results, loads, settings, truth, outdir):
     return path, len(bad)
 
 
+def inproc(e):
+    return ENGINES[e].path.startswith("in-process")
+
+
+def like(e, results):
+    """the Quarry a peer is compared with like for like: in-process with in-process"""
+    return "quarry-embedded" if inproc(e) and "quarry-embedded" in results else "quarry"
+
+
+def fam_median(results, e, ids):
+    xs = [results[e][i]["best_ms"] for i in ids if results[e][i]["best_ms"] is not None]
+    return (statistics.median(xs), len(xs)) if xs else (None, 0)
+
+
+def like_for_like(L, qs, results, peers):
+    if "quarry-embedded" not in results or not peers:
+        return
+    L.append("## Like for like: ratio = peer / Quarry measured the same way")
+    L.append("")
+    L.append("In-process peers (%s) against Quarry in-process (quarry-embedded); peers behind a client "
+             "(%s) against Quarry's server. Geometric mean of the per-query ratios over the queries both "
+             "answer." % (", ".join(e for e in peers if inproc(e)) or "none",
+                         ", ".join(e for e in peers if not inproc(e)) or "none"))
+    L.append("")
+    L.append("| family | " + " | ".join("%s/%s" % (e, like(e, results)) for e in peers) + " |")
+    L.append("|---|" + "---:|" * len(peers))
+    every = {e: [] for e in peers}
+    for fam in FAMS + ["all"]:
+        ids = [q["id"] for q in qs if fam in ("all", q["family"])]
+        cells = []
+        for e in peers:
+            mq = like(e, results)
+            rs = [results[e][i]["best_ms"] / results[mq][i]["best_ms"] for i in ids
+                  if results[e][i]["best_ms"] and results[mq][i]["best_ms"]]
+            cells.append(fmt(gmean(rs)) + "x" if rs else "unsupported")
+        L.append("| %s | %s |" % (fam, " | ".join(cells)))
+    L.append("")
+
+
+# issue 15's targets at 10M rows: hot medians through the server
+TARGET_MS = {"count": 2.5, "topk": 10, "recent": 5, "group": 5, "join": 15}
+
+
+def targets(L, rows, qs, results, loads, peers):
+    L.append("## Targets")
+    L.append("")
+    L.append("Hot medians through the server against the targets (ms); the fastest peer of each family by "
+             "its hot median, compared like for like (an in-process peer with quarry-embedded when it ran), "
+             "against the goal of 3x.")
+    L.append("")
+    L.append("| family | Quarry | target | target met | fastest peer | its median | Quarry compared | ratio | 3x |")
+    L.append("|---|---:|---:|---|---|---:|---:|---:|---|")
+    for fam in FAMS:
+        ids = [q["id"] for q in qs if q["family"] == fam]
+        mq, _ = fam_median(results, "quarry", ids)
+        t = TARGET_MS[fam]
+        met = "-" if mq is None else ("met" if mq <= t else "missed by %.1fx" % (mq / t))
+        best = min(((fam_median(results, e, ids)[0], e) for e in peers if fam_median(results, e, ids)[0]),
+                   default=(None, None))
+        if best[1]:
+            mine = like(best[1], results)
+            me, _ = fam_median(results, mine, ids)
+            ratio = best[0] / me if me else None
+            three = "-" if ratio is None else ("met" if ratio >= 3 else "missed: %.2fx of 3x" % ratio)
+            L.append("| %s | %s | %s | %s | %s | %s | %s %s | %s | %s |" % (
+                fam, fmt(mq), fmt(t), met, best[1], fmt(best[0]), mine, fmt(me),
+                fmt(ratio) + "x" if ratio else "-", three))
+        else:
+            L.append("| %s | %s | %s | %s | - | - | - | - | - |" % (fam, fmt(mq), fmt(t), met))
+    ls = sorted((loads[e]["load_s"], e) for e in ["quarry"] + peers if e in loads)
+    bs = sorted((loads[e]["bytes"], e) for e in ["quarry"] + peers if e in loads)
+    L.append("")
+    L.append("Load: fastest %s (%.1f s); Quarry %.1f s%s. On disk: smallest %s (%.1f B/row); Quarry %.1f B/row%s."
+             % (ls[0][1], ls[0][0], loads["quarry"]["load_s"],
+                "" if ls[0][1] == "quarry" else " (%.2fx the fastest)" % (loads["quarry"]["load_s"] / ls[0][0]),
+                bs[0][1], bs[0][0] / rows, loads["quarry"]["bytes"] / rows,
+                "" if bs[0][1] == "quarry" else " (%.2fx the smallest)" % (loads["quarry"]["bytes"] / bs[0][0])))
+    L.append("")
+
+
 def chart(path, rows, engines, qs, results):
     """per-family hot medians as grouped bars on a log scale (0.01 ms .. 10 s)"""
-    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
-    W, H, left, top, bottom = 760, 360, 60, 40, 60
+    colours = ["#1f77b4", "#aec7e8", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    W, H, left, top, bottom = 60 + 140 * len(engines), 360, 60, 40, 60
     lo, hi = -2, 4
     y = lambda ms: top + (H - top - bottom) * (1 - (math.log10(max(ms, 10 ** lo)) - lo) / (hi - lo))
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">'
@@ -862,14 +983,14 @@ def chart(path, rows, engines, qs, results):
             if xs:
                 m = statistics.median(xs)
                 out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s %.3g ms</title>'
-                           '</rect>' % (x, y(m), bw - 2, H - bottom - y(m), colours[ei % 5], e, fam, m))
+                           '</rect>' % (x, y(m), bw - 2, H - bottom - y(m), colours[ei % len(colours)], e, fam, m))
             else:
                 out.append('<text x="%.1f" y="%d" font-size="9" transform="rotate(-90 %.1f %d)">n/a</text>'
                            % (x + bw / 2, H - bottom - 4, x + bw / 2, H - bottom - 4))
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (left + fi * slot + slot / 2, H - bottom + 18, fam))
     for ei, e in enumerate(engines):
         out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
-                   % (left + ei * 130, H - 22, colours[ei % 5], left + ei * 130 + 16, H - 12, e))
+                   % (left + ei * 140, H - 22, colours[ei % len(colours)], left + ei * 140 + 16, H - 12, e))
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
@@ -878,7 +999,7 @@ def chart(path, rows, engines, qs, results):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--engines", default="quarry,duckdb,sqlite,postgres,lucene")
+    ap.add_argument("--engines", default="quarry,quarry-embedded,duckdb,sqlite,postgres,lucene")
     ap.add_argument("--oracle", default="auto")
     ap.add_argument("--cap", type=int, default=60)
     ap.add_argument("--no-cold", action="store_true")
@@ -964,9 +1085,10 @@ def main():
         sys.exit("the report compares with quarry: include it in --engines")
     rp, bad = report(a.rows, qs, results, loads, settings, truth, outdir)
     print(rp)
-    failed = [r["id"] + ": " + str(r["msg"]) for r in results["quarry"].values() if r["status"] != "ok"]
+    failed = [e + " " + r["id"] + ": " + str(r["msg"]) for e in ("quarry", "quarry-embedded") if e in results
+              for r in results[e].values() if r["status"] != "ok"]
     for f in failed:
-        log("quarry failed " + f)
+        log("failed: " + f)
     # --strict (the test suite): any mismatch, or any Quarry query not answered, fails
     sys.exit(1 if a.strict and (bad or failed) else 0)
 

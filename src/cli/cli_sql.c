@@ -26,7 +26,7 @@
 
 static const char *usage_text =
     "usage: quarry sql --data DIR [--format table|csv|ndjson] [--threads N]\n"
-    "                  [--memory-limit BYTES] [--timeout MS] [--repeat N]\n"
+    "                  [--memory-limit BYTES] [--timeout MS] [--repeat N] [--timing]\n"
     "                  [--continue-on-error] [-c 'SQL' | -f FILE | 'SQL']\n"
     "Runs SQL statements (docs/SQL.md), several separated by ';', and prints each\n"
     "result: an aligned table (default; a statement without rows prints its tag,\n"
@@ -35,13 +35,16 @@ static const char *usage_text =
     "stdin (a `quarry> ` prompt on a terminal). The first error stops the run with\n"
     "status 1 unless --continue-on-error (an interactive terminal goes on).\n"
     "--repeat N runs each statement N times in one session (tables kept open) and\n"
-    "prints the hot latency to stderr. COPY t FROM STDIN reads stdin when the SQL\n"
-    "comes from -c or -f; COPY ... TO STDOUT writes to stdout.\n";
+    "prints the hot latency to stderr. --timing prints each run's execution time to\n"
+    "stderr as psql's \\timing does (`Time: 0.412 ms`, the statement executed, not\n"
+    "printed). COPY t FROM STDIN reads stdin when the SQL comes from -c or -f;\n"
+    "COPY ... TO STDOUT writes to stdout.\n";
 
 typedef struct run {
     qr_sql_session s;
     int fmt;
     uint64_t reps;
+    int timing;     /* --timing: a "Time: X ms" line per run on stderr */
     int stdin_free; /* stdin is not where the statements come from */
     int failed;
 } run;
@@ -124,6 +127,8 @@ static int run_one(run *r, const char *sql, size_t n)
         int64_t t0 = qr_qctx_now_ns();
         rc = copy ? copy_in(r, sql, n, &res, &e) : qr_sql_exec(&r->s, sql, n, &res, &e);
         lat[k] = (double)(qr_qctx_now_ns() - t0) / 1e6;
+        if (rc == 0 && r->timing)
+            fprintf(stderr, "Time: %.3f ms\n", lat[k]);
         if (rc == 0 && k == 0) {
             qr_buf_clear(&out);
             if (res.ncols)
@@ -273,20 +278,16 @@ static int read_sql_file(const char *path, unsigned char **out, size_t *n, qr_er
 
 int cli_sql(int argc, char **argv)
 {
-    static const struct option opts[] = {{"data", required_argument, 0, 'd'},
-                                         {"format", required_argument, 0, 'F'},
-                                         {"threads", required_argument, 0, 'j'},
-                                         {"memory-limit", required_argument, 0, 'M'},
-                                         {"timeout", required_argument, 0, 'T'},
-                                         {"repeat", required_argument, 0, 'r'},
-                                         {"command", required_argument, 0, 'c'},
-                                         {"file", required_argument, 0, 'f'},
-                                         {"continue-on-error", no_argument, 0, 'C'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"data", required_argument, 0, 'd'},    {"format", required_argument, 0, 'F'},
+        {"threads", required_argument, 0, 'j'}, {"memory-limit", required_argument, 0, 'M'},
+        {"timeout", required_argument, 0, 'T'}, {"repeat", required_argument, 0, 'r'},
+        {"timing", no_argument, 0, 't'},        {"command", required_argument, 0, 'c'},
+        {"file", required_argument, 0, 'f'},    {"continue-on-error", no_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     cli_tune_malloc();
     const char *data = NULL, *cmd = NULL, *file = NULL;
-    int fmt = QR_FMT_TABLE, c, keep_going = 0;
+    int fmt = QR_FMT_TABLE, c, keep_going = 0, timing = 0;
     uint64_t threads = 0, mem = QR_QCTX_DEFAULT_LIMIT, timeout = 0, reps = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "c:f:", opts, NULL)) != -1) {
@@ -321,6 +322,9 @@ int cli_sql(int argc, char **argv)
         case 'r':
             if (cli_uint("--repeat", optarg, 1000000, &reps) != 0 || reps == 0)
                 return 2;
+            break;
+        case 't':
+            timing = 1;
             break;
         case 'c':
             cmd = optarg;
@@ -357,6 +361,7 @@ int cli_sql(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.fmt = fmt;
     r.reps = reps;
+    r.timing = timing;
     r.stdin_free = cmd || (file && strcmp(file, "-") != 0);
     if (qr_sql_open(&r.s, data, (int)threads, &e) != 0) {
         qr_sql_close(&r.s);

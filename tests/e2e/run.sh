@@ -137,6 +137,9 @@ n_full=$(SQL --format csv "SELECT count(*) FROM $FE FULL JOIN $CO ON a.TraceId =
 n_left=$(SQL --format csv "SELECT count(*) FROM $FE LEFT JOIN $CO ON a.TraceId = b.TraceId" | tail -1)
 n_ronly=$(SQL --format csv "SELECT count(*) FROM $FE RIGHT JOIN $CO ON a.TraceId = b.TraceId WHERE a.TraceId IS NULL" | tail -1)
 check "sql: FULL JOIN = LEFT JOIN + the RIGHT JOIN's unmatched rows ($n_full)" test "$n_full" -gt 0 -a "$n_full" -eq $((n_left + n_ronly))
+SQL --format csv --timing --repeat 3 "SELECT count(*) FROM logs WHERE Body @@ 'failed'" > "$T/tim.out" 2> "$T/tim.err"
+check "sql --timing: a Time line per run" test "$(grep -cE '^Time: [0-9]+\.[0-9]{3} ms$' "$T/tim.err")" -eq 3
+check "sql --timing: the result printed once" test "$(cat "$T/tim.out")" = "$(printf 'count\n%s' "$(cnt failed)")"
 check "sql: EXPLAIN says row count only" sh -c "\"$Q\" sql --data \"$T/d\" \"EXPLAIN SELECT count(*) FROM logs WHERE Body @@ 'failed'\" | grep -q 'row count only'"
 
 # --- sql statements: several per call, -f, stdin, errors stop, COPY ------------
