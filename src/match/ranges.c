@@ -129,6 +129,47 @@ static int range_col(qr_segsearch *ss, const qr_query *q, qr_err *e)
     return c;
 }
 
+/* The first row in [first, n) of sorted column c (its NULLs before
+ * `first`) whose value is >= lo (above = 0) or > hi (above = 1), or n.
+ * The blocks' min/max find the one block that holds it, and only that
+ * block is read: a binary search over rows would decode a block at almost
+ * every probe (delta-coded blocks decode whole), ~16 blocks a bound. */
+static int sorted_bound(qr_colreader *r, const qr_colmeta *cm, uint32_t first, uint32_t n,
+                        int above, int64_t lo, int64_t hi, uint32_t *out, qr_err *e)
+{
+#define PASSES(v) (above ? (v) > hi : (v) >= lo)
+    uint32_t l = 0, h = cm->ndata; /* first data block whose max passes */
+    while (l < h) {
+        uint32_t mid = l + (h - l) / 2;
+        const qr_blockref *b = &cm->blocks[cm->first_data + mid];
+        if ((b->flags & QR_BLKF_ALL_NULL) || !PASSES(b->max))
+            l = mid + 1;
+        else
+            h = mid;
+    }
+    if (l == cm->ndata) {
+        *out = n;
+        return 0;
+    }
+    const qr_blockref *b = &cm->blocks[cm->first_data + l];
+    uint32_t lo_row = b->first_row > first ? b->first_row : first;
+    uint32_t hi_row = b->first_row + b->rows < n ? b->first_row + b->rows : n;
+    while (lo_row < hi_row) { /* inside the block: one decode */
+        uint32_t mid = lo_row + (hi_row - lo_row) / 2;
+        int64_t v;
+        int isnull;
+        if (qr_colr_int(r, mid, &v, &isnull, e) != 0)
+            return -1;
+        if (!isnull && PASSES(v))
+            hi_row = mid;
+        else
+            lo_row = mid + 1;
+    }
+    *out = lo_row;
+    return 0;
+#undef PASSES
+}
+
 qr_it *mt_time_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
     qr_segment *s = ss->seg;
@@ -145,29 +186,22 @@ qr_it *mt_time_range(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     uint32_t n = (uint32_t)s->rows;
     if (first >= n || hi < s->min_ts || lo > s->max_ts)
         return mt_empty(a, e);
-    qr_colreader *r = qr_colr_open(s, c, e);
-    if (!r)
-        return NULL;
-    /* lower bounds: first row with ts >= lo, first row with ts > hi */
-    uint32_t bounds[2];
-    for (int k = 0; k < 2; k++) {
-        uint32_t l = first, h = n;
-        while (l < h) {
-            uint32_t mid = l + (h - l) / 2;
-            int64_t v;
-            int isnull;
-            if (qr_colr_int(r, mid, &v, &isnull, e) != 0) {
-                qr_colr_close(r);
-                return NULL;
-            }
-            if (k == 0 ? v < lo : v <= hi)
-                l = mid + 1;
-            else
-                h = mid;
+    /* a bound outside the segment's values needs no read */
+    uint32_t bounds[2] = {first, n};
+    if (lo > s->min_ts || hi < s->max_ts) {
+        const qr_colmeta *cm = qr_seg_colmeta(s, c, e);
+        qr_colreader *r = cm ? qr_colr_open(s, c, e) : NULL;
+        if (!r)
+            return NULL;
+        if ((lo > s->min_ts && sorted_bound(r, cm, first, n, 0, lo, hi, &bounds[0], e) != 0) ||
+            (hi < s->max_ts && sorted_bound(r, cm, first, n, 1, lo, hi, &bounds[1], e) != 0)) {
+            qr_colr_close(r);
+            return NULL;
         }
-        bounds[k] = l;
+        qr_colr_close(r);
     }
-    qr_colr_close(r);
+    if (bounds[1] < bounds[0])
+        bounds[1] = bounds[0];
     qr_it *it = qr_it_range(a, bounds[0], bounds[1]);
     return it ? it : mt_nomem(e);
 }
