@@ -855,7 +855,9 @@ def report(rows, qs, results, loads, settings, truth, outdir):
                 bad.append((q, e, r.get("answer"), ref))
     L.append("Answers compared with %s: %d mismatches." % ("the brute-force oracle" if truth else "Quarry's", len(bad)))
     for q, e, got, ref in bad:
-        L.append("- **%s** %s on %s: %s, expected %s" % (q["id"], q["name"], e, show(got)[:80], show(ref)[:80]))
+        why = known_difference(q, e)
+        L.append("- **%s** %s on %s: %s, expected %s%s" % (q["id"], q["name"], e, show(got)[:80], show(ref)[:80],
+                                                           " (known: %s)" % why if why else ""))
     L.append("")
     L.append("## Every query (hot ms; cold in brackets)")
     L.append("")
@@ -879,6 +881,19 @@ def report(rows, qs, results, loads, settings, truth, outdir):
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")
     return path, len(bad)
+
+
+def has_time(f):
+    return f.get("t") == "time" or any(has_time(c) for c in f.get("c", []))
+
+
+def known_difference(q, e):
+    """why an engine's answer may differ from the others' where the semantics
+    do not quite agree (REVIEW.md), or None"""
+    if e == "postgres" and has_time(q["filter"]):
+        return ("timestamptz holds microseconds: the rows' timestamps are truncated and the window's bounds "
+                "rounded to the microsecond, which moves a row lying within a microsecond of a bound")
+    return None
 
 
 def inproc(e):
