@@ -212,9 +212,8 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
     for (uint32_t i = 0; i < ts->n; i++)
         any_dense |= ts->v[i].has_bitmap;
     /* one word's list as it is (its count is its df), a heap for a few
-     * words of few rows; else one bitmap, cheaper per doc (segsearch.c
-     * union_cheaper has the figures) */
-    if (!any_dense && (ts->n == 1 || (ts->n <= 8 && 13 * ts->total_df <= f->rows / 50))) {
+     * words of few rows; else one bitmap, cheaper per doc */
+    if (!any_dense && (ts->n == 1 || (ts->n <= 8 && !bm_union_cheaper(ts->total_df, f->rows)))) {
         qr_it **kids = qr_arena_alloc(a, sizeof *kids * ts->n);
         if (!kids)
             return mt_nomem(e);

@@ -38,6 +38,22 @@ static inline uint64_t *bm_new(qr_arena *a, uint32_t rows)
     return w;
 }
 
+/* Set bits 0 .. rows-1 of a bitmap from bm_new: every row. */
+static inline void bm_fill_all(uint64_t *w, uint32_t rows)
+{
+    memset(w, 0xff, (size_t)rows / 64 * 8);
+    if (rows & 63)
+        w[rows / 64] = (1ull << (rows & 63)) - 1;
+}
+
+/* Whether a union of `docs` postings in a segment of `rows` rows costs
+ * less as one bitmap (~2 ns a doc for a word's list, a decoded block at a
+ * time, plus a few passes over the bitmap's words, ~rows / 50 ns) than
+ * merged in a heap (~13 ns a doc). Measured at 10M rows, one thread:
+ * `connection OR request OR conversion OR post` (no dense member) counted
+ * in 18.4 ms by a heap, 1.6 ms as a bitmap. */
+static inline int bm_union_cheaper(uint64_t docs, uint32_t rows) { return 13 * docs > rows / 50; }
+
 static inline uint64_t load_word(const void *p, size_t i)
 {
     uint64_t v;

@@ -159,9 +159,7 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, const qr_query *r
         uint64_t *acc = bm_new(a, rows);
         if (!acc)
             return mt_nomem(e);
-        memset(acc, 0xff, rows / 64 * 8);
-        if (rows & 63)
-            acc[rows / 64] = (1ull << (rows & 63)) - 1;
+        bm_fill_all(acc, rows);
         uint64_t *tmp = NULL;
         for (uint32_t i = 0; i < nn; i++) {
             const void *nb = qr_it_bitmap_bits(neg[i]);
@@ -240,9 +238,7 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, const qr_query *r
             if (!in[i])
                 continue;
             if (first && i >= np) { /* no positive: every row to start from */
-                memset(acc, 0xff, rows / 64 * 8);
-                if (rows & 63)
-                    acc[rows / 64] = (1ull << (rows & 63)) - 1;
+                bm_fill_all(acc, rows);
                 first = 0;
             }
             qr_it *it = i < np ? pos[i] : neg[i - np];
@@ -295,17 +291,14 @@ static qr_it *compile_and(qr_segsearch *ss, const qr_query *q, const qr_query *r
     return inc ? inc : mt_nomem(e);
 }
 
-/* Whether reading a union's members into one bitmap (~2 ns a doc for a
- * word's list, a decoded block at a time, plus a few passes over the
- * bitmap's words, ~rows / 50 ns) costs less than merging them in a heap
- * (~15 ns a doc). Measured at 10M rows, one thread: `connection OR request
- * OR conversion OR post` (no dense member) counted in 18.4 ms by a heap. */
+/* Whether a union's members cost less read into one bitmap than merged
+ * in a heap (bm_union_cheaper). */
 static int union_cheaper(qr_it **kids, uint32_t n, uint32_t rows)
 {
     uint64_t docs = 0;
     for (uint32_t i = 0; i < n; i++)
         docs += kids[i]->cost;
-    return 13 * docs > rows / 50;
+    return bm_union_cheaper(docs, rows);
 }
 
 static qr_it *compile_node(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
