@@ -183,7 +183,7 @@ static int rec_check(const qr_tdict *d, uint32_t i, qr_err *e);
  * checksum, its own offsets and lengths against the blocks' sizes, once
  * (its bit in okbits). Every read of a record goes through here first, so
  * nothing unverified steers a seek; its first term's bytes (first_ok) and
- * its mask (qr_tdict_mask) lie elsewhere and are checked where they are
+ * its mask (qr_tdict_find_mask) lie elsewhere and are checked where they are
  * read: a binary search mostly decides by the record's key8 alone. 0 (also
  * when the index was checked whole at open), or -1 with e set. */
 static inline int rec_ok(const qr_tdict *d, uint32_t i, qr_err *e)

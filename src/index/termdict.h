@@ -175,14 +175,23 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
                      const qr_blockref *dref, const unsigned char *index, size_t index_len,
                      const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                      const char *what, qr_err *e);
-/* Block b's mask of byte classes (what automaton walks skip blocks by),
- * its bytes verified first in a lazily verified index. 0, or -1 (e set). */
-static inline int qr_tdict_mask(const qr_tdict *d, uint32_t b, uint64_t *mask, qr_err *e)
+/* Blocks' masks of byte classes are what automaton walks skip blocks by.
+ * The first block from b on whose mask has every class of `need` (nblocks
+ * when none) in *out: the masks from b on are verified as one range (one
+ * check of the chunks they lie in, not one per block) and scanned in a
+ * tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
+ * 0, or -1 (e set). */
+static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
+                                     qr_err *e)
 {
     size_t at = QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC + (size_t)b * 8;
-    if (d->iref && qr_seg_check(d->seg, d->iref, at, 8, "TERMINDEX", e) != 0)
+    if (b < d->nblocks && d->iref &&
+        qr_seg_check(d->seg, d->iref, at, (size_t)(d->nblocks - b) * 8, "TERMINDEX", e) != 0)
         return -1;
-    *mask = d->blk_mask[b];
+    const uint64_t *m = d->blk_mask;
+    while (b < d->nblocks && (m[b] & need) != need)
+        b++;
+    *out = b;
     return 0;
 }
 void qr_tdict_close(qr_tdict *d);

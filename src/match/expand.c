@@ -145,18 +145,10 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         }
         if (need && it.blk != checked) {
             checked = it.blk;
-            uint64_t m;
-            if (qr_tdict_mask(&f->dict, it.blk, &m, e) != 0)
+            uint32_t b;
+            if (qr_tdict_find_mask(&f->dict, it.blk, need, &b, e) != 0)
                 return -1;
-            if ((m & need) != need) {
-                /* no term of this block has every byte a match needs */
-                uint32_t b = it.blk + 1;
-                for (; b < f->dict.nblocks; b++) {
-                    if (qr_tdict_mask(&f->dict, b, &m, e) != 0)
-                        return -1;
-                    if ((m & need) == need)
-                        break;
-                }
+            if (b != it.blk) { /* no term of these blocks has every byte a match needs */
                 r = qr_tdict_seek_block(&f->dict, &it, b, e);
                 shared = valid = 0;
                 continue;
