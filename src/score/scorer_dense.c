@@ -357,6 +357,7 @@ static int load_lists(bm_sc *b, size_t nw, qr_arena *a, qr_err *e)
  * least k, with the filter), and with a threshold only the rows whose
  * length lets them compete; windows of rows (the words' postings blocks)
  * whose rows are all too long are passed over without reading a norm. */
+#define PREFETCH_WORDS 8
 static void fill_candidates(bm_sc *b, const void *filter, size_t nw)
 {
     uint64_t *cand = (uint64_t *)b->cand;
@@ -395,8 +396,13 @@ static void fill_candidates(bm_sc *b, const void *filter, size_t nw)
             memcpy(&x, (const unsigned char *)filter + w * 8, 8);
             acc &= x;
         }
-        if (acc && b->has_min)
+        if (acc && b->has_min) {
+            /* the norms a few words on: their lines are read at random
+             * enough (only words with candidates) that the CPU does not
+             * stream them ahead by itself */
+            __builtin_prefetch(b->norms + (w + PREFETCH_WORDS) * 64);
             acc = dense_live_in_word(b, w, acc);
+        }
         cand[w] = acc;
     }
     for (uint32_t i = 0; i < b->n; i++) /* the shallow cursors, as scoring expects them */
