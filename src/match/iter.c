@@ -202,16 +202,32 @@ typedef struct {
     uint32_t rows;
     int bad; /* a doc >= rows: corrupt postings */
 } probe_it;
-/* From the list's doc d on, the first one the bitmap has. */
+/* From the list's doc d on, the first one the bitmap has. The rest of a
+ * decoded block is scanned here, a bit test per doc, not a cursor call per
+ * doc (3x the count's time when a conjunction's matches lead a top-k). */
 static uint32_t probe_from(probe_it *p, uint32_t d)
 {
-    for (; d != QR_NO_DOC; d = qr_pc_next(&p->post->c)) {
+    qr_pcursor *c = &p->post->c;
+    for (; d != QR_NO_DOC; d = qr_pc_next(c)) {
         if (d >= p->rows) {
             p->bad = 1;
             return QR_NO_DOC;
         }
         if ((p->bits[d >> 3] >> (d & 7)) & 1)
             return d;
+        if (c->i == UINT32_MAX || c->blk >= c->nblocks || c->i + 1 >= c->n)
+            continue; /* no decoded block to scan: one step */
+        uint32_t i = c->i + 1, n = c->n;
+        if (c->docs[n - 1] >= p->rows) /* docs ascend: the last one bounds them */
+            continue;
+        while (i < n && !((p->bits[c->docs[i] >> 3] >> (c->docs[i] & 7)) & 1))
+            i++;
+        if (i < n) {
+            c->i = i;
+            return c->doc = c->docs[i];
+        }
+        c->i = n - 1; /* on the block's last doc: the next step decodes the next block */
+        c->doc = c->docs[n - 1];
     }
     return QR_NO_DOC;
 }

@@ -996,7 +996,17 @@ static void test_keyword_numeric_time(void **st)
         "NOT refused",
         "NOT \"failed to place order\"",
         "NOT (failed OR error)",
-        "cache OR NOT failed"};
+        "cache OR NOT failed",
+        /* filters sparser than a dense word (1/16 of a segment's rows):
+         * their matches lead, the words are scored at matches only */
+        "service:payment AND failed",
+        "service:checkout AND failed AND order",
+        "service:shipping AND (failed OR error)",
+        "service:ad AND error",
+        "service:currency AND (failed OR error OR cache) -charge",
+        "service:payment AND atleast(2, failed, error, charge, card)",
+        "service:payment AND \"failed to charge card\"",
+        "service:recommendation AND failed AND sevnum:>=13"};
     CHECK_LIST(qs, 1);
     char q[96];
     const char *tr = od.rows[1][77].trace;
