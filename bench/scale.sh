@@ -96,7 +96,8 @@ for q in failed 'failed AND order' 'error OR failed' 'atleast(2, error, failed, 
 done
 for q in 'connection OR request OR conversion OR post' 'failed OR error' 'failed AND order' \
     'atleast(2, error, failed, charge, cache)' charge '"failed to place order"' 'error -cache' \
-    'service:payment AND failed' '(failed OR error) AND service:cart'; do
+    'service:payment AND failed' '(failed OR error) AND service:cart' \
+    'service:ad AND connection' 'service:currency AND (failed OR error)'; do
     line top100 "$q" --top 100 --by score
 done
 for q in failed 'service:checkout AND failed AND order' '"failed to place order"' 'NOT failed'; do
