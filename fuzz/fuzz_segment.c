@@ -35,8 +35,8 @@ static void walk_index(const qr_segment *s, uint16_t sec)
             qr_titer at;
             (void)qr_tdict_lookup(&f.dict, key, it.len, &ti, &e);
             (void)qr_tdict_seek(&f.dict, &at, key, it.len + 1, &e);
-            uint64_t m;
-            (void)qr_tdict_mask(&f.dict, it.blk, &m, &e);
+            uint32_t b;
+            (void)qr_tdict_find_mask(&f.dict, it.blk, (uint64_t)k, &b, &e);
         }
         r = qr_titer_next(&it, &e);
     }
