@@ -182,8 +182,9 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         kids[0] = rows;
         n++;
     }
-    qr_plan_way(pl, q, lead ? "scored by block-max leapfrog over its matches"
-                            : "scored by block-max leapfrog");
+    qr_plan_way(pl, q,
+                lead ? "scored by block-max leapfrog over its matches"
+                     : "scored by block-max leapfrog");
     return sc_and_new(kids, n, a, e);
 }
 

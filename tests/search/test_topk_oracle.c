@@ -997,8 +997,8 @@ static void test_keyword_numeric_time(void **st)
         "NOT \"failed to place order\"",
         "NOT (failed OR error)",
         "cache OR NOT failed",
-        /* filters sparser than a dense word (1/16 of a segment's rows):
-         * their matches lead, the words are scored at matches only */
+        /* conjunctions with filters: where the block-max leapfrog scores
+         * them (phrases, rare words), the conjunction's own rows lead */
         "service:payment AND failed",
         "service:checkout AND failed AND order",
         "service:shipping AND (failed OR error)",
@@ -1006,7 +1006,12 @@ static void test_keyword_numeric_time(void **st)
         "service:currency AND (failed OR error OR cache) -charge",
         "service:payment AND atleast(2, failed, error, charge, card)",
         "service:payment AND \"failed to charge card\"",
-        "service:recommendation AND failed AND sevnum:>=13"};
+        "service:recommendation AND failed AND sevnum:>=13",
+        "service:ad AND connection",
+        "service:currency AND (refused OR timeout)",
+        "severity:ERROR AND connection AND refused",
+        "service:checkout AND \"place order\" -cache",
+    };
     CHECK_LIST(qs, 1);
     char q[96];
     const char *tr = od.rows[1][77].trace;
