@@ -111,9 +111,16 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         const qr_query *o = q->kids[lone];
         const const_sc *fk = nf ? (const const_sc *)kids[n - 1] : NULL;
         const void *ob = fk ? qr_it_bitmap_bits(fk->it) : NULL;
-        if (fk && !ob && fk->it->cost <= ss->seg->rows / 8 &&
-            !(ob = sc_it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
-            return NULL;
+        if (fk && !ob && fk->it->cost <= ss->seg->rows / 8) {
+            if (!(ob = sc_it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
+                return NULL;
+            /* that walked the filter's iterator to its end: should the
+             * dense scorer not pay (below), the conjunction leapfrogs with
+             * the filter, which then reads the bitmap (before, it found no
+             * row, and a segment's rows went missing from the top k) */
+            if (!(kids[n - 1] = sc_filter_bits(ob, (uint32_t)ss->seg->rows, a, e)))
+                return NULL;
+        }
         uint32_t k = o->type == Q_MINMATCH ? o->k : 1;
         if (ob && k <= o->n && sc_dense_materialize(okids, o->n, (uint32_t)ss->seg->rows, a, e) < 0)
             return NULL;

@@ -256,6 +256,13 @@ const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena
     return bits;
 }
 
+qr_sc *sc_filter_bits(const void *bits, uint32_t rows, qr_arena *a, qr_err *e)
+{
+    size_t nw = ((size_t)rows + 63) / 64;
+    qr_it *it = qr_it_bitmap(a, bits, rows, qr_popcount_words(bits, nw));
+    return it ? sc_const_new(it, 0, a, e) : sc_nomem(e);
+}
+
 /* The segment-wide impacts of word i: its largest tf, the smallest norm
  * of its rows with tf >= 2. */
 static void seg_impacts(bm_sc *b, uint32_t i)

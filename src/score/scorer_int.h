@@ -90,6 +90,9 @@ int sc_dense_words(qr_sc **kids, uint32_t n, uint32_t min);
 int sc_dense_materialize(qr_sc **kids, uint32_t n, uint32_t rows, qr_arena *a, qr_err *e);
 /* The docs of a filter iterator as a bitmap (walks it). */
 const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a, qr_err *e);
+/* A filter clause (scoring 0) over the rows of a bitmap sc_it_to_bitmap
+ * made: what stands in for the filter whose iterator that walked. */
+qr_sc *sc_filter_bits(const void *bits, uint32_t rows, qr_arena *a, qr_err *e);
 /* AND (is_and), OR or at-least-k of dense words kids[0..n), AND with an
  * optional filter bitmap; NULL when it does not apply, or with *failed set
  * and e set (out of memory, a corrupt list). min: the threshold already

@@ -9,6 +9,11 @@
  * segments are skipped by their score bound on these tables. */
 #include "testutil.h"
 
+#include <math.h>
+
+#include "query/query.h"
+#include "score/bm25.h"
+#include "score/scorer.h"
 #include "search/parallel.h"
 #include "search/topk.h"
 
@@ -156,12 +161,86 @@ static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *cons
     return skipped;
 }
 
+/* A segment's scorer built with a threshold already known (what a
+ * segment meets when other threads' heaps filled first, at any value) and
+ * walked with it: exactly the rows the exhaustive scorer gives above it,
+ * with the same scores. Thresholds: just above 0, and the exhaustive
+ * scores at several ranks of each segment. Deterministic, where the
+ * parallel runs above meet such thresholds only by timing (a filter
+ * walked into a bitmap and then leapfrogged lost a segment's rows, one
+ * 2-thread run in two). */
+static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text)
+{
+    qr_arena a, qa;
+    qr_arena_init(&a, 1 << 20, 0);
+    qr_arena_init(&qa, 1 << 16, 0);
+    qr_err e;
+    qr_query *q = qr_query_parse(text, strlen(text), &qa, &e);
+    if (!q)
+        fail_msg("parse %s: %s", text, e.msg);
+    qr_segsearch *ss = calloc(nsegs, sizeof *ss);
+    for (uint32_t s = 0; s < nsegs; s++)
+        qr_segsearch_init(&ss[s], segs[s]);
+    qr_qweights qw;
+    if (qr_qweights_compute(&qw, ss, nsegs, q, &qa, NULL, &e) != 0)
+        fail_msg("%s: %s", text, e.msg);
+    for (uint32_t s = 0; s < nsegs; s++) {
+        uint32_t rows = (uint32_t)segs[s]->rows, n = 0;
+        double *ref = calloc(rows, sizeof *ref); /* exhaustive score by row, 0: no match */
+        qr_arena_reset(&a);
+        qr_sc *sc = qr_scorer_build(&ss[s], q, &qw, -INFINITY, &a, &e);
+        if (!sc)
+            fail_msg("%s: %s", text, e.msg);
+        for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc), n++)
+            ref[d] = qr_sc_score(sc);
+        double *sorted = calloc(n + 1, sizeof *sorted);
+        for (uint32_t d = 0, j = 0; d < rows; d++)
+            if (ref[d] > 0)
+                sorted[j++] = ref[d];
+        for (int t = 0; t < 5 && n > 0; t++) {
+            double min = t == 0 ? 1e-9 : sorted[(uint64_t)n * (uint64_t)t / 5];
+            qr_arena_reset(&a);
+            sc = qr_scorer_build(&ss[s], q, &qw, min, &a, &e);
+            if (!sc)
+                fail_msg("%s: %s", text, e.msg);
+            uint32_t want = 0, got = 0;
+            for (uint32_t d = 0; d < rows; d++)
+                want += ref[d] > min;
+            if (sc->cost > 0 && sc->vt->max_score(sc, QR_SC_END, 0) > min) {
+                sc->vt->set_min(sc, min);
+                for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc)) {
+                    double v = qr_sc_score(sc);
+                    if (v > min && v != ref[d])
+                        fail_msg("'%s' segment %u threshold %.17g: row %u scores %.17g, "
+                                 "exhaustive %.17g",
+                                 text, s, min, d, v, ref[d]);
+                    got += v > min;
+                }
+                assert_false(sc->vt->failed(sc));
+            }
+            if (got != want)
+                fail_msg("'%s' segment %u threshold %.17g: %u rows above it, exhaustive %u", text,
+                         s, min, got, want);
+        }
+        free(sorted);
+        free(ref);
+    }
+    for (uint32_t s = 0; s < nsegs; s++)
+        qr_segsearch_close(&ss[s]);
+    free(ss);
+    qr_query_release(q);
+    qr_arena_free(&qa);
+    qr_arena_free(&a);
+}
+
 static void test_pruned_equals_exhaustive_with_ties(void **st)
 {
     (void)st;
     static const uint32_t ks[] = {1, 10, 100, 1000};
     uint64_t skipped = check_pruned(tb.segs, NSEGS, queries, sizeof queries / sizeof *queries, ks,
                                     sizeof ks / sizeof *ks, 3);
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+        check_thresholds(tb.segs, NSEGS, queries[i]);
     /* the best rows are in the first segments: later ones are skipped whole */
     assert_true(skipped > 0);
 }
@@ -248,6 +327,8 @@ static void run_repeats(int one_repeat)
     static const uint32_t ks[] = {1, 10, 100};
     assert_true(check_pruned(segs, NS, qs, sizeof qs / sizeof *qs, ks, sizeof ks / sizeof *ks, 2) >
                 0);
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
+        check_thresholds(segs, NS, qs[i]);
     for (int s = 0; s < NS; s++)
         qr_seg_close(segs[s]);
     tu_rmdir(dir);
