@@ -75,6 +75,30 @@ static int lone_or(const qr_query *q)
     return at;
 }
 
+/* The rows of the filter clause *kid as a bitmap: a bitmap iterator's own
+ * words, or its iterator walked when it has at most rows / 8 rows (a
+ * selective filter is cheap to turn into one; a broad one, an exclusion
+ * alone walks every row, stays a leapfrog clause: NULL). Walking uses the
+ * iterator up, so the clause is replaced by one that reads the bitmap,
+ * for the leapfrog the conjunction may still come to (with the used-up
+ * iterator it found no row, and a segment's rows went missing from the
+ * top k). NULL with *bad set on failure (out of memory, corrupt filter
+ * postings; e set). */
+static const void *filter_bits(qr_segsearch *ss, qr_sc **kid, qr_arena *a, int *bad, qr_err *e)
+{
+    const const_sc *fk = (const const_sc *)*kid;
+    const void *bits = qr_it_bitmap_bits(fk->it);
+    if (bits || fk->it->cost > ss->seg->rows / 8)
+        return bits;
+    uint32_t rows = (uint32_t)ss->seg->rows;
+    if (!(bits = sc_it_to_bitmap(fk->it, rows, ss->seg->path, a, e)) ||
+        !(*kid = sc_filter_bits(bits, rows, a, e))) {
+        *bad = 1;
+        return NULL;
+    }
+    return bits;
+}
+
 static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
                         uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
 {
@@ -109,18 +133,10 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     qr_plan *pl = qr_segsearch_plan(ss);
     if (okids) {
         const qr_query *o = q->kids[lone];
-        const const_sc *fk = nf ? (const const_sc *)kids[n - 1] : NULL;
-        const void *ob = fk ? qr_it_bitmap_bits(fk->it) : NULL;
-        if (fk && !ob && fk->it->cost <= ss->seg->rows / 8) {
-            if (!(ob = sc_it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
-                return NULL;
-            /* that walked the filter's iterator to its end: should the
-             * dense scorer not pay (below), the conjunction leapfrogs with
-             * the filter, which then reads the bitmap (before, it found no
-             * row, and a segment's rows went missing from the top k) */
-            if (!(kids[n - 1] = sc_filter_bits(ob, (uint32_t)ss->seg->rows, a, e)))
-                return NULL;
-        }
+        int bad = 0;
+        const void *ob = nf ? filter_bits(ss, &kids[n - 1], a, &bad, e) : NULL;
+        if (bad)
+            return NULL;
         uint32_t k = o->type == Q_MINMATCH ? o->k : 1;
         if (ob && k <= o->n && sc_dense_materialize(okids, o->n, (uint32_t)ss->seg->rows, a, e) < 0)
             return NULL;
@@ -142,13 +158,10 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     const void *fbits = NULL;
     uint32_t nw = nf ? n - 1 : n;
     if (nf && sc_dense_words(kids, nw, 1)) { /* even one word: the filter narrows it */
-        const_sc *fk = (const_sc *)kids[n - 1];
-        fbits = qr_it_bitmap_bits(fk->it);
-        /* a selective filter is cheap to turn into a bitmap; a broad one
-         * (an exclusion alone walks every row) stays a leapfrog clause */
-        if (!fbits && fk->it->cost <= ss->seg->rows / 8 &&
-            !(fbits = sc_it_to_bitmap(fk->it, (uint32_t)ss->seg->rows, ss->seg->path, a, e)))
-            return NULL; /* out of memory, or corrupt filter postings */
+        int bad = 0;
+        fbits = filter_bits(ss, &kids[n - 1], a, &bad, e);
+        if (bad)
+            return NULL;
     }
     if (nf && !fbits)
         nw = 0; /* the filter is not a bitmap: the general conjunction */
