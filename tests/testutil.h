@@ -106,6 +106,23 @@ static inline void tu_build_segment(const char *dir, const char *name, const cha
     qr_batch_free(&b);
 }
 
+/* The segment of the NDJSON lines in *text (at most max_rows; the buffer
+ * is consumed and freed) built as dir/name and opened; the test fails when
+ * it cannot be. */
+static inline qr_segment *tu_open_built(const char *dir, const char *name, qr_buf *text,
+                                        uint32_t max_rows)
+{
+    char path[4200];
+    qr_buf_put_u8(text, 0);
+    tu_build_segment(dir, name, (const char *)text->p, max_rows, path);
+    qr_buf_free(text);
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    if (!s)
+        fail_msg("%s: %s", path, e.msg);
+    return s;
+}
+
 /* Read every row of a segment as NDJSON into out (appended). Returns 0 or
  * -1 with e set. */
 static inline int tu_seg_json(const char *path, qr_buf *out, qr_err *e)

@@ -503,6 +503,18 @@ qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr
     return live_only(ss, compile(ss, q, a, e), a, e);
 }
 
+qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_plan **pl = ss->run ? &ss->run->plan : &ss->own.plan;
+    qr_plan *keep = *pl;
+    uint64_t expanded = ss->terms_expanded;
+    *pl = NULL;
+    qr_it *it = qr_segsearch_compile(ss, q, a, e);
+    *pl = keep;
+    ss->terms_expanded = expanded;
+    return it;
+}
+
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e)
 {

@@ -81,6 +81,10 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
 /* Build the iterator for q over this segment (memory from `a`): rows a
  * DELETE removed (qr_segment.deleted) never match. */
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+/* The same, leaving the plan and the statistics as they were: a second
+ * iterator over nodes already compiled for this segment (a scorer's lead),
+ * which --explain must not count twice. */
+qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
 /* The rows [*lo, *hi) outside of which q cannot match, from its time
  * ranges on the sort column (q one, or an AND with such children: a binary
  * search each); the whole segment when it has none. 0, or -1 with e set. */

@@ -191,7 +191,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
          * rows mostly coincide in templated logs (`refused AND
          * connection`), and the iterator's own walk only adds to the
          * leapfrog's (at 10M rows 1.4 -> 1.9 ms). */
-        qr_sc *rows = sc_const_new(qr_segsearch_compile(ss, q, a, e), 0, a, e);
+        qr_sc *rows = sc_const_new(qr_segsearch_compile_unrecorded(ss, q, a, e), 0, a, e);
         if (!rows)
             return NULL;
         /* first, and no costlier than any clause: the lead (the sort by

@@ -183,6 +183,19 @@ static void test_ways_name_what_evaluation_did(void **st)
     assert_non_null(strstr((char *)b.p, "\n  failed  [scored with block maxima 4]"));
     qr_buf_free(&b);
     qr_plan_free(&pl);
+    /* a conjunction with a filter, scored: led by its own rows, an
+     * iterator compiled a second time that the plan does not count again
+     * (each node once a segment, the multi-term node's words once) */
+    plan_of("service:checkout AND \"place order\" AND ord*", 1, &pl, &count, &t, &a);
+    const qr_plan_node *and = node_of(&pl, t);
+    assert_int_equal(ways_of(and, "scored by block-max leapfrog over its matches"), NSEG);
+    assert_int_equal(ways_of(and, NULL), NSEG);
+    assert_int_equal(node_of(&pl, t->kids[0])->segments, NSEG);
+    assert_int_equal(ways_of(node_of(&pl, t->kids[0]), NULL), NSEG);
+    const qr_plan_node *ord = node_of(&pl, t->kids[2]);
+    assert_int_equal(ways_of(ord, NULL), NSEG);
+    assert_int_equal(ord->terms, oracle_terms(t->kids[2]));
+    qr_plan_free(&pl);
     qr_arena_free(&a);
 }
 

@@ -64,14 +64,9 @@ static int setup(void **st)
                              body, extra);
             qr_buf_put(&text, line, (size_t)n);
         }
-        qr_buf_put_u8(&text, 0);
-        char name[32], path[4200];
+        char name[32];
         snprintf(name, sizeof name, "s%d.qseg", s);
-        tu_build_segment(tb.dir, name, (const char *)text.p, seg_rows[s], path);
-        qr_buf_free(&text);
-        qr_err e;
-        if (!(tb.segs[s] = qr_seg_open(path, &e)))
-            fail_msg("%s", e.msg);
+        tb.segs[s] = tu_open_built(tb.dir, name, &text, seg_rows[s]);
     }
     qr_err e;
     assert_non_null(tb.pool = qr_pool_new(2, &e));
@@ -296,14 +291,9 @@ static void run_repeats(int one_repeat)
                              (long long)(ts += 1000), sv, body);
             qr_buf_put(&text, line, (size_t)m);
         }
-        qr_buf_put_u8(&text, 0);
-        char name[32], path[4200];
+        char name[32];
         snprintf(name, sizeof name, "r%d-%d.qseg", one_repeat, s);
-        tu_build_segment(dir, name, (const char *)text.p, rows[s], path);
-        qr_buf_free(&text);
-        qr_err e;
-        if (!(segs[s] = qr_seg_open(path, &e)))
-            fail_msg("%s", e.msg);
+        segs[s] = tu_open_built(dir, name, &text, rows[s]);
     }
     static const char *qs[] = {
         "failed OR error",
