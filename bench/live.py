@@ -15,9 +15,11 @@ table from the corpus' first lines, then at once:
   - every second the table's segment count is sampled.
 Then, at rest, the same queries again. Prints a markdown report: rows/s,
 rows/s per server CPU core-second (utime + stime of the server process;
-also without the query client's and the probe's connection threads, which
-are known because they connect first, and until the merges settle after
-the load),
+also without the queries: the query client's and the probe's connection
+threads, which are known because they connect first, and the shared
+pool's threads (quarry-worker), which during a load only queries use (the
+connections that ingest, the flusher and the merger run on their own
+threads); and until the merges settle after the load),
 freshness p50/p99/max, query medians during ingest and at rest, segment
 count over time, bytes per row.
 
@@ -94,6 +96,10 @@ def cpu_by_thread(pid):
             continue
         out[name] = out.get(name, 0.0) + (int(parts[11]) + int(parts[12])) / tck
     return out
+
+
+def by_thread_now(pid, name):
+    return cpu_by_thread(pid).get(name, 0.0)
 
 
 def task_ids(pid):
@@ -265,6 +271,7 @@ def main():
     cpu0 = cpu_seconds(srv.pid)
     th0 = cpu_by_thread(srv.pid)
     q0 = cpu_of(srv.pid, query_tids)
+    w0 = by_thread_now(srv.pid, "quarry-worker")
     t0 = time.time()
     th = [threading.Thread(target=loader) for _ in range(a.clients)]
     aux = [threading.Thread(target=probe), threading.Thread(target=sampler),
@@ -275,7 +282,9 @@ def main():
         t.join()
     elapsed = time.time() - t0
     cpu = cpu_seconds(srv.pid) - cpu0
-    qcpu = cpu_of(srv.pid, query_tids) - q0
+    # the pool's threads run only queries' work here (ingest, flushes and
+    # merges have threads of their own)
+    qcpu = cpu_of(srv.pid, query_tids) - q0 + by_thread_now(srv.pid, "quarry-worker") - w0
     th1 = cpu_by_thread(srv.pid)
     by_thread = {k: th1.get(k, 0.0) - th0.get(k, 0.0) for k in set(th0) | set(th1)}
     by_thread["ended threads"] = cpu - sum(by_thread.values())  # e.g. the loaders' connections
@@ -292,11 +301,12 @@ def main():
         s = segs(tdir)
         quiet = quiet + 1 if s == last else 0
         last = s
-        if quiet >= 3:
+        if quiet >= 5:  # 10 s: the merger's idle rule waits 2 s after the last commit
             break
     # everything the load cost, the merges that ran after it included (the
     # merger yields to ingest, so a load window alone leaves some out)
-    cpu_all = cpu_seconds(srv.pid) - cpu0 - (cpu_of(srv.pid, query_tids) - q0)
+    cpu_all = (cpu_seconds(srv.pid) - cpu0 - (cpu_of(srv.pid, query_tids) - q0) -
+               (by_thread_now(srv.pid, "quarry-worker") - w0))
     settle_s = time.time() - settle0
     rest = {}
     t_end = time.time() + 10
@@ -326,8 +336,8 @@ def main():
                                             sorted(by_thread.items(), key=lambda kv: -kv[1])
                                             if abs(v) >= 0.05),
                                   merger, state["rows"] / (cpu - merger) if cpu > merger else 0))
-    rep.append("- of that, the query client's and the probe's connections (queries during the "
-               "load): %.1f core-s; ingest alone: **%.0f rows per core-second** (%.0f without the "
+    rep.append("- of that, the queries during the load (the query client's and the probe's "
+               "connections, and the pool's threads they use): %.1f core-s; ingest alone: **%.0f rows per core-second** (%.0f without the "
                "merger too)" % (qcpu, state["rows"] / (cpu - qcpu) if cpu > qcpu else 0,
                                 state["rows"] / (cpu - qcpu - merger) if cpu > qcpu + merger
                                 else 0))

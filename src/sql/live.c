@@ -38,9 +38,10 @@
 #define TICK_MS          10u
 #define MERGER_NICE      5 /* the merger's nice value above the server's */
 #define FLUSH_ZSTD_LEVEL 1 /* live and committed-from-live segments: no dictionaries either */
-/* A live segment of level 1 or more (merge.h) is committed as it is
- * (linked); runs of smaller ones are merged to at least this many rows, so
- * that the merger does not have to merge every statement's segment again. */
+/* A live segment of this many rows or more (not small to merge.h's
+ * policy) is committed as it is (linked); runs of smaller ones are merged
+ * to at least this many rows, so that the merger does not have to merge
+ * every statement's segment again. */
 #define COMMIT_LINK_ROWS QR_MERGE_BASE_ROWS
 
 /* Live segment ids: one counter for the process, so that no two live
@@ -80,6 +81,7 @@ typedef struct ltab {
     uint32_t fails;
     uint64_t ix_gen;   /* +1 each time qr_live_carries let an index be marked built */
     uint32_t unmerged; /* the table's segments the merger is not done with (as last counted) */
+    _Atomic int64_t committed_ms; /* the flusher's last commit of rows (merge.h's idle) */
 } ltab;
 
 typedef struct qr_live qr_live;
@@ -637,6 +639,7 @@ static int flush_tab(qr_live *l, ltab *t, qr_err *e)
     pthread_mutex_lock(&t->mu);
     if (rc == 0) {
         t->unmerged = unmerged;
+        atomic_store(&t->committed_ms, now_ms());
         /* the manifest lists their rows now: a snapshot taken from here on
          * reads them there (qr_live_snapshot's order) */
         qr_wal_release(t->wal, seq);
@@ -896,7 +899,9 @@ static void *merger(void *arg)
                             "quarry: table %s: retention dropped %llu rows (%u whole "
                             "segments)\n",
                             t->name, (unsigned long long)gone, gone_segs);
-                int r = qr_merge_table(l->db, t->name, &t->mcancel, &rows, &before, &after, &e);
+                int idle = now_ms() - atomic_load(&t->committed_ms) >= QR_MERGE_IDLE_MS;
+                int r = qr_merge_table(l->db, t->name, idle, &t->mcancel, &rows, &before, &after,
+                                       &e);
                 if (r < 0)
                     fprintf(stderr, "quarry: table %s: background merge: %s (%s)\n", t->name, e.msg,
                             e.code);

@@ -16,32 +16,46 @@
 #include "sql/rows.h"
 #include "util/fsutil.h"
 
-static int level_of(uint64_t rows)
+static int is_final(const qr_seg_entry *segs, const uint64_t *raw, uint32_t i)
 {
-    int l = 0;
-    for (uint64_t b = QR_MERGE_BASE_ROWS; rows >= b && l < 40; b *= QR_MERGE_FACTOR)
-        l++;
-    return l;
+    return segs[i].rows >= QR_MERGE_FINAL_ROWS || (raw && raw[i] >= QR_MERGE_LINE_BYTES / 2);
 }
 
-int qr_merge_pick(const qr_seg_entry *segs, uint32_t nsegs, uint32_t *first, uint32_t *n)
+int qr_merge_pick(const qr_seg_entry *segs, const uint64_t *raw, uint32_t nsegs, int idle,
+                  uint32_t *first, uint32_t *n)
 {
-    int top = 0;
-    for (uint32_t i = 0; i < nsegs; i++)
-        if (segs[i].rows < QR_MERGE_FINAL_ROWS && level_of(segs[i].rows) > top)
-            top = level_of(segs[i].rows);
-    for (int l = 0; l <= top; l++) {
-        for (uint32_t i = 0; i < nsegs;) {
-            uint32_t j = i;
-            while (j < nsegs && segs[j].rows < QR_MERGE_FINAL_ROWS && level_of(segs[j].rows) <= l)
-                j++;
-            if (j - i >= QR_MERGE_FACTOR) {
-                *first = i;
-                *n = j - i < QR_MERGE_MAX_RUN ? j - i : QR_MERGE_MAX_RUN;
-                return 1;
-            }
-            i = j + 1;
+    /* small: a run of the flusher's small commits */
+    for (uint32_t i = 0; i < nsegs;) {
+        uint32_t j = i;
+        while (j < nsegs && segs[j].rows < QR_MERGE_BASE_ROWS && !is_final(segs, raw, j))
+            j++;
+        if (j - i >= QR_MERGE_FACTOR) {
+            *first = i;
+            *n = j - i < QR_MERGE_MAX_RUN ? j - i : QR_MERGE_MAX_RUN;
+            return 1;
         }
+        i = j + 1;
+    }
+    /* to final: the shortest prefix of a non-final run that makes one;
+     * idle, a whole run of QR_MERGE_FACTOR or more short of it too */
+    for (uint32_t i = 0; i < nsegs;) {
+        uint64_t rows = 0, bytes = 0;
+        uint32_t j = i;
+        while (j < nsegs && !is_final(segs, raw, j)) {
+            rows += segs[j].rows;
+            bytes += raw ? raw[j] : 0;
+            j++;
+            if (rows >= QR_MERGE_FINAL_ROWS || bytes >= QR_MERGE_LINE_BYTES / 2 ||
+                j - i == QR_MERGE_MAX_RUN)
+                break;
+        }
+        if (rows >= QR_MERGE_FINAL_ROWS || bytes >= QR_MERGE_LINE_BYTES / 2 ||
+            j - i == QR_MERGE_MAX_RUN || (idle && j - i >= QR_MERGE_FACTOR)) {
+            *first = i;
+            *n = j - i;
+            return 1;
+        }
+        i = j + 1;
     }
     for (uint32_t i = 0; i < nsegs; i++) /* a quarter or more deleted: rewritten alone */
         if (segs[i].deleted && segs[i].deleted * QR_MERGE_EXPUNGE >= segs[i].rows) {
@@ -192,6 +206,31 @@ static uint64_t raw_bytes(const qr_segment *s)
     return n;
 }
 
+/* Each segment's raw_bytes for the policy (those final by their rows
+ * alone get 0: not read), malloc'ed; NULL with e set. */
+static uint64_t *raw_sizes(const qr_table *t, qr_err *e)
+{
+    uint64_t *raw = calloc(t->man.nsegs ? t->man.nsegs : 1, sizeof *raw);
+    if (!raw) {
+        qr_errf(e, QR_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    char path[PATH_MAX];
+    for (uint32_t i = 0; i < t->man.nsegs; i++) {
+        if (t->man.segs[i].rows >= QR_MERGE_FINAL_ROWS)
+            continue;
+        qr_seg_path_in(t->dir, t->man.segs[i].id, path, sizeof path);
+        qr_segment *s = qr_seg_open(path, e);
+        if (!s) {
+            free(raw);
+            return NULL;
+        }
+        raw[i] = raw_bytes(s);
+        qr_seg_close(s);
+    }
+    return raw;
+}
+
 /* The rows of segs[0..n) of t (those with sort column >= min_sort) as new
  * segments in mdir: *made (malloc'ed), *nm. Consecutive sources go into one
  * merged segment while it stays within QR_MERGE_SEG_ROWS rows and
@@ -249,17 +288,20 @@ static int rebuild(qr_table *t, const qr_seg_entry *segs, uint32_t n, int64_t mi
     return 0;
 }
 
-int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, uint64_t *rows,
-                   uint32_t *before, uint32_t *after, qr_err *e)
+int qr_merge_table(qr_sql_db *db, const char *name, int idle, const atomic_int *cancel,
+                   uint64_t *rows, uint32_t *before, uint32_t *after, qr_err *e)
 {
     *rows = 0;
     qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, e);
     if (!t)
         return !strcmp(e->code, QR_E_UNDEFINED_TABLE) ? 0 : -1;
     uint32_t first, n;
-    if (!qr_merge_pick(t->man.segs, t->man.nsegs, &first, &n)) {
+    uint64_t *raw = raw_sizes(t, e);
+    int picked = raw ? qr_merge_pick(t->man.segs, raw, t->man.nsegs, idle, &first, &n) : -1;
+    free(raw);
+    if (picked <= 0) {
         qr_table_close(t);
-        return 0;
+        return picked;
     }
     *before = t->man.nsegs;
     qr_seg_entry run[QR_MERGE_MAX_RUN];

@@ -2,20 +2,36 @@
  * picks what to merge, and one merge (internal to src/sql; sql/live.c's
  * merger thread runs them).
  *
- * Policy (tiered by size, respecting time): a segment's level is 0 below
- * QR_MERGE_BASE_ROWS rows and one more per factor QR_MERGE_FACTOR above;
- * a segment of QR_MERGE_FINAL_ROWS rows or more is final, never merged
- * again. For level l = 0, 1, ... the first run of at least QR_MERGE_FACTOR
- * *adjacent* non-final segments whose levels are all <= l is merged (at
- * most QR_MERGE_MAX_RUN of them). Only adjacent segments merge, so a
- * merged segment holds a contiguous stretch of the table's order (ingest
- * order, which for logs is time), and the manifest keeps that order. Under
- * steady ingest the flusher's small segments merge eight at a time into
- * ever larger ones, and the table holds at most about QR_MERGE_FACTOR - 1
- * segments per level besides its final ones. When no run qualifies, a
- * segment (final ones too) of which at least 1/QR_MERGE_EXPUNGE of the
- * rows are deleted is rewritten alone, without them (DELETE's space comes
- * back; stmt_delete.c).
+ * Policy (by size, respecting time): a segment is *final*, never merged
+ * again, from QR_MERGE_FINAL_ROWS rows or QR_MERGE_LINE_BYTES / 2 bytes of
+ * row values on. Only *adjacent* non-final segments merge, so a merged
+ * segment holds a contiguous stretch of the table's order (ingest order,
+ * which for logs is time), and the manifest keeps that order. Two rules,
+ * the first that finds a run wins:
+ *  - small: the first run of at least QR_MERGE_FACTOR adjacent segments
+ *    of fewer than QR_MERGE_BASE_ROWS rows each (the flusher's commits of
+ *    a slow trickle) is merged, at most QR_MERGE_MAX_RUN of them;
+ *  - to final: in a run of adjacent non-final segments, the shortest
+ *    prefix that reaches QR_MERGE_FINAL_ROWS rows or QR_MERGE_LINE_BYTES /
+ *    2 value bytes, or holds QR_MERGE_MAX_RUN segments, is merged.
+ *  - idle: once no rows have been committed to the table for
+ *    QR_MERGE_IDLE_MS, the first run of at least QR_MERGE_FACTOR adjacent
+ *    non-final segments is merged as the second rule would (cut the same
+ *    way), short of a final size: after a load the table settles to its
+ *    final segments and about one more, instead of keeping the
+ *    segments of the rows that did not make a final one.
+ * So under steady ingest a row is rewritten once from its commit's segment
+ * into a final one (twice if it came in a small commit), not once per
+ * size tier: the merges of a tiered policy by 8 cost as much CPU as the
+ * ingest itself (a 3M-row COPY load: 16 of 32 core-seconds). The price is
+ * up to QR_MERGE_MAX_RUN - 1 segments waiting (besides fewer than
+ * QR_MERGE_FACTOR small ones), which a query pays a few microseconds each.
+ * A prefix merged by the second rule stays within QR_MERGE_SEG_ROWS rows
+ * (2 * QR_MERGE_FINAL_ROWS) and QR_MERGE_LINE_BYTES values, so it makes
+ * one segment, final unless the run was cut by its count. When no run
+ * qualifies, a segment (final ones too) of which at least
+ * 1/QR_MERGE_EXPUNGE of the rows are deleted is rewritten alone, without
+ * them (DELETE's space comes back; stmt_delete.c).
  *
  * A merge reads the run's rows (table order) and writes them as new
  * segments of up to QR_MERGE_SEG_ROWS rows in DATA/<table>/merge/, holding
@@ -37,19 +53,25 @@
 
 #define QR_MERGE_FACTOR     8u
 #define QR_MERGE_EXPUNGE    4u
-#define QR_MERGE_MAX_RUN    16u
+#define QR_MERGE_MAX_RUN    64u
 #define QR_MERGE_BASE_ROWS  16384u
 #define QR_MERGE_FINAL_ROWS (1u << 20)
 #define QR_MERGE_SEG_ROWS   (2u << 20)
 #define QR_MERGE_LINE_BYTES ((size_t)512 << 20) /* row text held per merged segment */
+#define QR_MERGE_IDLE_MS    2000u
 
-/* The policy: 1 with segs[*first .. *first + *n) to merge, or 0. */
-int qr_merge_pick(const qr_seg_entry *segs, uint32_t nsegs, uint32_t *first, uint32_t *n);
-/* Merge what the policy picks in table name, if anything: 1 merged (*rows
- * in the run, *before / *after segments), 0 nothing to do or given up
- * (the run changed meanwhile, or *cancel was set), -1 with e set. */
-int qr_merge_table(qr_sql_db *db, const char *name, const atomic_int *cancel, uint64_t *rows,
-                   uint32_t *before, uint32_t *after, qr_err *e);
+/* The policy: 1 with segs[*first .. *first + *n) to merge, or 0. raw[i]
+ * is segs[i]'s bytes of row values (segment.h's raw_bytes summed), or
+ * raw NULL when only rows count; idle: nothing committed for
+ * QR_MERGE_IDLE_MS. */
+int qr_merge_pick(const qr_seg_entry *segs, const uint64_t *raw, uint32_t nsegs, int idle,
+                  uint32_t *first, uint32_t *n);
+/* Merge what the policy picks in table name (idle as for qr_merge_pick),
+ * if anything: 1 merged (*rows in the run, *before / *after segments), 0
+ * nothing to do or given up (the run changed meanwhile, or *cancel was
+ * set), -1 with e set. */
+int qr_merge_table(qr_sql_db *db, const char *name, int idle, const atomic_int *cancel,
+                   uint64_t *rows, uint32_t *before, uint32_t *after, qr_err *e);
 /* Retention (a table's retention_s, by its sort column, against now_ns):
  * a segment whose newest row is past the limit is dropped; one that
  * straddles it is rewritten without its expired rows once at least half of

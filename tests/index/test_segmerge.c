@@ -121,7 +121,7 @@ static void same_file(const char *a, const char *b)
 /* Sources: source s holds the lines of src[s][0..nsrc_rows[s]); src_def[s]
  * its definition. Deleted rows (by source row) per source. Merge with d,
  * then build the kept lines in source order with d: the files must match. */
-#define MAX_SRC 16 /* the live merger's longest run (QR_MERGE_MAX_RUN) */
+#define MAX_SRC 64 /* the live merger's longest run (QR_MERGE_MAX_RUN) */
 
 typedef struct mcase {
     const qr_tabdef *d;
@@ -268,7 +268,7 @@ static void test_otel_overlapping(void **st)
     for (uint32_t n = 11; n <= MAX_SRC; n += MAX_SRC - 11) {
         c.nsrc = n;
         spread(l.n, &c, rows);
-        if (run_case(&c, &l, n == MAX_SRC ? "otel16" : "otel11", NULL, &e) != 0)
+        if (run_case(&c, &l, n == MAX_SRC ? "otel64" : "otel11", NULL, &e) != 0)
             fail_msg("merge: %s", e.msg);
         for (uint32_t s = 0; s < n; s++)
             free(rows[s]);

@@ -286,8 +286,8 @@ static void test_merge_policy_rewrites_deleted_segments(void **st)
                          {2, 2000000, 0, 0, 1, 5, 499999},
                          {3, 2000000, 0, 0, 1, 6, 500000}};
     uint32_t first = 9, n = 9;
-    assert_int_equal(qr_merge_pick(s, 2, &first, &n), 0); /* final, under a quarter */
-    assert_int_equal(qr_merge_pick(s, 3, &first, &n), 1);
+    assert_int_equal(qr_merge_pick(s, NULL, 2, 0, &first, &n), 0); /* final, under a quarter */
+    assert_int_equal(qr_merge_pick(s, NULL, 3, 0, &first, &n), 1);
     assert_int_equal(first, 2);
     assert_int_equal(n, 1);
 }

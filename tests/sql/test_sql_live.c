@@ -457,33 +457,104 @@ static void test_unmerged_segments_limit_refuses_with_53000(void **st)
 static void test_merge_policy(void **st)
 {
     (void)st;
-    qr_seg_entry s[40];
+    enum { N = 200 };
+    static qr_seg_entry s[N];
+    static uint64_t raw[N];
     memset(s, 0, sizeof s);
     uint32_t first, n;
-    for (int i = 0; i < 40; i++)
+    /* small: 8 or more adjacent commits under QR_MERGE_BASE_ROWS */
+    for (int i = 0; i < N; i++)
         s[i].rows = 1000;
-    assert_int_equal(qr_merge_pick(s, 7, &first, &n), 0); /* fewer than 8: nothing */
-    assert_int_equal(qr_merge_pick(s, 8, &first, &n), 1);
+    assert_int_equal(qr_merge_pick(s, NULL, 7, 0, &first, &n), 0); /* fewer than 8: nothing */
+    assert_int_equal(qr_merge_pick(s, NULL, 8, 0, &first, &n), 1);
     assert_int_equal(first, 0);
     assert_int_equal(n, 8);
-    assert_int_equal(qr_merge_pick(s, 40, &first, &n), 1);
+    assert_int_equal(qr_merge_pick(s, NULL, 100, 0, &first, &n), 1);
     assert_int_equal(n, QR_MERGE_MAX_RUN);
     /* final segments split runs; only adjacent segments merge */
     for (int i = 0; i < 40; i++)
         s[i].rows = i % 5 == 0 ? QR_MERGE_FINAL_ROWS : 1000;
-    assert_int_equal(qr_merge_pick(s, 40, &first, &n), 0);
-    /* the smallest level first: 8 small ones after 8 larger ones */
+    assert_int_equal(qr_merge_pick(s, NULL, 40, 0, &first, &n), 0);
+    /* small ones first: 8 small ones after 8 larger ones */
     for (int i = 0; i < 16; i++)
         s[i].rows = i < 8 ? 100000 : 2000;
-    assert_int_equal(qr_merge_pick(s, 16, &first, &n), 1);
+    assert_int_equal(qr_merge_pick(s, NULL, 16, 0, &first, &n), 1);
     assert_int_equal(first, 8);
     assert_int_equal(n, 8);
-    /* mixed levels merge together once the higher level is reached */
-    for (int i = 0; i < 8; i++)
-        s[i].rows = i % 2 ? 100000 : 2000;
-    assert_int_equal(qr_merge_pick(s, 8, &first, &n), 1);
+    /* to final: commits of 20,000 rows wait until a prefix of the run
+     * reaches QR_MERGE_FINAL_ROWS (53 of them), then merge once */
+    for (int i = 0; i < N; i++)
+        s[i].rows = 20000;
+    assert_int_equal(qr_merge_pick(s, NULL, 52, 0, &first, &n), 0);
+    assert_int_equal(qr_merge_pick(s, NULL, 53, 0, &first, &n), 1);
     assert_int_equal(first, 0);
+    assert_int_equal(n, 53);
+    assert_int_equal(qr_merge_pick(s, NULL, N, 0, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 53);
+    /* idle: a run of 8 or more short of a final size merges whole */
+    assert_int_equal(qr_merge_pick(s, NULL, 52, 1, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 52);
+    assert_int_equal(qr_merge_pick(s, NULL, 7, 1, &first, &n), 0);
+    /* after a final segment, the next run's prefix */
+    s[3].rows = QR_MERGE_FINAL_ROWS + 5;
+    assert_int_equal(qr_merge_pick(s, NULL, N, 0, &first, &n), 1);
+    assert_int_equal(first, 4);
+    assert_int_equal(n, 53);
+    assert_int_equal(qr_merge_pick(s, NULL, 12, 1, &first, &n), 1);
+    assert_int_equal(first, 4);
     assert_int_equal(n, 8);
+    /* mixed sizes: small ones among larger ones are taken along */
+    for (int i = 0; i < N; i++)
+        s[i].rows = i % 2 ? 100000 : 2000;
+    assert_int_equal(qr_merge_pick(s, NULL, 21, 0, &first, &n), 0); /* 1,022,000 rows */
+    assert_int_equal(qr_merge_pick(s, NULL, 22, 0, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 22);
+    /* or QR_MERGE_MAX_RUN segments, whatever their rows */
+    for (int i = 0; i < N; i++)
+        s[i].rows = i % 4 ? QR_MERGE_BASE_ROWS : 10;
+    assert_int_equal(qr_merge_pick(s, NULL, QR_MERGE_MAX_RUN - 1, 0, &first, &n), 0);
+    assert_int_equal(qr_merge_pick(s, NULL, QR_MERGE_MAX_RUN, 0, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, QR_MERGE_MAX_RUN);
+    /* wide rows: value bytes make a run final before its rows do, and a
+     * segment of half of QR_MERGE_LINE_BYTES is final (never merged again:
+     * a merge of such segments would only rewrite each alone) */
+    for (int i = 0; i < N; i++) {
+        s[i].rows = 20000;
+        raw[i] = QR_MERGE_LINE_BYTES / 8;
+    }
+    assert_int_equal(qr_merge_pick(s, raw, 3, 0, &first, &n), 0);
+    assert_int_equal(qr_merge_pick(s, raw, 4, 0, &first, &n), 1);
+    assert_int_equal(first, 0);
+    assert_int_equal(n, 4);
+    for (int i = 0; i < N; i++)
+        raw[i] = i % 3 ? QR_MERGE_LINE_BYTES / 2 : QR_MERGE_LINE_BYTES / 4;
+    assert_int_equal(qr_merge_pick(s, raw, N, 0, &first, &n), 0);
+    /* whatever the policy picks stays one merged segment: within
+     * QR_MERGE_SEG_ROWS rows and QR_MERGE_LINE_BYTES of values */
+    uint64_t seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        for (int i = 0; i < N; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t r = seed >> 33;
+            s[i].rows = r % 7 == 0 ? QR_MERGE_FINAL_ROWS + r % 1000 : 1 + r % 600000;
+            raw[i] = (seed >> 13) % (QR_MERGE_LINE_BYTES / 3);
+        }
+        if (!qr_merge_pick(s, raw, N, round & 1, &first, &n))
+            continue;
+        uint64_t rows = 0, bytes = 0;
+        for (uint32_t i = first; i < first + n; i++) {
+            rows += s[i].rows;
+            bytes += raw[i];
+            assert_true(s[i].rows < QR_MERGE_FINAL_ROWS && raw[i] < QR_MERGE_LINE_BYTES / 2);
+        }
+        assert_true(n >= 2);
+        assert_true(rows <= QR_MERGE_SEG_ROWS);
+        assert_true(bytes <= QR_MERGE_LINE_BYTES);
+    }
 }
 
 static void test_background_merges_keep_rows_and_scores(void **st)
