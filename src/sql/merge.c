@@ -36,21 +36,30 @@ int qr_merge_pick(const qr_seg_entry *segs, const uint64_t *raw, uint32_t nsegs,
         }
         i = j + 1;
     }
-    /* to final: the shortest prefix of a non-final run that makes one;
-     * idle, a whole run of QR_MERGE_FACTOR or more short of it too */
+    /* to final: the prefix of a non-final run that makes one: the
+     * shortest of QR_MERGE_FINAL_ROWS rows, or the longest one merge holds
+     * (its values over QR_MERGE_LINE_BYTES - a non-final segment's, so over
+     * half), or QR_MERGE_MAX_RUN segments; idle, a whole run of
+     * QR_MERGE_FACTOR or more short of that too */
     for (uint32_t i = 0; i < nsegs;) {
         uint64_t rows = 0, bytes = 0;
         uint32_t j = i;
+        int full = 0;
         while (j < nsegs && !is_final(segs, raw, j)) {
-            rows += segs[j].rows;
-            bytes += raw ? raw[j] : 0;
-            j++;
-            if (rows >= QR_MERGE_FINAL_ROWS || bytes >= QR_MERGE_LINE_BYTES / 2 ||
-                j - i == QR_MERGE_MAX_RUN)
+            uint64_t b = raw ? raw[j] : 0;
+            if (bytes + b > QR_MERGE_LINE_BYTES || rows + segs[j].rows > QR_MERGE_SEG_ROWS) {
+                full = 1;
                 break;
+            }
+            rows += segs[j].rows;
+            bytes += b;
+            j++;
+            if (rows >= QR_MERGE_FINAL_ROWS || j - i == QR_MERGE_MAX_RUN) {
+                full = 1;
+                break;
+            }
         }
-        if (rows >= QR_MERGE_FINAL_ROWS || bytes >= QR_MERGE_LINE_BYTES / 2 ||
-            j - i == QR_MERGE_MAX_RUN || (idle && j - i >= QR_MERGE_FACTOR)) {
+        if (full || (idle && j - i >= QR_MERGE_FACTOR)) {
             *first = i;
             *n = j - i;
             return 1;

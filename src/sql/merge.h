@@ -12,8 +12,10 @@
  *    of fewer than QR_MERGE_BASE_ROWS rows each (the flusher's commits of
  *    a slow trickle) is merged, at most QR_MERGE_MAX_RUN of them;
  *  - to final: in a run of adjacent non-final segments, the shortest
- *    prefix that reaches QR_MERGE_FINAL_ROWS rows or QR_MERGE_LINE_BYTES /
- *    2 value bytes, or holds QR_MERGE_MAX_RUN segments, is merged.
+ *    prefix that reaches QR_MERGE_FINAL_ROWS rows, or the longest whose
+ *    values one merge holds (QR_MERGE_LINE_BYTES; the next segment's
+ *    would pass it, so it holds over half), or one of QR_MERGE_MAX_RUN
+ *    segments, is merged.
  *  - idle: once no rows have been committed to the table for
  *    QR_MERGE_IDLE_MS, the first run of at least QR_MERGE_FACTOR adjacent
  *    non-final segments is merged as the second rule would (cut the same
@@ -28,7 +30,9 @@
  * QR_MERGE_FACTOR small ones), which a query pays a few microseconds each.
  * A prefix merged by the second rule stays within QR_MERGE_SEG_ROWS rows
  * (2 * QR_MERGE_FINAL_ROWS) and QR_MERGE_LINE_BYTES values, so it makes
- * one segment, final unless the run was cut by its count. When no run
+ * one segment, final unless the run was cut by its count. (Rows of ~400
+ * value bytes, the OpenTelemetry table's, make final segments of ~1.1M
+ * rows; rows of 4 KB, ones of ~125k.) When no run
  * qualifies, a segment (final ones too) of which at least
  * 1/QR_MERGE_EXPUNGE of the rows are deleted is rewritten alone, without
  * them (DELETE's space comes back; stmt_delete.c).

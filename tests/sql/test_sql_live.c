@@ -526,10 +526,13 @@ static void test_merge_policy(void **st)
         s[i].rows = 20000;
         raw[i] = QR_MERGE_LINE_BYTES / 8;
     }
-    assert_int_equal(qr_merge_pick(s, raw, 3, 0, &first, &n), 0);
-    assert_int_equal(qr_merge_pick(s, raw, 4, 0, &first, &n), 1);
+    assert_int_equal(qr_merge_pick(s, raw, 8, 0, &first, &n), 0); /* a ninth might fit */
+    assert_int_equal(qr_merge_pick(s, raw, 9, 0, &first, &n), 1);
     assert_int_equal(first, 0);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 8);
+    raw[3] = QR_MERGE_LINE_BYTES / 2 - 1;
+    assert_int_equal(qr_merge_pick(s, raw, 9, 0, &first, &n), 1);
+    assert_int_equal(n, 5);
     for (int i = 0; i < N; i++)
         raw[i] = i % 3 ? QR_MERGE_LINE_BYTES / 2 : QR_MERGE_LINE_BYTES / 4;
     assert_int_equal(qr_merge_pick(s, raw, N, 0, &first, &n), 0);
@@ -554,6 +557,10 @@ static void test_merge_policy(void **st)
         assert_true(n >= 2);
         assert_true(rows <= QR_MERGE_SEG_ROWS);
         assert_true(bytes <= QR_MERGE_LINE_BYTES);
+        /* and makes a final segment, unless idle or cut by its count */
+        if (!(round & 1) && n < QR_MERGE_MAX_RUN)
+            assert_true(rows >= QR_MERGE_FINAL_ROWS || bytes >= QR_MERGE_LINE_BYTES / 2 ||
+                        (n >= QR_MERGE_FACTOR && rows < QR_MERGE_BASE_ROWS * (uint64_t)n));
     }
 }
 
