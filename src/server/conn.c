@@ -145,7 +145,7 @@ static void message_loop(pgw_conn *c)
         case 'F':
             qr_errf(&e, QR_E_FEATURE, "the function call protocol is not supported");
             pgw_send_error(c, &e, NULL, NULL);
-            pgw_put_ready(&c->io->out, 'I');
+            pgw_put_ready(&c->io->out, qr_sql_tx_status(&c->sess));
             if (pgw_flush(c->io) != 0)
                 return;
             break;

@@ -472,7 +472,7 @@ int pgw_extended(pgw_conn *c, uint8_t type, const uint8_t *body, size_t n, qr_er
         c->skip_to_sync = 0;
         while (c->portals)
             drop_portal(c, c->portals->name);
-        pgw_put_ready(&c->io->out, 'I');
+        pgw_put_ready(&c->io->out, qr_sql_tx_status(&c->sess));
         return 0;
     default:
         return qr_errf(e, PGW_E_PROTOCOL, "invalid frontend message type %d", type);

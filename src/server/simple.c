@@ -59,7 +59,7 @@ void pgw_simple_query(pgw_conn *c, const uint8_t *body, size_t n)
     if (!n || body[n - 1] != 0 || memchr(body, 0, n) != body + n - 1) {
         qr_errf(&e, PGW_E_PROTOCOL, "invalid Query message: the text must end with its only NUL");
         pgw_send_error(c, &e, NULL, NULL);
-        pgw_put_ready(&c->io->out, 'I');
+        pgw_put_ready(&c->io->out, qr_sql_tx_status(&c->sess));
         return;
     }
     qr_sql_span *spans = NULL;
@@ -76,5 +76,5 @@ void pgw_simple_query(pgw_conn *c, const uint8_t *body, size_t n)
     }
     free(spans);
     if (!c->gone)
-        pgw_put_ready(&c->io->out, 'I');
+        pgw_put_ready(&c->io->out, qr_sql_tx_status(&c->sess));
 }

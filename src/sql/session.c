@@ -31,6 +31,7 @@
 #include "sql/run.h"
 #include "sql/run_int.h"
 #include "sql/stmt.h"
+#include "sql/tx.h"
 #include "sql/union.h"
 
 /* Identity of a file replaced by rename: any change gives another value. */
@@ -276,6 +277,9 @@ int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)
 
 void qr_sql_close(qr_sql_session *s)
 {
+    int rolled_back;
+    qr_err e;
+    qr_tx_end(s, 0, &rolled_back, &e); /* a block never committed: its rows go */
     qr_sql_settings_free(s);
     if (s->own_db)
         qr_sql_db_close(s->db);
@@ -607,7 +611,7 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
     const PgQuery__Node *st = rc == 0 ? one_statement(&p, e) : NULL;
     int select = st && (st->node_case == PG_QUERY__NODE__NODE_SELECT_STMT ||
                         st->node_case == PG_QUERY__NODE__NODE_EXPLAIN_STMT);
-    if (!st) {
+    if (!st || qr_tx_admit(s, st, e) != 0) {
         rc = -1;
     } else if (!select) {
         /* SET, DDL, INSERT, COPY ... (stmt.h): each takes the locks it needs */
@@ -617,6 +621,8 @@ int qr_sql_exec(qr_sql_session *s, const char *sql, size_t n, qr_result *out, qr
         rc = select_statement(s, &p, st, &a, out, e);
         pthread_rwlock_unlock(&db->catlock);
     }
+    if (rc != 0)
+        qr_tx_fail(s); /* an error ends what a transaction block may still commit */
     qr_sqlp_free(&p);
     qr_arena_free(&a);
     return rc;

@@ -107,6 +107,8 @@ typedef struct qr_sql_session {
     int restricted; /* not a superuser: CREATE / ALTER / DROP USER are 42501 (a
                      * server sets it; 0 by default: quarry sql owns its directory) */
     int in_tx;      /* between BEGIN and COMMIT / ROLLBACK */
+    int tx_failed;  /* a statement of the block failed: COMMIT rolls back (tx.h) */
+    struct qr_sql_tx *tx; /* the block's writes (tx.h), NULL before its first */
     int has_saved;  /* a SET LOCAL in this transaction: saved.gucs holds
                      * each name's value before it (NULL: not set), which
                      * COMMIT / ROLLBACK put back */
@@ -122,6 +124,9 @@ int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e);
 /* End the session (and close its own database, if it has one): frees its
  * settings. */
 void qr_sql_close(qr_sql_session *s);
+/* ReadyForQuery's transaction status: 'I' idle, 'T' in a transaction
+ * block, 'E' in a failed one (sql/tx.h). */
+char qr_sql_tx_status(const qr_sql_session *s);
 /* The session's numeric settings as they are now become what RESET and
  * RESET ALL return to (call after applying a client's startup options or
  * command-line flags). */

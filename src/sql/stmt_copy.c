@@ -31,6 +31,7 @@
 #include "sql/live.h"
 #include "sql/rows.h"
 #include "sql/stmt.h"
+#include "sql/tx.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 
@@ -147,7 +148,9 @@ struct qr_sql_copy_in {
     qr_sql_db *db;
     copy_opts o;
     char src[256]; /* the input in messages: the file name or "STDIN" */
-    qr_rowwriter w;
+    qr_sql_session *s;
+    qr_rowwriter own; /* outside a transaction block */
+    qr_rowwriter *w;  /* &own, or the block's writer for the table (tx.h) */
     qr_recparser rp;
     qr_buf partial; /* json: the line not complete yet */
     uint64_t line;  /* json: lines completed */
@@ -195,10 +198,11 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
                 "name the columns)");
         return qr_sqlp_at(p, cs->relation->location, e);
     }
-    if (qr_rows_begin(&ci->w, s->db, name, 0, ctx, e) != 0)
+    ci->s = s;
+    if (qr_tx_writer(s, name, 0, ctx, &ci->own, &ci->w, e) != 0)
         return -1;
     /* the columns of the definition the rows follow (read under the table's lock) */
-    const qr_tabdef *d = ci->w.t->def;
+    const qr_tabdef *d = ci->w->t->def;
     uint8_t seen[QR_MAX_COLUMNS] = {0};
     for (size_t i = 0; i < cs->n_attlist; i++) {
         const char *nm = qr_sql_strval(cs->attlist[i]);
@@ -208,7 +212,8 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
                     c < 0 ? "column \"%s\" of relation \"%s\" does not exist"
                           : "column \"%s\" specified more than once in relation \"%s\"",
                     nm ? nm : "?", d->name);
-            qr_rows_abort(&ci->w);
+            uint64_t none;
+            qr_tx_stmt_end(s, &ci->own, ci->w, 0, &none, e);
             return qr_sqlp_at(p, cs->relation->location, e);
         }
         ci->cols[ci->ncols++] = c;
@@ -242,7 +247,7 @@ static int record_row(void *arg, const qr_recparser *rp, qr_err *e)
         ci->skip_header = 0;
         return 0;
     }
-    const qr_tabdef *d = ci->w.t->def;
+    const qr_tabdef *d = ci->w->t->def;
     if (rp->nfields != ci->ncols)
         return rp->nfields < ci->ncols
                    ? qr_errf(e, QR_E_COPY_FORMAT, "%s:%llu: missing data for column \"%s\"",
@@ -275,7 +280,7 @@ static int record_row(void *arg, const qr_recparser *rp, qr_err *e)
     qr_buf_put_u8(b, '}');
     if (b->oom)
         return qr_errf(e, QR_E_NOMEM, "out of memory");
-    if (qr_rows_add(&ci->w, (const char *)b->p, b->len, e) != 0)
+    if (qr_rows_add(ci->w, (const char *)b->p, b->len, e) != 0)
         return qr_err_prefix(e, "%s:%llu: ", ci->src, line);
     return 0;
 }
@@ -291,7 +296,7 @@ static int json_line(qr_sql_copy_in *ci, const char *p, size_t n, qr_err *e)
         k++;
     if (k == n || (n == 2 && p[0] == '\\' && p[1] == '.'))
         return 0;
-    if (qr_rows_add(&ci->w, p, n, e) != 0)
+    if (qr_rows_add(ci->w, p, n, e) != 0)
         return qr_err_prefix(e, "%s:%llu: ", ci->src, (unsigned long long)ci->line);
     return 0;
 }
@@ -341,8 +346,10 @@ static int finish(qr_sql_copy_in *ci, uint64_t *rows, qr_err *e)
         rc = json_line(ci, (const char *)ci->partial.p, ci->partial.len, e);
     }
     if (rc == 0)
-        return qr_rows_commit(&ci->w, rows, e);
-    qr_rows_abort(&ci->w);
+        return qr_tx_stmt_end(ci->s, &ci->own, ci->w, 1, rows, e);
+    uint64_t none;
+    qr_err ignored;
+    qr_tx_stmt_end(ci->s, &ci->own, ci->w, 0, &none, &ignored);
     return -1;
 }
 
@@ -361,6 +368,8 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
         rc = qr_errf(e, QR_E_FEATURE,
                      "qr_sql_copy_begin takes COPY t FROM STDIN (run other "
                      "COPY statements with qr_sql_exec)");
+    if (rc == 0)
+        rc = qr_tx_admit(s, st, e);
     if (rc == 0 && !(ci = malloc(sizeof *ci)))
         rc = qr_errf(e, QR_E_NOMEM, "out of memory");
     if (rc == 0) {
@@ -370,6 +379,8 @@ qr_sql_copy_in *qr_sql_copy_begin(qr_sql_session *s, const char *sql, size_t n, 
             ci = NULL;
         }
     }
+    if (rc != 0)
+        qr_tx_fail(s);
     qr_sqlp_free(&p);
     return ci;
 }
@@ -396,7 +407,9 @@ void qr_sql_copy_abort(qr_sql_copy_in *ci)
 {
     if (!ci)
         return;
-    qr_rows_abort(&ci->w);
+    uint64_t none;
+    qr_err ignored;
+    qr_tx_stmt_end(ci->s, &ci->own, ci->w, 0, &none, &ignored);
     copy_free(ci);
     free(ci);
 }
@@ -448,7 +461,7 @@ static int copy_from_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
     copy_opts o;
     if (copy_options(p, cs, &o, e) != 0)
         return -1;
-    if (o.fmt == CP_JSON)
+    if (o.fmt == CP_JSON && !s->in_tx) /* in a block its rows wait for COMMIT: below */
         return copy_json_file(s, p, cs, rows, e);
     int fd = open(cs->filename, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -472,10 +485,13 @@ static int copy_from_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
             if (ctx && (rc = qr_qctx_check(ctx, e)) != 0)
                 break;
         }
-        if (rc == 0)
+        if (rc == 0) {
             rc = finish(ci, rows, e);
-        else
-            qr_rows_abort(&ci->w);
+        } else {
+            uint64_t none;
+            qr_err ignored;
+            qr_tx_stmt_end(s, &ci->own, ci->w, 0, &none, &ignored);
+        }
         copy_free(ci);
     }
     free(buf);
@@ -731,8 +747,12 @@ int qr_sql_copy_out_begin(qr_sql_session *s, const char *sql, size_t n, qr_qctx 
         rc = qr_errf(e, QR_E_FEATURE,
                      "qr_sql_copy_out_begin takes COPY ... TO STDOUT (run other COPY "
                      "statements with qr_sql_exec)");
+    if (rc == 0 && s->tx_failed)
+        rc = qr_tx_admit(s, p.tree->stmts[0]->stmt, e);
     if (rc == 0)
         rc = copy_out_setup(s, &p, cs, ctx, co, e);
+    if (rc != 0)
+        qr_tx_fail(s);
     qr_sqlp_free(&p);
     return rc;
 }

@@ -25,6 +25,7 @@
 #include "sql/db.h"
 #include "sql/rows.h"
 #include "sql/stmt.h"
+#include "sql/tx.h"
 #include "util/json.h"
 #include "util/timefmt.h"
 
@@ -385,21 +386,19 @@ static int insert_values(ins *x, qr_sql_session *s, const PgQuery__SelectStmt *s
             rc = values_line(x, row, &line);
         }
     }
-    qr_rowwriter w;
+    qr_rowwriter own, *w;
     uint32_t seg = sel->n_values_lists < QR_ROWS_SEGMENT_ROWS ? (uint32_t)sel->n_values_lists
                                                               : QR_ROWS_SEGMENT_ROWS;
     if (rc == 0)
-        rc = qr_rows_begin(&w, s->db, x->def->name, seg, out->ctx, e);
+        rc = qr_tx_writer(s, x->def->name, seg, out->ctx, &own, &w, e);
     if (rc == 0) {
         for (size_t r = 0; rc == 0 && r < sel->n_values_lists; r++) {
             rc = values_line(x, sel->values_lists[r]->list, &line);
-            if (rc == 0 && qr_rows_add(&w, (const char *)line.p, line.len, e) != 0)
+            if (rc == 0 && qr_rows_add(w, (const char *)line.p, line.len, e) != 0)
                 rc = qr_err_prefix(e, "row %zu: ", r + 1);
         }
-        if (rc == 0)
-            rc = qr_rows_commit(&w, rows, e);
-        else
-            qr_rows_abort(&w);
+        if (qr_tx_stmt_end(s, &own, w, rc == 0, rows, e) != 0)
+            rc = -1;
     }
     qr_buf_free(&line);
     return rc;
@@ -493,9 +492,9 @@ static int insert_result(ins *x, qr_sql_session *s, qr_result *r, qr_result *out
                          "column \"%s\" is of type %s but expression is of type %s", cd->name,
                          type_of(cd->type), result_type(&r->cols[i]));
     }
-    qr_rowwriter w;
+    qr_rowwriter own, *w;
     if (rc == 0)
-        rc = qr_rows_begin(&w, s->db, x->def->name, 0, out->ctx, e);
+        rc = qr_tx_writer(s, x->def->name, 0, out->ctx, &own, &w, e);
     if (rc == 0) {
         qr_buf line;
         qr_buf_init(&line);
@@ -514,14 +513,12 @@ static int insert_result(ins *x, qr_sql_session *s, qr_result *r, qr_result *out
             qr_buf_put_u8(&line, '}');
             if (line.oom)
                 rc = qr_errf(e, QR_E_NOMEM, "out of memory");
-            else if (qr_rows_add(&w, (const char *)line.p, line.len, e) != 0)
+            else if (qr_rows_add(w, (const char *)line.p, line.len, e) != 0)
                 rc = qr_err_prefix(e, "row %llu of the SELECT: ", (unsigned long long)i + 1);
         }
         qr_buf_free(&line);
-        if (rc == 0)
-            rc = qr_rows_commit(&w, rows, e);
-        else
-            qr_rows_abort(&w);
+        if (qr_tx_stmt_end(s, &own, w, rc == 0, rows, e) != 0)
+            rc = -1;
     }
     return rc;
 }

@@ -7,8 +7,8 @@
  * fields): threads, memory_limit (alias quarry.memory_limit) and
  * statement_timeout. Every other name is kept as text in the session's
  * list, with a default for the parameters PostgreSQL clients ask for
- * (docs/SQL.md "Settings"). Transactions: each statement autocommits;
- * BEGIN ... COMMIT is accepted for clients that send it, and SET LOCAL
+ * (docs/SQL.md "Settings"). Transactions: BEGIN ... COMMIT holds the
+ * block's INSERT and COPY rows until COMMIT (sql/tx.h), and SET LOCAL
  * inside one lasts until its COMMIT or ROLLBACK (outside one it does
  * nothing, as PostgreSQL, which only warns). */
 #include <ctype.h>
@@ -20,6 +20,7 @@
 
 #include "sql/db.h"
 #include "sql/stmt.h"
+#include "sql/tx.h"
 
 #define QR_E_CANT_CHANGE "55P02" /* a read-only parameter */
 
@@ -535,15 +536,18 @@ int qr_sql_stmt_transaction(qr_sql_session *s, const qr_sqlparse *p,
         set_tag(out, "BEGIN");
         return 0;
     case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT:
-    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK:
+    case PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_ROLLBACK: {
         restore_locals(s); /* SET LOCAL ends with the transaction */
-        s->in_tx = 0;
-        set_tag(out, t->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT ? "COMMIT"
-                                                                                   : "ROLLBACK");
+        int rolled_back;
+        if (qr_tx_end(s, t->kind == PG_QUERY__TRANSACTION_STMT_KIND__TRANS_STMT_COMMIT,
+                      &rolled_back, e) != 0)
+            return -1;
+        set_tag(out, rolled_back ? "ROLLBACK" : "COMMIT");
         return 0;
+    }
     default:
         return qr_errf(e, QR_E_FEATURE,
-                       "savepoints and prepared transactions are not supported (each statement "
-                       "autocommits; BEGIN, COMMIT and ROLLBACK are accepted)");
+                       "savepoints and prepared transactions are not supported (BEGIN, COMMIT "
+                       "and ROLLBACK are)");
     }
 }

@@ -63,6 +63,27 @@ public class JdbcCheck {
                 r.next();
                 System.out.println("after " + r.getLong(1));
             }
+            // autoCommit off: pgjdbc sends COMMIT only when ReadyForQuery said 'T'
+            try (Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE jdbc_tx (ts timestamp, n integer)");
+            }
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                for (int i = 1; i <= 3; i++)
+                    s.executeUpdate("INSERT INTO jdbc_tx VALUES ('2025-01-0" + i + "', " + i + ")");
+            }
+            c.rollback();
+            try (PreparedStatement p = c.prepareStatement("INSERT INTO jdbc_tx VALUES ('2025-01-04', ?)")) {
+                p.setInt(1, 4);
+                p.executeUpdate();
+            }
+            c.commit();
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement(); ResultSet r = s.executeQuery("SELECT count(*), sum(n) FROM jdbc_tx")) {
+                r.next();
+                System.out.println("tx " + r.getLong(1) + " " + r.getLong(2));
+                s.execute("DROP TABLE jdbc_tx");
+            }
         }
     }
 }

@@ -288,6 +288,50 @@ print(cur.fetchone()[0])
 PYEOF
     printf '%s\nTrue True\n22P02\n57014\n%s\n' $ROWS $ROWS > "$T/pycopy.want"
     same "psycopg2: copy_expert out, in, out again (the same text), bad data, conn.cancel()" "$T/pycopy.want" "$T/pycopy"
+    # transaction blocks (psycopg2's default mode): rows at COMMIT only; a
+    # block whose connection drops before COMMIT, retried, is stored once
+    $PY - "$main_port" > "$T/pyblock" 2>&1 <<'PYEOF'
+import io, os, socket, sys, psycopg2
+def conn():
+    return psycopg2.connect(host="127.0.0.1", port=int(sys.argv[1]), user="quarry", dbname="quarry")
+def load(c):
+    cur = c.cursor()
+    cur.execute("INSERT INTO pyblock VALUES ('2025-01-01', 1), ('2025-01-02', 2)")
+    cur.copy_expert("COPY pyblock FROM STDIN", io.StringIO("2025-01-03 00:00:00\t3\n2025-01-04 00:00:00\t4\n"))
+    return cur
+c = conn()
+c.autocommit = True
+c.cursor().execute("CREATE TABLE pyblock (ts timestamp, n integer)")
+c.autocommit = False
+load(c)
+print(c.get_transaction_status())  # 2: in a transaction
+s = socket.socket(fileno=os.dup(c.fileno()))
+s.shutdown(socket.SHUT_RDWR)  # the connection drops before COMMIT
+s.close()
+c = conn()
+cur = load(c)
+c.commit()
+cur.execute("SELECT count(*), sum(n) FROM pyblock")
+print(cur.fetchone())
+try:
+    cur.execute("INSERT INTO pyblock VALUES ('2025-01-05', 'five')")
+except psycopg2.Error as e:
+    print(e.pgcode)
+print(c.get_transaction_status())  # 3: in a failed transaction
+try:
+    cur.execute("SELECT 1")
+except psycopg2.Error as e:
+    print(e.pgcode)
+c.rollback()
+cur.execute("SELECT count(*), sum(n) FROM pyblock")
+print(cur.fetchone())
+c.rollback()
+c.autocommit = True
+c.cursor().execute("DROP TABLE pyblock")
+c.close()
+PYEOF
+    printf '2\n(4, 10)\n22P02\n3\n25P02\n(4, 10)\n' > "$T/pyblock.want"
+    same "psycopg2: transaction blocks: COMMIT, a dropped connection, an error, 25P02, ROLLBACK" "$T/pyblock.want" "$T/pyblock"
 else
     bad "psycopg2 is installed (scripts/install-deps)"
 fi
@@ -325,8 +369,8 @@ if [ -f "$JDBC_JAR" ] && command -v java >/dev/null; then
     want13=${want13:-$(SQL "SELECT count(*) FROM logs WHERE ServiceName = 'payment' AND SeverityNumber >= 13" | tail -1)}
     timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcCheck.java" \
         "$main_port" "$LONG" > "$T/jdbc" 2>&1
-    printf '%s\ncart n\n42703\ntrue\ncopy %s %s true\ncancel 57014\nafter %s\n' "$want13" $ROWS $ROWS $ROWS > "$T/jdbc.want"
-    same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps, CopyManager out/in/out, Statement.cancel()" "$T/jdbc.want" "$T/jdbc"
+    printf '%s\ncart n\n42703\ntrue\ncopy %s %s true\ncancel 57014\nafter %s\ntx 1 4\n' "$want13" $ROWS $ROWS $ROWS > "$T/jdbc.want"
+    same "JDBC: prepared statement with parameters, GROUP BY names, an error, timestamps, CopyManager out/in/out, Statement.cancel(), autoCommit off with rollback and commit" "$T/jdbc.want" "$T/jdbc"
     # the metadata lists every table: the COPY tests' own go first
     P -c "DROP TABLE IF EXISTS cp, cp2, pycopy, jdbc_copy" > /dev/null
     timeout 120 java -Duser.timezone=UTC -cp "$JDBC_JAR" "$(dirname "$0")/JdbcMeta.java" \
