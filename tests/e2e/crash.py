@@ -5,7 +5,8 @@ Crash rounds: one data directory; each round starts `quarry serve` (with a
 refresh interval that alternates between 50 ms and 30 s, so that rows are
 sometimes only in the write-ahead log when the server dies), runs loaders
 over every ingest path at once (INSERT and COPY FROM STDIN through libpq,
-HTTP NDJSON, Elasticsearch _bulk, OTLP/HTTP JSON), and kills the server
+a transaction block of an INSERT and a COPY, HTTP NDJSON, Elasticsearch
+_bulk, OTLP/HTTP JSON), and kills the server
 with SIGKILL after a random delay. Each loader sends batches of rows tagged
 with a batch id and records, per batch, whether it was acknowledged. After
 every restart, one query per table checks against that ledger:
@@ -156,6 +157,27 @@ def load_copy(srv, led, stop):
         led.ack(bid)
 
 
+def load_block(srv, led, stop):
+    """A transaction block: an INSERT and a COPY of one batch, then COMMIT;
+    the batch is acknowledged when COMMIT answers, and is never half there
+    (a kill between its statements, or before COMMIT, stores none of it)."""
+    import io
+    c = connect(srv.pg)
+    c.autocommit = False  # psycopg2 sends BEGIN before the first statement
+    cur = c.cursor()
+    while not stop.is_set():
+        size = rng.randint(2, 400)
+        bid = led.new("crash", size)
+        rows = rows_of(bid, size)
+        half = size // 2
+        cur.execute("INSERT INTO crash VALUES " + ",".join(
+            "('%s','%s','%s',%d)" % (TS % (i % 60), k, bid, i) for k, i in rows[:half]))
+        cur.copy_expert("COPY crash FROM STDIN (FORMAT csv)", io.StringIO("".join(
+            "%s,%s,%s,%d\n" % (TS % (i % 60), k, bid, i) for k, i in rows[half:])))
+        c.commit()
+        led.ack(bid)
+
+
 def post(srv, path, body, headers):
     h = http.client.HTTPConnection("127.0.0.1", srv.http, timeout=30)
     h.request("POST", path, body=body, headers=headers)
@@ -209,7 +231,7 @@ def load_otlp(srv, led, stop):
         led.ack(bid)
 
 
-LOADERS = [load_insert, load_copy, load_ndjson, load_bulk, load_otlp]
+LOADERS = [load_insert, load_copy, load_block, load_ndjson, load_bulk, load_otlp]
 
 
 def run_loaders(srv, led, seconds):
