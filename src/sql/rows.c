@@ -33,11 +33,25 @@ static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, q
 }
 
 /* Table name opened for writing, with its writer slot (held: the caller
- * has it already). NULL with e set (and the slot given back). */
-static qr_table *open_direct(qr_sql_db *db, const char *name, int held, qr_err *e)
+ * has it already; else waited for up to wait_ms, 0: as long as it takes).
+ * NULL with e set (and the slot given back). */
+static qr_table *open_direct(qr_sql_db *db, const char *name, int held, uint32_t wait_ms,
+                             qr_err *e)
 {
-    if (!held && qr_sqldb_writer_begin(db, name, e) != 0)
+    if (!held && !wait_ms && qr_sqldb_writer_begin(db, name, e) != 0)
         return NULL;
+    if (!held && wait_ms) {
+        int r = qr_sqldb_writer_try(db, name, wait_ms, e);
+        if (r < 0)
+            return NULL;
+        if (r > 0) {
+            qr_errf(e, QR_E_LOCKED,
+                    "table %s: another writer (a transaction block or a COPY) has held it for "
+                    "%u ms; retry",
+                    name, wait_ms);
+            return NULL;
+        }
+    }
     qr_table *t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_WRITE | QR_TABLE_CREATE, e);
     if (!t)
         qr_sqldb_writer_end(db, name);
@@ -45,16 +59,17 @@ static qr_table *open_direct(qr_sql_db *db, const char *name, int held, qr_err *
 }
 
 static int begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, int logged,
-                 int held, qr_qctx *ctx, qr_err *e)
+                 int held, uint32_t wait_ms, qr_qctx *ctx, qr_err *e)
 {
     memset(w, 0, sizeof *w);
     w->db = db;
+    w->wait_ms = wait_ms;
     w->own = 1;
     qr_buf_init(&w->rec);
     if (logged)
         w->t = qr_table_open(qr_sql_db_dir(db), name, QR_TABLE_READ, e);
     else
-        w->t = open_direct(db, name, held, e);
+        w->t = open_direct(db, name, held, wait_ms, e);
     w->slot = w->direct = !logged;
     if (w->t && rows_init(w, w->t->def, seg_rows, ctx, e) == 0)
         return 0;
@@ -68,17 +83,23 @@ static int begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_
 int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                   qr_err *e)
 {
-    return begin(w, db, name, seg_rows, qr_sqldb_live(db) != NULL, 0, ctx, e);
+    return begin(w, db, name, seg_rows, qr_sqldb_live(db) != NULL, 0, 0, ctx, e);
+}
+
+int qr_rows_begin_waiting(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t wait_ms,
+                          qr_err *e)
+{
+    return begin(w, db, name, 0, qr_sqldb_live(db) != NULL, 0, wait_ms, NULL, e);
 }
 
 int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
 {
-    return begin(w, db, name, 0, 0, 0, NULL, e);
+    return begin(w, db, name, 0, 0, 0, 0, NULL, e);
 }
 
 int qr_rows_begin_held(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e)
 {
-    return begin(w, db, name, 0, 0, 1, NULL, e);
+    return begin(w, db, name, 0, 0, 1, 0, NULL, e);
 }
 
 /* A logged writer turns direct: the slot and the LOCK now, and the
@@ -87,7 +108,7 @@ static int go_direct(qr_rowwriter *w, qr_err *e)
 {
     if (w->direct)
         return 0;
-    qr_table *t = open_direct(w->db, w->t->name, 0, e);
+    qr_table *t = open_direct(w->db, w->t->name, 0, w->wait_ms, e);
     if (!t)
         return -1;
     if (!qr_tabdef_equal(t->def, w->t->def)) {

@@ -40,6 +40,7 @@ typedef struct qr_rowwriter {
     int own;           /* the writer opened t: end closes it */
     qr_table *old_t;   /* logged, then direct: the table as first opened (its def parses) */
     int slot;          /* it holds t's writer slot: end gives it back */
+    uint32_t wait_ms;  /* for the slot: 55P03 after this long (0: waits as long as it takes) */
     int direct;        /* rows go to segments (else to the log, at commit) */
     qr_buf rec;        /* logged: the rows as a log record (sql/live.h) */
     size_t line_bytes; /* a batch is written once its lines pass this */
@@ -51,6 +52,13 @@ typedef struct qr_rowwriter {
  * set (42P01, 55P03, 53200) and nothing to end. */
 int qr_rows_begin(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                   qr_err *e);
+/* The same for a transaction block's writer (sql/tx.h): batches of
+ * QR_ROWS_SEGMENT_ROWS, charged to no statement, and the writer slot, when
+ * it comes to need it, waited for up to wait_ms, then 55P03 (two blocks
+ * writing two tables in opposite orders would otherwise wait for each
+ * other forever). */
+int qr_rows_begin_waiting(qr_rowwriter *w, qr_sql_db *db, const char *name, uint32_t wait_ms,
+                          qr_err *e);
 /* The same, always direct (segments, never the log): the flusher's and
  * recovery's own writer. */
 int qr_rows_begin_direct(qr_rowwriter *w, qr_sql_db *db, const char *name, qr_err *e);

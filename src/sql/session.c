@@ -250,6 +250,7 @@ void qr_sql_session_init(qr_sql_session *s, qr_sql_db *db)
     s->db = db;
     s->set.threads = db->threads;
     s->set.memory_limit = QR_QCTX_DEFAULT_LIMIT;
+    s->set.lock_timeout_ms = QR_SQL_LOCK_TIMEOUT_MS;
     qr_sql_session_boot(s);
 }
 
@@ -258,6 +259,7 @@ void qr_sql_session_boot(qr_sql_session *s)
     s->boot_threads = s->set.threads;
     s->boot_memory_limit = s->set.memory_limit;
     s->boot_timeout_ms = s->set.statement_timeout_ms;
+    s->boot_lock_ms = s->set.lock_timeout_ms;
 }
 
 int qr_sql_open(qr_sql_session *s, const char *datadir, int threads, qr_err *e)

@@ -57,6 +57,7 @@ int qr_sql_db_recover(qr_sql_db *db, qr_err *e);
 /* Running live (sql/live.h): a statement's rows are acknowledged once in
  * the table's write-ahead log and become visible at the next flush. */
 #define QR_LIVE_MAX_UNMERGED 128u
+#define QR_SQL_LOCK_TIMEOUT_MS 10000u /* lock_timeout's default (PostgreSQL's is none) */
 typedef struct qr_live_opts {
     uint32_t refresh_ms;      /* live segments older than this are committed (default 1000) */
     int wal_sync;             /* 1 (default): fsync the log before acknowledging */
@@ -87,6 +88,8 @@ typedef struct qr_sql_settings {
     uint64_t memory_limit;         /* SET memory_limit: bytes per statement, 0 = none
                                     * (QR_QCTX_DEFAULT_LIMIT) */
     uint64_t statement_timeout_ms; /* SET statement_timeout: 0 = none */
+    uint64_t lock_timeout_ms;      /* SET lock_timeout: a transaction block's wait for a
+                                    * table's writer slot (sql/tx.h), then 55P03; 0 = none */
     uint32_t ngucs;
     qr_sql_guc *gucs; /* malloc'ed; freed by qr_sql_close */
 } qr_sql_settings;
@@ -100,7 +103,7 @@ typedef struct qr_sql_session {
     qr_sql_settings set;
     /* what RESET returns the numeric settings to (qr_sql_session_boot) */
     int boot_threads;
-    uint64_t boot_memory_limit, boot_timeout_ms;
+    uint64_t boot_memory_limit, boot_timeout_ms, boot_lock_ms;
     char user[64];  /* who runs the statements (a server sets it; "" in quarry sql):
                      * CURRENT_USER of ALTER / DROP USER, and who the catalog
                      * answers say is connected ("" = "quarry") */

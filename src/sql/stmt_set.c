@@ -3,9 +3,9 @@
  * qr_sql_set / qr_sql_show for the server's startup options), and BEGIN /
  * COMMIT / ROLLBACK.
  *
- * Three settings change how statements run (qr_sql_settings' numeric
- * fields): threads, memory_limit (alias quarry.memory_limit) and
- * statement_timeout. Every other name is kept as text in the session's
+ * Four settings change how statements run (qr_sql_settings' numeric
+ * fields): threads, memory_limit (alias quarry.memory_limit),
+ * statement_timeout and lock_timeout. Every other name is kept as text in the session's
  * list, with a default for the parameters PostgreSQL clients ask for
  * (docs/SQL.md "Settings"). Transactions: BEGIN ... COMMIT holds the
  * block's INSERT and COPY rows until COMMIT (sql/tx.h), and SET LOCAL
@@ -137,7 +137,7 @@ static void guc_drop(qr_sql_settings *st, const char *name)
 
 static int is_name(const char *a, const char *b) { return !strcasecmp(a, b); }
 
-enum { NUM_THREADS = 1, NUM_MEMORY, NUM_TIMEOUT };
+enum { NUM_THREADS = 1, NUM_MEMORY, NUM_TIMEOUT, NUM_LOCK };
 
 static int numeric_kind(const char *name)
 {
@@ -147,6 +147,8 @@ static int numeric_kind(const char *name)
         return NUM_MEMORY;
     if (is_name(name, "statement_timeout"))
         return NUM_TIMEOUT;
+    if (is_name(name, "lock_timeout"))
+        return NUM_LOCK;
     return 0;
 }
 
@@ -305,6 +307,12 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
             return -1;
         s->set.statement_timeout_ms = v;
         return 0;
+    case NUM_LOCK:
+        if (parse_with_unit(name, value, time_units, sizeof time_units / sizeof *time_units,
+                            2147483647.0, &v, e) != 0)
+            return -1;
+        s->set.lock_timeout_ms = v;
+        return 0;
     }
     const known *k = find_known(name);
     if (k && k->readonly)
@@ -354,6 +362,9 @@ static void reset_one(qr_sql_session *s, const char *name)
     case NUM_TIMEOUT:
         s->set.statement_timeout_ms = s->boot_timeout_ms;
         return;
+    case NUM_LOCK:
+        s->set.lock_timeout_ms = s->boot_lock_ms;
+        return;
     }
     guc_drop(&s->set, name);
 }
@@ -363,6 +374,7 @@ static void reset_all(qr_sql_session *s)
     s->set.threads = s->boot_threads;
     s->set.memory_limit = s->boot_memory_limit;
     s->set.statement_timeout_ms = s->boot_timeout_ms;
+    s->set.lock_timeout_ms = s->boot_lock_ms;
     gucs_free(&s->set);
 }
 
@@ -377,6 +389,9 @@ int qr_sql_show(const qr_sql_session *s, const char *name, char *buf, size_t n, 
         return 0;
     case NUM_TIMEOUT:
         show_timeout(s->set.statement_timeout_ms, buf, n);
+        return 0;
+    case NUM_LOCK:
+        show_timeout(s->set.lock_timeout_ms, buf, n);
         return 0;
     }
     if (!strcasecmp(name, "is_superuser")) { /* the session's: may it CREATE USER? */
@@ -488,21 +503,25 @@ int qr_sql_stmt_show(qr_sql_session *s, const PgQuery__VariableShowStmt *v, qr_r
             qr_result_add_col(out, "setting", QR_RK_TEXT, 0, 0, e) ||
             qr_result_add_col(out, "description", QR_RK_TEXT, 0, 0, e))
             return -1;
-        static const char *const nums[] = {"memory_limit", "statement_timeout", "threads"};
+        static const char *const nums[] = {"lock_timeout", "memory_limit", "statement_timeout",
+                                           "threads"};
         static const char *const numdesc[] = {
+            "a transaction block's wait for a table another writer holds (55P03 past it; 0 = "
+            "none)",
             "memory a statement may take (53200 past it; 0 = none)",
             "a statement past it is canceled (57014; 0 = none)", "workers per statement"};
+        enum { NNUMS = sizeof nums / sizeof *nums };
         /* numeric ones, the known ones, then the names only SET gave */
-        for (size_t i = 0; i < 3 + NKNOWN + s->set.ngucs; i++) {
+        for (size_t i = 0; i < NNUMS + NKNOWN + s->set.ngucs; i++) {
             const char *name, *desc = "";
-            if (i < 3) {
+            if (i < NNUMS) {
                 name = nums[i];
                 desc = numdesc[i];
-            } else if (i < 3 + NKNOWN) {
-                name = knowns[i - 3].name;
-                desc = knowns[i - 3].desc;
+            } else if (i < NNUMS + NKNOWN) {
+                name = knowns[i - NNUMS].name;
+                desc = knowns[i - NNUMS].desc;
             } else {
-                name = s->set.gucs[i - 3 - NKNOWN].name;
+                name = s->set.gucs[i - NNUMS - NKNOWN].name;
                 if (find_known(name))
                     continue;
             }

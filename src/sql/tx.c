@@ -120,7 +120,7 @@ int qr_tx_writer(qr_sql_session *s, const char *name, uint32_t seg_rows, qr_qctx
     }
     /* the block's writer outlives the statement: not charged to its ctx */
     qr_rowwriter *nw = malloc(sizeof *nw);
-    if (!nw || qr_rows_begin(nw, s->db, name, 0, NULL, e) != 0) {
+    if (!nw || qr_rows_begin_waiting(nw, s->db, name, (uint32_t)s->set.lock_timeout_ms, e) != 0) {
         if (!nw)
             qr_errf(e, QR_E_NOMEM, "out of memory");
         free(nw);

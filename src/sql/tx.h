@@ -17,7 +17,10 @@
  * table's rows atomic, not all of them together); and statements other than
  * SELECT, SET, SHOW, INSERT and COPY are refused (25001) once it has written
  * rows. A table whose rows pass a batch holds its writer slot from then to
- * the COMMIT (sql/rows.h): its flushes, merges and DDL wait that long. */
+ * the COMMIT (sql/rows.h): its flushes, merges and DDL wait that long, and
+ * another block that needs the slot gets 55P03 after its lock_timeout
+ * (10 s by default; which fails it: two blocks writing two tables in
+ * opposite orders do not wait for each other for ever). */
 #ifndef QR_SQL_TX_H
 #define QR_SQL_TX_H
 #include <stdint.h>

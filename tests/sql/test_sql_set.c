@@ -45,6 +45,14 @@ static void test_numeric_settings_show_with_units(void **st)
              "invalid value for parameter \"statement_timeout\": \"-1\"");
     st_ok("RESET statement_timeout", "RESET");
     assert_int_equal(st_s.set.statement_timeout_ms, 0);
+    st_rows("SHOW lock_timeout", "lock_timeout\n10s\n");
+    st_ok("SET lock_timeout = '250ms'", "SET");
+    assert_int_equal(st_s.set.lock_timeout_ms, 250);
+    st_rows("SHOW lock_timeout", "lock_timeout\n250ms\n");
+    st_ok("SET lock_timeout = 0", "SET");
+    st_rows("SHOW lock_timeout", "lock_timeout\n0\n");
+    st_ok("RESET lock_timeout", "RESET");
+    assert_int_equal(st_s.set.lock_timeout_ms, 10000);
 
     st_rows("SHOW memory_limit", "memory_limit\n2GB\n");
     st_ok("SET memory_limit = '512MB'", "SET");

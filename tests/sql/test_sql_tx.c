@@ -5,7 +5,8 @@
  * session that ends before COMMIT; so a client retrying a block it never
  * saw committed stores its rows once. In a database that writes segments
  * directly and in a live one (log and live segments), with a block whose
- * rows pass a batch, and the status ReadyForQuery reports. */
+ * rows pass a batch, blocks waiting for a table at most lock_timeout, and
+ * the status ReadyForQuery reports. */
 #include "sqltest.h"
 
 #include <dirent.h>
@@ -234,6 +235,40 @@ static void test_big_block(void **st)
     st_close();
 }
 
+/* Two blocks that need one table's writer slot (a database without a
+ * log: a block holds it from its first write): the second waits its
+ * lock_timeout, then 55P03 fails it; after the first commits, its retry
+ * goes through. */
+static void test_blocks_wait_for_a_table_at_most_lock_timeout(void **st)
+{
+    (void)st;
+    st_open();
+    make_table();
+    st_rows("SHOW lock_timeout", "lock_timeout\n10s\n");
+    st_ok("BEGIN", "BEGIN");
+    st_ok("INSERT INTO t VALUES ('2025-01-02', 'first', 2)", "INSERT 0 1");
+    qr_sql_session b;
+    qr_sql_session_init(&b, st_s.db);
+    qr_err e;
+    char tag[64];
+    free(st_run_on(&b, "SET lock_timeout = '50ms'", tag, &e));
+    free(st_run_on(&b, "BEGIN", tag, &e));
+    assert_null(st_run_on(&b, "INSERT INTO t VALUES ('2025-01-03', 'second', 3)", tag, &e));
+    assert_string_equal(e.code, "55P03");
+    assert_string_equal(e.msg, "table t: another writer (a transaction block or a COPY) has held "
+                               "it for 50 ms; retry");
+    assert_int_equal(qr_sql_tx_status(&b), 'E');
+    free(st_run_on(&b, "ROLLBACK", tag, &e));
+    st_ok("COMMIT", "COMMIT");
+    free(st_run_on(&b, "BEGIN", tag, &e));
+    free(st_run_on(&b, "INSERT INTO t VALUES ('2025-01-03', 'second', 3)", tag, &e));
+    free(st_run_on(&b, "COMMIT", tag, &e));
+    assert_string_equal(tag, "COMMIT");
+    qr_sql_close(&b);
+    st_rows(count_sql, "count,sum\n3,6\n");
+    st_close();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_block_live),
         cmocka_unit_test(test_error_fails_the_block),
         cmocka_unit_test(test_big_block),
+        cmocka_unit_test(test_blocks_wait_for_a_table_at_most_lock_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
