@@ -220,7 +220,7 @@ static int run_case(const mcase *c, const lines *l, const char *tag, const atomi
 static void spread(uint32_t n, mcase *c, uint32_t **rows)
 {
     for (uint32_t s = 0; s < c->nsrc; s++) {
-        rows[s] = malloc(sizeof **rows * (n / c->nsrc + 2));
+        rows[s] = malloc(sizeof **rows * (n / (3 * c->nsrc) + 2) * 3); /* whole runs of 3 */
         c->rows[s] = rows[s];
         c->nrows[s] = 0;
     }
