@@ -33,6 +33,7 @@ void pgw_stmt_begin_cancel(pgw_conn *c)
 void pgw_send_error(pgw_conn *c, const qr_err *e, long (*map)(void *, long), void *arg)
 {
     pgw_put_error(&c->io->out, 'E', "ERROR", e, map, arg);
+    qr_sql_tx_error(&c->sess); /* whatever failed, a transaction block fails with it */
 }
 
 void pgw_send_fatal(pgw_conn *c, const char *code, const char *fmt, ...)

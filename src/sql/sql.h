@@ -130,6 +130,9 @@ void qr_sql_close(qr_sql_session *s);
 /* ReadyForQuery's transaction status: 'I' idle, 'T' in a transaction
  * block, 'E' in a failed one (sql/tx.h). */
 char qr_sql_tx_status(const qr_sql_session *s);
+/* An error reached the client (one the server found itself too: a bad
+ * Bind, say): a transaction block fails, as one whose statement failed. */
+void qr_sql_tx_error(qr_sql_session *s);
 /* The session's numeric settings as they are now become what RESET and
  * RESET ALL return to (call after applying a client's startup options or
  * command-line flags). */

@@ -151,6 +151,8 @@ int qr_tx_stmt_end(qr_sql_session *s, qr_rowwriter *own, qr_rowwriter *w, int ok
     return 0;
 }
 
+void qr_sql_tx_error(qr_sql_session *s) { qr_tx_fail(s); }
+
 char qr_sql_tx_status(const qr_sql_session *s)
 {
     return s->tx_failed ? 'E' : s->in_tx ? 'T' : 'I';

@@ -535,6 +535,40 @@ static void test_extended_errors_skip_to_sync(void **st)
     conv_free(cv);
 }
 
+/* ReadyForQuery's status follows the transaction block (sql/tx.h): T in
+ * one, E once anything failed in it (also an error the server found
+ * itself, a bad Bind), and statements then get 25P02 until COMMIT, which
+ * rolls back. */
+static void test_ready_status_follows_the_transaction_block(void **st)
+{
+    conv *cv = conv_new(1);
+    const uint32_t oids[] = {PGW_OID_TEXT};
+    pt_query(&cv->in, "BEGIN");
+    pt_parse(&cv->in, "q", "SELECT count(*) FROM logs WHERE ServiceName = $1", 1, oids);
+    pt_bind(&cv->in, "", "q", 0, NULL, 0); /* no parameter given */
+    pt_empty(&cv->in, 'S');
+    pt_query(&cv->in, "SELECT 1");
+    pt_query(&cv->in, "COMMIT");
+    pt_query(&cv->in, "SELECT 1");
+    pt_empty(&cv->in, 'X');
+    conv_run(cv, PGW_AUTH_TRUST);
+    assert_string_equal(after_start(cv), "CZ"
+                                         "1EZ"
+                                         "EZ"
+                                         "CZ"
+                                         "TDCZ");
+    int k = (int)strlen(SESSION_START);
+    assert_int_equal(cv->m[k + 1].body[0], 'T');
+    assert_string_equal(pt_field(&cv->m[k + 3], 'C'), "08P01");
+    assert_int_equal(cv->m[k + 4].body[0], 'E');
+    assert_string_equal(pt_field(&cv->m[k + 5], 'C'), "25P02");
+    assert_int_equal(cv->m[k + 6].body[0], 'E');
+    assert_string_equal((const char *)cv->m[k + 7].body, "ROLLBACK");
+    assert_int_equal(cv->m[k + 8].body[0], 'I');
+    assert_int_equal(cv->m[k + 12].body[0], 'I');
+    conv_free(cv);
+}
+
 static void test_scram_over_the_wire_unknown_user_gets_a_challenge(void **st)
 {
     conv *cv = conv_new(0);
@@ -752,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_simple_query_messages),
         cmocka_unit_test(test_extended_row_limits_suspend_the_portal),
         cmocka_unit_test(test_extended_errors_skip_to_sync),
+        cmocka_unit_test(test_ready_status_follows_the_transaction_block),
         cmocka_unit_test(test_scram_over_the_wire_unknown_user_gets_a_challenge),
         cmocka_unit_test(test_copy_in_and_out_simple_protocol),
         cmocka_unit_test(test_copy_extended_protocol),
