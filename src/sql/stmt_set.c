@@ -284,7 +284,8 @@ static int one_of(const char *v, const char *const *names)
 int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e)
 {
     uint64_t v;
-    switch (numeric_kind(name)) {
+    int kind = numeric_kind(name);
+    switch (kind) {
     case NUM_THREADS: {
         int max = qr_sql_db_threads(s->db);
         if (parse_with_unit(name, value, (const unit[]){{"", 1}}, 1, 1e9, &v, e) != 0)
@@ -302,16 +303,11 @@ int qr_sql_set(qr_sql_session *s, const char *name, const char *value, qr_err *e
         s->set.memory_limit = v;
         return 0;
     case NUM_TIMEOUT:
-        if (parse_with_unit(name, value, time_units, sizeof time_units / sizeof *time_units,
-                            2147483647.0, &v, e) != 0)
-            return -1;
-        s->set.statement_timeout_ms = v;
-        return 0;
     case NUM_LOCK:
         if (parse_with_unit(name, value, time_units, sizeof time_units / sizeof *time_units,
                             2147483647.0, &v, e) != 0)
             return -1;
-        s->set.lock_timeout_ms = v;
+        *(kind == NUM_TIMEOUT ? &s->set.statement_timeout_ms : &s->set.lock_timeout_ms) = v;
         return 0;
     }
     const known *k = find_known(name);
