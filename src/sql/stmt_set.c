@@ -502,8 +502,7 @@ int qr_sql_stmt_show(qr_sql_session *s, const PgQuery__VariableShowStmt *v, qr_r
         static const char *const nums[] = {"lock_timeout", "memory_limit", "statement_timeout",
                                            "threads"};
         static const char *const numdesc[] = {
-            "a transaction block's wait for a table another writer holds (55P03 past it; 0 = "
-            "none)",
+            "a block's wait for a table another writer holds (55P03 past it; 0 = none)",
             "memory a statement may take (53200 past it; 0 = none)",
             "a statement past it is canceled (57014; 0 = none)", "workers per statement"};
         enum { NNUMS = sizeof nums / sizeof *nums };
