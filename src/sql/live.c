@@ -900,8 +900,8 @@ static void *merger(void *arg)
                             "segments)\n",
                             t->name, (unsigned long long)gone, gone_segs);
                 int idle = now_ms() - atomic_load(&t->committed_ms) >= QR_MERGE_IDLE_MS;
-                int r = qr_merge_table(l->db, t->name, idle, &t->mcancel, &rows, &before, &after,
-                                       &e);
+                int r =
+                    qr_merge_table(l->db, t->name, idle, &t->mcancel, &rows, &before, &after, &e);
                 if (r < 0)
                     fprintf(stderr, "quarry: table %s: background merge: %s (%s)\n", t->name, e.msg,
                             e.code);

@@ -35,8 +35,7 @@ static int rows_init(qr_rowwriter *w, const qr_tabdef *def, uint32_t seg_rows, q
 /* Table name opened for writing, with its writer slot (held: the caller
  * has it already; else waited for up to wait_ms, 0: as long as it takes).
  * NULL with e set (and the slot given back). */
-static qr_table *open_direct(qr_sql_db *db, const char *name, int held, uint32_t wait_ms,
-                             qr_err *e)
+static qr_table *open_direct(qr_sql_db *db, const char *name, int held, uint32_t wait_ms, qr_err *e)
 {
     if (!held && !wait_ms && qr_sqldb_writer_begin(db, name, e) != 0)
         return NULL;

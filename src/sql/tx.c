@@ -80,8 +80,9 @@ int qr_tx_end(qr_sql_session *s, int commit, int *rolled_back, qr_err *e)
             free(s->tx->w[i]);
             s->tx->w[i] = NULL;
             if (rc != 0 && i)
-                qr_err_prefix(e, "COMMIT published the rows of %u of its %u tables, not the rest: ",
-                              i, s->tx->n);
+                qr_err_prefix(e,
+                              "COMMIT published the rows of %u of its %u tables, not the rest: ", i,
+                              s->tx->n);
         }
     if (s->tx) /* what was not committed */
         for (uint32_t i = 0; i < s->tx->n; i++)
@@ -153,7 +154,4 @@ int qr_tx_stmt_end(qr_sql_session *s, qr_rowwriter *own, qr_rowwriter *w, int ok
 
 void qr_sql_tx_error(qr_sql_session *s) { qr_tx_fail(s); }
 
-char qr_sql_tx_status(const qr_sql_session *s)
-{
-    return s->tx_failed ? 'E' : s->in_tx ? 'T' : 'I';
-}
+char qr_sql_tx_status(const qr_sql_session *s) { return s->tx_failed ? 'E' : s->in_tx ? 'T' : 'I'; }

@@ -103,8 +103,8 @@ static void block_commits_and_rolls_back(void)
     /* a session that ends in a block: its rows go (a dropped connection) */
     char tag[64];
     free(st_run_on(&other, "BEGIN", tag, &e));
-    out = st_run_on(&other, "INSERT INTO t VALUES ('2025-01-09', 'never committed', 1000)", tag,
-                    &e);
+    out =
+        st_run_on(&other, "INSERT INTO t VALUES ('2025-01-09', 'never committed', 1000)", tag, &e);
     assert_non_null(out);
     free(out);
     assert_int_equal(copy_in(&other, "{\"ts\":\"2025-01-10T00:00:00Z\",\"n\":2000}\n", &e), 1);
@@ -210,8 +210,8 @@ static void test_big_block(void **st)
     qr_buf_init(&data);
     for (int i = 0; i < ROWS; i++) {
         char line[128];
-        int n = snprintf(line, sizeof line, "{\"ts\":\"2025-02-01T00:00:00Z\",\"s\":\"big\",\"n\":%d}\n",
-                         i % 10);
+        int n = snprintf(line, sizeof line,
+                         "{\"ts\":\"2025-02-01T00:00:00Z\",\"s\":\"big\",\"n\":%d}\n", i % 10);
         qr_buf_put(&data, line, (size_t)n);
     }
     qr_buf_put_u8(&data, 0);
