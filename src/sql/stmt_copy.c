@@ -212,8 +212,7 @@ static int copy_setup(qr_sql_copy_in *ci, qr_sql_session *s, const qr_sqlparse *
                     c < 0 ? "column \"%s\" of relation \"%s\" does not exist"
                           : "column \"%s\" specified more than once in relation \"%s\"",
                     nm ? nm : "?", d->name);
-            uint64_t none;
-            qr_tx_stmt_end(s, &ci->own, ci->w, 0, &none, e);
+            qr_tx_stmt_abort(s, &ci->own, ci->w);
             return qr_sqlp_at(p, cs->relation->location, e);
         }
         ci->cols[ci->ncols++] = c;
@@ -347,9 +346,7 @@ static int finish(qr_sql_copy_in *ci, uint64_t *rows, qr_err *e)
     }
     if (rc == 0)
         return qr_tx_stmt_end(ci->s, &ci->own, ci->w, 1, rows, e);
-    uint64_t none;
-    qr_err ignored;
-    qr_tx_stmt_end(ci->s, &ci->own, ci->w, 0, &none, &ignored);
+    qr_tx_stmt_abort(ci->s, &ci->own, ci->w);
     return -1;
 }
 
@@ -407,9 +404,7 @@ void qr_sql_copy_abort(qr_sql_copy_in *ci)
 {
     if (!ci)
         return;
-    uint64_t none;
-    qr_err ignored;
-    qr_tx_stmt_end(ci->s, &ci->own, ci->w, 0, &none, &ignored);
+    qr_tx_stmt_abort(ci->s, &ci->own, ci->w);
     copy_free(ci);
     free(ci);
 }
@@ -485,13 +480,10 @@ static int copy_from_file(qr_sql_session *s, const qr_sqlparse *p, const PgQuery
             if (ctx && (rc = qr_qctx_check(ctx, e)) != 0)
                 break;
         }
-        if (rc == 0) {
+        if (rc == 0)
             rc = finish(ci, rows, e);
-        } else {
-            uint64_t none;
-            qr_err ignored;
-            qr_tx_stmt_end(s, &ci->own, ci->w, 0, &none, &ignored);
-        }
+        else
+            qr_tx_stmt_abort(s, &ci->own, ci->w);
         copy_free(ci);
     }
     free(buf);
@@ -747,7 +739,7 @@ int qr_sql_copy_out_begin(qr_sql_session *s, const char *sql, size_t n, qr_qctx 
         rc = qr_errf(e, QR_E_FEATURE,
                      "qr_sql_copy_out_begin takes COPY ... TO STDOUT (run other COPY "
                      "statements with qr_sql_exec)");
-    if (rc == 0 && s->tx_failed)
+    if (rc == 0)
         rc = qr_tx_admit(s, p.tree->stmts[0]->stmt, e);
     if (rc == 0)
         rc = copy_out_setup(s, &p, cs, ctx, co, e);

@@ -134,20 +134,24 @@ int qr_tx_writer(qr_sql_session *s, const char *name, uint32_t seg_rows, qr_qctx
     return 0;
 }
 
+void qr_tx_stmt_abort(qr_sql_session *s, qr_rowwriter *own, qr_rowwriter *w)
+{
+    if (w == own)
+        qr_rows_abort(own);
+    else
+        qr_tx_fail(s);
+}
+
 int qr_tx_stmt_end(qr_sql_session *s, qr_rowwriter *own, qr_rowwriter *w, int ok, uint64_t *rows,
                    qr_err *e)
 {
     *rows = 0;
-    if (w == own) {
-        if (ok)
-            return qr_rows_commit(own, rows, e);
-        qr_rows_abort(own);
-        return 0;
-    }
     if (!ok) {
-        qr_tx_fail(s);
+        qr_tx_stmt_abort(s, own, w);
         return 0;
     }
+    if (w == own)
+        return qr_rows_commit(own, rows, e);
     *rows = w->rows - s->tx->rows0;
     return 0;
 }

@@ -12,6 +12,10 @@
  * the connection failed stores its rows once, and rows of a COPY cut short
  * are never half there.
  *
+ * A block's writers outlive its statements, so they are charged to no
+ * statement's memory_limit; each holds at most one batch of rows in memory
+ * (sql/rows.h), the rest go to unpublished segments.
+ *
  * What a block does not do: its own SELECTs do not see its uncommitted rows;
  * a COMMIT over several tables publishes them one table after another (each
  * table's rows atomic, not all of them together); and statements other than
@@ -50,6 +54,8 @@ int qr_tx_end(qr_sql_session *s, int commit, int *rolled_back, qr_err *e);
  * block failed). */
 int qr_tx_writer(qr_sql_session *s, const char *name, uint32_t seg_rows, qr_qctx *ctx,
                  qr_rowwriter *own, qr_rowwriter **w, qr_err *e);
+/* A statement's writing failed: own aborted, or the block fails. */
+void qr_tx_stmt_abort(qr_sql_session *s, qr_rowwriter *own, qr_rowwriter *w);
 /* End a statement's writing with w from qr_tx_writer: ok commits own
  * (*rows its rows) or, inside a block, leaves the rows to COMMIT (*rows
  * the statement's); !ok aborts own or fails the block. 0, or -1 with e

@@ -197,6 +197,31 @@ static void test_error_fails_the_block(void **st)
     st_close();
 }
 
+/* A block writes at most QR_TX_TABLES tables: the next fails it (54000),
+ * and none of the rows it wrote stays. */
+static void test_a_block_writes_at_most_16_tables(void **st)
+{
+    (void)st;
+    st_open();
+    char sql[160];
+    for (int i = 0; i <= 16; i++) {
+        snprintf(sql, sizeof sql, "CREATE TABLE w%d (ts timestamp NOT NULL, n bigint)", i);
+        st_ok(sql, "CREATE TABLE");
+    }
+    st_ok("BEGIN", "BEGIN");
+    for (int i = 0; i < 16; i++) {
+        snprintf(sql, sizeof sql, "INSERT INTO w%d VALUES ('2025-01-01', %d)", i, i);
+        st_ok(sql, "INSERT 0 1");
+    }
+    st_fails("INSERT INTO w16 VALUES ('2025-01-01', 16)", "54000",
+             "a transaction block writes at most 16 tables");
+    assert_int_equal(qr_sql_tx_status(&st_s), 'E');
+    st_ok("COMMIT", "ROLLBACK");
+    st_rows("SELECT count(*) FROM w0", "count\n0\n");
+    st_rows("SELECT count(*) FROM w15", "count\n0\n");
+    st_close();
+}
+
 /* A block's rows past a batch go to unpublished segments (the writer
  * turns direct): COMMIT publishes them all, ROLLBACK removes them. */
 static void test_big_block(void **st)
@@ -275,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_block_direct),
         cmocka_unit_test(test_block_live),
         cmocka_unit_test(test_error_fails_the_block),
+        cmocka_unit_test(test_a_block_writes_at_most_16_tables),
         cmocka_unit_test(test_big_block),
         cmocka_unit_test(test_blocks_wait_for_a_table_at_most_lock_timeout),
     };
