@@ -578,6 +578,28 @@ int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
 }
 
 typedef struct {
+    uint64_t *bits;
+    uint64_t again;
+} union_arg;
+static void run_union(void *arg, const uint32_t *docs, uint32_t m)
+{
+    union_arg *s = arg;
+    uint64_t again = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        uint64_t *w = &s->bits[docs[j] >> 6], bit = 1ull << (docs[j] & 63);
+        again |= *w & bit;
+        *w |= bit;
+    }
+    s->again |= again;
+}
+
+int64_t qr_pc_union_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows)
+{
+    union_arg s = {bits, 0};
+    return each_run(c, rows, run_union, &s) != 0 ? -1 : s.again != 0;
+}
+
+typedef struct {
     const unsigned char *bits;
     uint64_t n;
 } count_arg;

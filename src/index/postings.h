@@ -137,6 +137,10 @@ uint32_t qr_pc_advance(qr_pcursor *c, uint32_t target);
  * intersection. Returns the docs set, or -1 when the list is corrupt (a
  * doc >= rows included). The cursor ends exhausted. */
 int64_t qr_pc_set_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows);
+/* Set the bit of every doc left in the list in `bits` as qr_pc_set_bits
+ * does: 1 when some of them were set already (by other lists: a row holds
+ * two of several words), 0 when none was, -1 when the list is corrupt. */
+int64_t qr_pc_union_bits(qr_pcursor *c, uint64_t *bits, uint32_t rows);
 /* How many of the docs left in the list have their bit set in `bits`
  * (ceil(rows/64) words, as bytes: any alignment), a decoded block at a
  * time, its tfs stepped over: a rare word probed against a bitmap of the

@@ -99,6 +99,9 @@ static const void *filter_bits(qr_segsearch *ss, qr_sc **kid, qr_arena *a, int *
     return bits;
 }
 
+/* How the plan names a clause sc_dense_apart passed over in a segment. */
+#define APART_WAY "passed over: no row can beat the threshold"
+
 static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
                         uint32_t *leaf, int top, double min, qr_arena *a, qr_err *e)
 {
@@ -138,6 +141,11 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
         if (bad)
             return NULL;
         uint32_t k = o->type == Q_MINMATCH ? o->k : 1;
+        int apart = sc_dense_apart(okids, o->n, k, (uint32_t)ss->seg->rows, min, a, e);
+        if (apart < 0)
+            return NULL;
+        if (apart) /* the OR alone cannot beat it: nor can it with filters */
+            return qr_plan_way(pl, q, APART_WAY), sc_const_new(qr_it_empty(a), 0, a, e);
         if (ob && k <= o->n && sc_dense_materialize(okids, o->n, (uint32_t)ss->seg->rows, a, e) < 0)
             return NULL;
         if (ob && k <= o->n) {
@@ -227,9 +235,15 @@ static qr_sc *or_of(qr_segsearch *ss, const qr_query *q, qr_sc **kids, int top, 
     int oom = 0;
     qr_plan *pl = qr_segsearch_plan(ss);
     qr_sc *dn = NULL;
-    if (top && min > -INFINITY && k <= q->n &&
-        sc_dense_materialize(kids, q->n, (uint32_t)ss->seg->rows, a, e) < 0)
-        return NULL;
+    if (top && min > -INFINITY && k <= q->n) {
+        int apart = sc_dense_apart(kids, q->n, k, (uint32_t)ss->seg->rows, min, a, e);
+        if (apart < 0)
+            return NULL;
+        if (apart)
+            return qr_plan_way(pl, q, APART_WAY), sc_const_new(qr_it_empty(a), 0, a, e);
+        if (sc_dense_materialize(kids, q->n, (uint32_t)ss->seg->rows, a, e) < 0)
+            return NULL;
+    }
     if (top && min > -INFINITY && k <= q->n) {
         /* a threshold is known: the rows whose own length lets them beat it
          * may be few (often none), and finding them takes one walk of the

@@ -416,6 +416,94 @@ static void fill_candidates(bm_sc *b, const void *filter, size_t nw)
         b->t[i]->sblk = sblk[i];
 }
 
+/* The state every dense scorer starts from: the words' segment-wide
+ * impacts and norm masks and, with a threshold (min > -INFINITY), the
+ * subsets of words that may still compete (slive, kmin). The words' bitmaps
+ * are not read. 0, or -1 with e set. */
+static int dense_init(bm_sc *b, int is_and, term_sc **t, uint32_t n, uint32_t k, uint32_t rows,
+                      double min, qr_err *e)
+{
+    b->is_and = is_and;
+    b->n = n;
+    b->k = is_and ? n : k;
+    b->rows = rows;
+    b->t = t;
+    b->norms = t[0]->norms;
+    b->m = t[0]->m;
+    b->cand_min = -INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        seg_impacts(b, i);
+        b->mkind[i] = b->stf[i] < 2 || b->sn2[i] == 255 ? M_NONE : M_NORM;
+        if (t[i]->c.ti.has_multi && t[i]->c.ti.multi_n == 0)
+            b->mkind[i] = M_NONE;
+        if (load_norm_masks(b, i, min > -INFINITY, e) != 0)
+            return -1;
+    }
+    if (min > -INFINITY) {
+        b->has_min = 1;
+        b->min = b->cand_min = min;
+        dense_seg_thresholds(b);
+    }
+    return 0;
+}
+
+int sc_dense_apart(qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows, double min, qr_arena *a,
+                   qr_err *e)
+{
+    if (min == -INFINITY || n < 2 || n > BM_MAX_WORDS || k > 1)
+        return 0;
+    uint32_t dense = n; /* the one word with a bitmap of its own, if any */
+    for (uint32_t i = 0; i < n; i++) {
+        const term_sc *t = (const term_sc *)kids[i];
+        if (kids[i]->vt != &sc_term_vt || t->bad || !t->field)
+            return 0;
+        if (t->bits) {
+            if (dense < n)
+                return 0; /* two bitmaps: only walking them shows what they share */
+            dense = i;
+        } else if (kids[i]->cost * 128 < rows) {
+            return 0; /* rare: as sc_dense_materialize, left to term at a time */
+        }
+    }
+    bm_sc *b = sc_alloc(a, sizeof *b, &bm_vt, 0);
+    term_sc **t = qr_arena_alloc(a, sizeof *t * n);
+    if (!b || !t)
+        return sc_nomem(e), -1;
+    for (uint32_t i = 0; i < n; i++)
+        t[i] = (term_sc *)kids[i];
+    if (dense_init(b, 0, t, n, 1, rows, min, e) != 0)
+        return -1;
+    if (b->nslive == 0)
+        return 1; /* no subset of the words can beat min anywhere here */
+    if (b->kmin < 2)
+        return 0;
+    /* every row that may beat min holds two words or more: read the lists
+     * once into one bitmap, and see whether any row is set twice */
+    size_t nw = ((size_t)rows + 63) / 64;
+    uint64_t *seen = qr_arena_alloc(a, nw * 8 + 8);
+    qr_pcursor *c = qr_arena_alloc(a, sizeof *c);
+    if (!seen || !c)
+        return sc_nomem(e), -1;
+    if (dense < n)
+        memcpy(seen, t[dense]->bits, nw * 8);
+    else
+        memset(seen, 0, nw * 8);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == dense)
+            continue;
+        /* a cursor of its own: the word's stays where scoring needs it */
+        if (qr_invfield_cursor(t[i]->field, &t[i]->c.ti, c, e) != 0)
+            return -1;
+        int64_t again = qr_pc_union_bits(c, seen, rows);
+        if (again < 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                           t[i]->field->seg->path);
+        if (again > 0)
+            return 0;
+    }
+    return 1;
+}
+
 qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void *filter,
                     uint32_t rows, double min, qr_arena *a, int *failed, qr_err *e)
 {
@@ -432,29 +520,12 @@ qr_sc *sc_dense_new(int is_and, qr_sc **kids, uint32_t n, uint32_t k, const void
     }
     for (uint32_t i = 0; i < n; i++)
         t[i] = (term_sc *)kids[i];
-    b->is_and = is_and;
-    b->n = n;
-    b->k = is_and ? n : k;
-    b->rows = rows;
-    b->t = t;
     b->cand = cand;
-    b->norms = t[0]->norms;
-    b->m = t[0]->m;
-    b->cand_min = -INFINITY;
-    for (uint32_t i = 0; i < n; i++) {
-        seg_impacts(b, i);
-        b->mkind[i] = b->stf[i] < 2 || b->sn2[i] == 255 ? M_NONE : M_NORM;
-        if (t[i]->c.ti.has_multi && t[i]->c.ti.multi_n == 0)
-            b->mkind[i] = M_NONE;
-        if (load_norm_masks(b, i, min > -INFINITY, e) != 0) {
-            *failed = 1;
-            return NULL;
-        }
+    if (dense_init(b, is_and, t, n, k, rows, min, e) != 0) {
+        *failed = 1;
+        return NULL;
     }
-    if (min > -INFINITY) {
-        b->has_min = 1;
-        b->min = b->cand_min = min;
-        dense_seg_thresholds(b);
+    if (b->has_min) {
         if (b->nslive && load_lists(b, nw, a, e) != 0) {
             *failed = 1;
             return NULL;

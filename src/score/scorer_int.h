@@ -88,6 +88,19 @@ int sc_dense_words(qr_sc **kids, uint32_t n, uint32_t min);
  * every word now has a bitmap, 0 when it does not apply, -1 with e set
  * (out of memory, corrupt postings). */
 int sc_dense_materialize(qr_sc **kids, uint32_t n, uint32_t rows, qr_arena *a, qr_err *e);
+/* With the threshold min known, is it shown, before any bitmap is built,
+ * that no row of the segment can beat it? For an OR of 2..4 words kids (k
+ * 1; at most one of them dense, the others frequent enough for
+ * sc_dense_materialize): when no subset of the words can, or when only
+ * rows holding two words or more could and the lists, read once into one
+ * bitmap, share no row. In templated logs the words of an OR usually come
+ * from different templates, and the segments after the first ones are
+ * passed over at the cost of decoding their lists once (at 100M rows,
+ * `connection OR request OR conversion OR post` built four bitmaps and
+ * walked them in each of 94 segments). 1 shown, 0 not, -1 with e set (out
+ * of memory, corrupt postings). */
+int sc_dense_apart(qr_sc **kids, uint32_t n, uint32_t k, uint32_t rows, double min, qr_arena *a,
+                   qr_err *e);
 /* The docs of a filter iterator as a bitmap (walks it). */
 const void *sc_it_to_bitmap(qr_it *it, uint32_t rows, const char *path, qr_arena *a, qr_err *e);
 /* A filter clause (scoring 0) over the rows of a bitmap sc_it_to_bitmap

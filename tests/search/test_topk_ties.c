@@ -331,11 +331,113 @@ static void test_pruned_equals_exhaustive_with_repeats(void **st)
     run_repeats(1);
 }
 
+/* How many segments the plan of a top-k run of `text` says its root was
+ * passed over in by sc_dense_apart, the hits in out. */
+static uint32_t apart_segments(qr_segment **segs, uint32_t nsegs, const char *text, uint32_t k,
+                               qr_hit *out, uint32_t *nout)
+{
+    qr_arena a;
+    qr_arena_init(&a, 1 << 16, 0);
+    qr_err e;
+    qr_query *t = qr_query_parse_for(tu_otel(), text, strlen(text), &a, &e);
+    assert_non_null(t);
+    qr_par_search ps;
+    assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), segs, nsegs, t, 1, &e), 0);
+    qr_par_set_explain(&ps);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, k, 0, out, nout, NULL, &e), 0);
+    qr_plan pl;
+    qr_plan_init(&pl);
+    qr_par_plan(&ps, &pl);
+    assert_false(pl.oom);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < pl.n; i++)
+        for (int w = 0; w < QR_PLAN_WAYS && pl.v[i].way[w].name; w++)
+            if (strstr(pl.v[i].way[w].name, "passed over"))
+                n += pl.v[i].way[w].n;
+    qr_plan_free(&pl);
+    qr_par_free(&ps);
+    qr_arena_free(&a);
+    return n;
+}
+
+/* An OR of words that are neither dense nor rare (each in ~1/40 of the
+ * rows), from templates of their own, so no row holds two of them: once
+ * the heap holds the tying best rows, a segment is passed over after
+ * reading the words' lists into one bitmap (sc_dense_apart), without the
+ * words' bitmaps or a walk of them. Segment 3 has a few rows holding two
+ * of the words at once: short, so they are the best rows of all, and a
+ * check that wrongly passed a segment over would lose them. Pruned equals
+ * exhaustive; the passing over happens; the shared rows come first. */
+static void test_or_of_words_no_row_shares(void **st)
+{
+    (void)st;
+    static const char *sparse[] = {"connection refused by peer", "request completed ok",
+                                   "conversion done", "post sent to the queue"};
+    static const uint32_t rows[] = {6000, 5000, 7000, 4000, 6500, 3000};
+    enum { NS = sizeof rows / sizeof *rows };
+    char *dir = tu_tmpdir();
+    qr_segment *segs[NS];
+    uint64_t x = 4242;
+    int64_t ts = 1758585600000000000ll;
+    for (int s = 0; s < NS; s++) {
+        qr_buf text;
+        qr_buf_init(&text);
+        for (uint32_t r = 0; r < rows[s]; r++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            char body[128];
+            if (s == 3 && r % 1000 == 999) /* two words in one short row */
+                snprintf(body, sizeof body, "%s", r % 2000 == 999 ? "request conversion"
+                                                                   : "post connection");
+            else if (x % 40 < 4)
+                snprintf(body, sizeof body, "%s", sparse[x % 40]);
+            else /* filler: dense words, lengths 3..8 */
+                snprintf(body, sizeof body, "%.*s", 6 + 6 * (int)(x % 6),
+                         "alpha beta gamma delta epsil zetas eta");
+            char line[256];
+            int m = snprintf(line, sizeof line,
+                             "{\"Timestamp\":%lld,\"SeverityText\":\"INFO\",\"SeverityNumber\":9,"
+                             "\"ServiceName\":\"%s\",\"Body\":\"%s\"}\n",
+                             (long long)(ts += 1000), r % 3 ? "cart" : "email", body);
+            qr_buf_put(&text, line, (size_t)m);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "apart%d.qseg", s);
+        segs[s] = tu_open_built(dir, name, &text, rows[s]);
+    }
+    static const char *qs[] = {
+        "connection OR request OR conversion OR post",
+        "request OR conversion",
+        "(connection OR request OR conversion) AND service:cart",
+        "connection OR alpha",
+    };
+    static const uint32_t ks[] = {1, 5, 10, 100};
+    check_pruned(segs, NS, qs, sizeof qs / sizeof *qs, ks, sizeof ks / sizeof *ks, 2);
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
+        check_thresholds(segs, NS, qs[i]);
+    /* the rows holding two words lead; with k beyond them, the tying rows
+     * of segment 0 fill the heap and segments 1, 2, 4 and 5 are passed over
+     * (segment 3 holds shared rows: it is scored) */
+    qr_hit h[100];
+    uint32_t n = 0;
+    uint32_t passed = apart_segments(segs, NS, qs[0], 100, h, &n);
+    assert_int_equal(n, 100);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(h[i].seg, 3);
+    assert_int_equal(h[4].seg, 0);
+    assert_true(passed >= 3 && passed <= 4);
+    /* the same words, each with a filter: passed over too */
+    assert_true(apart_segments(segs, NS, qs[2], 100, h, &n) >= 3);
+    for (int s = 0; s < NS; s++)
+        qr_seg_close(segs[s]);
+    tu_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pruned_equals_exhaustive_with_ties),
         cmocka_unit_test(test_pruned_equals_exhaustive_with_repeats),
+        cmocka_unit_test(test_or_of_words_no_row_shares),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
