@@ -247,8 +247,8 @@ int cli_stats(int argc, char **argv)
            rows ? (double)(footer + header) / rows : 0.0);
     static const char *kinds[] = {"termindex", "termdict", "postings", "positions", "norms",
                                   "fieldstats"};
-    printf("\n%-20s %12s %12s %12s %12s %10s %10s %9s\n", "index", "termindex", "termdict",
-           "postings", "positions", "norms", "bitmaps", "bytes/row");
+    printf("\n%-20s %12s %12s %12s %12s %10s %10s %10s %9s\n", "index", "termindex", "termdict",
+           "postings", "positions", "norms", "bitmaps", "shapes", "bytes/row");
     for (unsigned id = 1; id < QR_SEG_MAX_SECTIONS; id++) {
         uint64_t tot = 0;
         for (unsigned k = QR_BLK_SECTION_MIN; k < QR_BLK_SECTION_MIN + 8; k++)
@@ -267,6 +267,7 @@ int cli_stats(int argc, char **argv)
             printf(" %*llu", k == 4 ? 10 : 12,
                    (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + k]);
         printf(" %10llu", (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + 6]);
+        printf(" %10llu", (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + 7]);
         printf(" %9.2f\n", rows ? (double)tot / rows : 0.0);
         (void)kinds;
     }

@@ -19,6 +19,7 @@
 #include "index/invfmt.h"
 #include "index/invindex.h"
 #include "index/norms.h"
+#include "index/shapes.h"
 #include "util/buf.h"
 #include "util/arena.h"
 #include "util/strmap.h"
@@ -306,7 +307,7 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
     qr_buf_put_u64(&fo->stats, docs_with);
     qr_buf_put_u64(&fo->stats, total);
     qr_buf_put_u64(&fo->stats, nterms);
-    if (fo->stats.oom || fo->bitmaps.oom || fo->post.oom || fo->pos.oom)
+    if (fo->stats.oom || fo->bitmaps.oom || fo->post.oom || fo->pos.oom || fo->shapes.oom)
         return -1;
     qr_sec_block *bl = fo->blocks;
     fo->nblocks = 0;
@@ -321,6 +322,8 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
         bl[fo->nblocks++] = (qr_sec_block){IBLK_POSITIONS, fo->pos.p, fo->pos.len, 0, 0, 0};
     if (fd->fulltext)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, rows, 0, 0, 0};
+    if (fo->shapes.len)
+        bl[fo->nblocks++] = (qr_sec_block){IBLK_SHAPES, fo->shapes.p, fo->shapes.len, 0, 0, 0};
     return 0;
 }
 
@@ -330,6 +333,7 @@ void qr_field_out_free(qr_field_out *fo)
     qr_buf_free(&fo->pos);
     qr_buf_free(&fo->stats);
     qr_buf_free(&fo->bitmaps);
+    qr_buf_free(&fo->shapes);
     qr_tdictw_free(&fo->dict);
     free(fo->norms);
     memset(fo, 0, sizeof *fo);
@@ -506,6 +510,10 @@ int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *pe
             }
         free(fill);
     }
+    /* the rows' shapes, from their term ids in position order (phrases
+     * check positions once per shape) */
+    if (fd->positions && qr_shapes_build(tids.v, doclen, n, terms.keys, nt, &fo->shapes) != 0)
+        goto oom;
     free(tids.v);
     tids.v = NULL;
     {

@@ -18,10 +18,10 @@
 /* A field's sections being built: the streams, the dictionary writer, the
  * norms (full text) and, after qr_field_finish, the blocks to write. */
 typedef struct qr_field_out {
-    qr_buf post, pos, stats, bitmaps;
+    qr_buf post, pos, stats, bitmaps, shapes; /* shapes: empty when none */
     qr_tdictw dict;
     uint8_t *norms;
-    qr_sec_block blocks[7];
+    qr_sec_block blocks[8];
     uint32_t nblocks;
 } qr_field_out;
 

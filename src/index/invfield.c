@@ -30,7 +30,7 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, 
                       qr_err *e)
 {
     static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS", "POSITIONS",
-                                        "NORMS",     "FIELDSTATS", "BITMAPS"};
+                                        "NORMS",     "FIELDSTATS", "BITMAPS",  "SHAPES"};
     int32_t i = block_index(sec, kind);
     *p = NULL;
     *len = 0;
@@ -79,8 +79,14 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_POSTINGS, 0, &f->post, &f->post_len, &f->post_ref, 1, e) != 0 ||
         find_block(s, sec, IBLK_NORMS, 0, &f->norms_map, &norms_len, &f->norms_ref, ft, e) != 0 ||
         find_block(s, sec, IBLK_POSITIONS, 0, &f->pos_map, &f->pos_len, &f->pos_ref, fp, e) != 0 ||
-        find_block(s, sec, IBLK_BITMAPS, 0, &f->bitmaps, &f->bitmaps_len, &f->bm_ref, 0, e) != 0)
+        find_block(s, sec, IBLK_BITMAPS, 0, &f->bitmaps, &f->bitmaps_len, &f->bm_ref, 0, e) != 0 ||
+        find_block(s, sec, IBLK_SHAPES, 0, &f->shapes_map, &f->shapes_len, &f->shapes_ref, 0, e) !=
+            0)
         return -1;
+    /* parsed now (the header only), reported when a phrase needs it */
+    if (f->shapes_map)
+        f->shapes_bad = qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &f->shapes_blk,
+                                        s->path, NULL) != 0;
     f->sec = sec;
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
@@ -113,6 +119,22 @@ int qr_invfield_load_norms(qr_invfield *f, qr_err *e)
     if (qr_seg_check(f->seg, f->norms_ref, 0, f->norms_ref->length, "NORMS", e) != 0)
         return -1;
     __atomic_store_n(&f->norms, f->norms_map, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
+{
+    if (qr_invfield_shapes(f) || !f->shapes_map)
+        return 0;
+    /* a phrase reads the shape of any row: verified whole, once (threads
+     * racing here verify the same bytes and publish the same pointer) */
+    if (qr_seg_check(f->seg, f->shapes_ref, 0, f->shapes_len, "SHAPES", e) != 0)
+        return -1;
+    if (f->shapes_bad) { /* verified, yet malformed: say how */
+        qr_shapes again;
+        return qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &again, f->seg->path, e);
+    }
+    __atomic_store_n(&f->shapes, &f->shapes_blk, __ATOMIC_RELEASE);
     return 0;
 }
 

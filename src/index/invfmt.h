@@ -81,6 +81,7 @@ enum {
     IBLK_NORMS = 20,
     IBLK_FIELDSTATS = 21,
     IBLK_BITMAPS = 22, /* dense terms: one bit per row, 64-bit words */
+    IBLK_SHAPES = 23,  /* positional full text: each row's shape (index/shapes.h) */
 };
 
 #define QR_TERMS_PER_BLOCK 64u

@@ -18,6 +18,7 @@
 
 #include "format/segment.h"
 #include "index/postings.h"
+#include "index/shapes.h"
 #include "index/termdict.h"
 #include "util/qctx.h"
 
@@ -89,6 +90,15 @@ typedef struct qr_invfield {
     const qr_blockref *post_ref, *pos_ref, *bm_ref, *norms_ref; /* their blocks (NULL: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
+    /* positional full text: the SHAPES block (NULL: none), parsed at open
+     * into shapes_blk (shapes_bad: it did not parse); `shapes` is set once
+     * verified (qr_invfield_load_shapes) */
+    const unsigned char *shapes_map;
+    size_t shapes_len;
+    const qr_blockref *shapes_ref;
+    qr_shapes shapes_blk;
+    int shapes_bad;
+    const qr_shapes *shapes;
     /* keyword fields: each row's term ordinal (kwords.c), built on first
      * use and published with a release store; NULL until then */
     uint32_t *ords;
@@ -163,6 +173,15 @@ int qr_invfield_load_positions(qr_invfield *f, qr_err *e);
 /* Verify the NORMS block (once) and set f->norms (full-text fields; others
  * have none and stay NULL): what a scorer calls before reading norms. */
 int qr_invfield_load_norms(qr_invfield *f, qr_err *e);
+/* Verify the SHAPES block (once) and set f->shapes: what a phrase whose
+ * words are not variable calls to check positions once per shape. A field
+ * without the block (written before it existed, or no positions) keeps
+ * NULL; 0, or -1 (XX001) when the block does not verify or parse. */
+int qr_invfield_load_shapes(qr_invfield *f, qr_err *e);
+static inline const qr_shapes *qr_invfield_shapes(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->shapes, __ATOMIC_ACQUIRE);
+}
 /* The positions / norms once loaded (above), else NULL; thread-safe. */
 static inline const unsigned char *qr_invfield_positions(const qr_invfield *f)
 {

@@ -246,6 +246,28 @@ static int heap_top_is(const srcheap *q, const char *term, size_t tl)
     return x->len == tl && memcmp(x->term, term, tl) == 0;
 }
 
+/* The merged rows' shapes when every source has them (a source written
+ * before they existed leaves the merged segment without: phrases then
+ * check every row's positions, as before). 0, or -1 with e set. */
+static int merge_shapes(qr_invfield *f, uint32_t nsrc, const uint32_t *const *docmap, uint32_t rows,
+                        qr_field_out *fo, const char *path, qr_err *e)
+{
+    for (uint32_t s = 0; s < nsrc; s++) {
+        if (qr_invfield_load_shapes(&f[s], e) != 0)
+            return -1;
+        if (!qr_invfield_shapes(&f[s]))
+            return 0;
+    }
+    qr_shapes *src = malloc(sizeof *src * (nsrc ? nsrc : 1));
+    if (!src)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory merging row shapes", path);
+    for (uint32_t s = 0; s < nsrc; s++)
+        src[s] = *qr_invfield_shapes(&f[s]);
+    int rc = qr_shapes_merge(src, nsrc, docmap, rows, &fo->shapes, path, e);
+    free(src);
+    return rc;
+}
+
 int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_t *const *docmap,
                    const uint8_t *dropped, uint32_t nsrc, const qr_batch *b, qr_field_out *fo,
                    qr_qctx *ctx, const char *path, qr_err *e)
@@ -365,6 +387,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
         if (any && qr_field_count_terms(fd, b, &total, e) != 0)
             goto fail;
     }
+    if (fd->positions && merge_shapes(f, nsrc, docmap, rows, fo, path, e) != 0)
+        goto fail;
     if (qr_field_finish(fo, fd, docs_with_value(fd, b), total, nterms, rows) != 0)
         goto oom;
     rc = 0;

@@ -87,10 +87,13 @@ int64_t qr_it_postings_bits(qr_it *it, uint64_t *bits, uint32_t rows);
  * words between". With within > 0 (two terms only): the second term
  * follows the first at a distance of 1..within+1 positions (slop form).
  * At most QR_PHRASE_MAX_WORDS terms (the parser's limit). Dense terms'
- * bitmaps are used when f has them mapped (qr_segsearch_phrase_words). */
+ * bitmaps are used when f has them mapped (qr_segsearch_phrase_words).
+ * sh: the field's row shapes when no word of the phrase is variable (see
+ * qr_segsearch_phrase_words), else NULL: a count then checks the
+ * positions of one row per shape (index/shapes.h). */
 #define QR_PHRASE_MAX_WORDS 64
-qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis,
-                    const uint32_t *offs, uint32_t n, uint32_t within);
+qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
+                    uint32_t n, uint32_t within, const qr_shapes *sh);
 /* On the current doc of a phrase iterator: the phrase frequency (exact
  * phrases: start positions that match; slop form: sum of 1/d over the first
  * word's occurrences, d the distance to the nearest second word in range),

@@ -27,6 +27,9 @@
 #include "match/iter.h"
 
 #define PHRASE_MAX_POS 4096
+/* What counting knows of a shape: not yet (and shape 0, rows without
+ * tokens), no match, a match, or a number past the block's count. */
+enum { MEMO_UNKNOWN, MEMO_NO, MEMO_YES, MEMO_BAD };
 /* The per-row walk is compiled twice from one source (see choose_walk):
  * its helpers must be inlined into both copies. */
 #define HOT static inline __attribute__((always_inline))
@@ -54,8 +57,13 @@ typedef struct {
     uint32_t (*from)(void *p, uint32_t d); /* the walk, for this CPU */
     uint64_t (*count)(void *p, uint32_t d); /* the counting walk, likewise */
     uint64_t (*fused)(void *p);             /* count_fused, likewise */
+    uint64_t (*lead_count)(void *p);        /* count_lead, likewise */
     int popcnt;                            /* it has the popcnt instruction */
     uint64_t *acc; /* the filter's words, filled on first use (index_dense) */
+    /* counting: the rows' shapes (NULL: none), and per number a width's
+     * bits can hold a MEMO_ byte (index/shapes.h) */
+    const qr_shapes *sh;
+    uint8_t *memo;
     /* a scorer's floor (qr_it_phrase_floor): rows whose frequency is at
      * most fmin[norm] are passed over; NULL: none */
     const uint8_t *norms;
@@ -317,6 +325,27 @@ HOT int confirm_at(phrase_it *p, uint32_t d, int need_freq, const uint32_t *rank
 
 HOT int confirm(phrase_it *p, uint32_t d, int need_freq) { return confirm_at(p, d, need_freq, NULL); }
 
+/* Counting's check of row d (ranks: its dense words' ranks, or NULL): once
+ * per shape, the rows of a shape already checked answering from the memo.
+ * Only counting asks: a hit leaves the words' cursors where they were,
+ * and nothing reads them after a count. 1, 0, -1 corrupt (a shape number
+ * past the block's). */
+HOT int count_row(phrase_it *p, uint32_t d, const uint32_t *rank)
+{
+    uint32_t id = 0;
+    if (p->memo) {
+        uint8_t m = p->memo[id = qr_shape_of(p->sh, d)];
+        if (m == MEMO_YES || m == MEMO_NO)
+            return m == MEMO_YES;
+        if (m == MEMO_BAD)
+            return -1;
+    }
+    int r = confirm_at(p, d, 0, rank);
+    if (id && r >= 0)
+        p->memo[id] = r ? MEMO_YES : MEMO_NO;
+    return r;
+}
+
 /* From the lead's row d on, the first row where the phrase occurs. */
 HOT uint32_t walk_body(phrase_it *p, uint32_t d)
 {
@@ -351,20 +380,45 @@ HOT uint64_t count_fused(phrase_it *p)
     uint32_t base[QR_PHRASE_MAX_WORDS] = {0}, nwd = p->n;
     size_t nw = ((size_t)p->rows + 63) / 64;
     uint64_t last = p->rows & 63 ? (1ull << (p->rows & 63)) - 1 : ~0ull;
+    /* the shapes in locals: the memo's byte stores may alias anything, and
+     * would make every row load them again */
+    const unsigned char *ids = p->memo ? p->sh->ids : NULL;
+    uint32_t wd = p->memo ? p->sh->width : 0, mask = (1u << wd) - 1;
+    uint8_t *memo = p->memo;
     for (size_t w = 0; w < nw; w++) {
         uint64_t x[QR_PHRASE_MAX_WORDS], f = w + 1 == nw ? last : ~0ull;
+        if (ids) /* the shape numbers a few words on: read at random enough
+                  * (rows with every word) that the CPU does not stream them */
+            __builtin_prefetch(ids + (w + 8) * 8 * wd);
         for (uint32_t i = 0; i < nwd; i++)
             f &= x[i] = word_at(p->w[i].bits, w);
         for (; f; f &= f - 1) {
+            uint32_t d = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(f), id = 0;
+            if (ids) { /* a shape checked already: no rank needed */
+                size_t bit = (size_t)d * wd;
+                uint32_t v;
+                memcpy(&v, ids + (bit >> 3), 4); /* the block pads 3 bytes */
+                id = (v >> (bit & 7)) & mask;
+                uint8_t m = memo[id];
+                n += m == MEMO_YES;
+                if (m == MEMO_YES || m == MEMO_NO)
+                    continue;
+                if (m == MEMO_BAD) {
+                    p->bad = 1;
+                    return n;
+                }
+            }
             uint64_t below = (f & -f) - 1;
             uint32_t rank[QR_PHRASE_MAX_WORDS];
             for (uint32_t i = 0; i < nwd; i++)
                 rank[i] = base[i] + (uint32_t)__builtin_popcountll(x[i] & below);
-            int r = confirm_at(p, (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(f), 0, rank);
+            int r = confirm_at(p, d, 0, rank);
             if (r < 0) {
                 p->bad = 1;
                 return n;
             }
+            if (id)
+                memo[id] = r ? MEMO_YES : MEMO_NO;
             n += (uint64_t)r;
         }
         for (uint32_t i = 0; i < nwd; i++)
@@ -378,11 +432,16 @@ HOT uint64_t count_fused(phrase_it *p)
 HOT uint64_t count_body(phrase_it *p, uint32_t d)
 {
     uint64_t n = 0;
+    const qr_pcursor *lc = p->memo && p->nlead ? &p->cur[p->lead[0]] : NULL;
     for (;;) {
         d = align(p, d);
         if (d == QR_NO_DOC)
             break;
-        int r = confirm(p, d, 0);
+        /* the lead's rows a few on: their shape numbers are far apart (a
+         * cache miss each), the lead's decoded block says where */
+        if (lc && lc->i + 8 < lc->n)
+            __builtin_prefetch(p->sh->ids + (size_t)lc->docs[lc->i + 8] * p->sh->width / 8);
+        int r = count_row(p, d, NULL);
         if (r < 0) {
             p->bad = 1;
             break;
@@ -393,6 +452,65 @@ HOT uint64_t count_body(phrase_it *p, uint32_t d)
     p->started = 1;
     p->doc = QR_NO_DOC;
     return n;
+}
+
+/* Counting from the first row, with shapes and a lead (a word without a
+ * bitmap): at each of the lead's rows the dense words' bits are tested,
+ * and their ranks are running popcounts moved on only at rows whose shape
+ * is not known yet, so neither the filter nor the rank directories are
+ * built (a pass over every dense bitmap: a sixth of such a count once
+ * shapes answer most rows). */
+HOT uint64_t count_lead(phrase_it *p)
+{
+    uint64_t n = 0;
+    uint32_t nwd = p->n, rw[QR_PHRASE_MAX_WORDS] = {0}, rk[QR_PHRASE_MAX_WORDS] = {0};
+    uint32_t rank[QR_PHRASE_MAX_WORDS];
+    const qr_pcursor *lc = &p->cur[p->lead[0]];
+    const unsigned char *ids = p->sh->ids;
+    uint32_t wd = p->sh->width, mask = (1u << wd) - 1;
+    uint8_t *memo = p->memo;
+    for (uint32_t d = lead_seek(p, 0);; d = lead_seek(p, d + 1)) {
+        if ((d = align(p, d)) == QR_NO_DOC) /* the words without bitmaps agree */
+            return n;
+        uint32_t i = 0;
+        while (i < nwd && (!p->w[i].bits || (word_at(p->w[i].bits, d >> 6) >> (d & 63) & 1)))
+            i++;
+        if (i < nwd) /* a dense word is not on the row */
+            continue;
+        /* the lead's rows a few on: their shape numbers are far apart (a
+         * cache miss each), the lead's decoded block says where */
+        if (lc->i + 16 < lc->n)
+            __builtin_prefetch(ids + (size_t)lc->docs[lc->i + 16] * wd / 8);
+        size_t bit = (size_t)d * wd;
+        uint32_t v;
+        memcpy(&v, ids + (bit >> 3), 4); /* the block pads 3 bytes */
+        uint32_t id = (v >> (bit & 7)) & mask;
+        uint8_t m = memo[id];
+        n += m == MEMO_YES;
+        if (m == MEMO_YES || m == MEMO_NO)
+            continue;
+        if (m == MEMO_BAD) {
+            p->bad = 1;
+            return n;
+        }
+        for (i = 0; i < nwd; i++) {
+            const unsigned char *bits = p->w[i].bits;
+            if (!bits)
+                continue;
+            for (; rw[i] < d >> 6; rw[i]++)
+                rk[i] += (uint32_t)__builtin_popcountll(word_at(bits, rw[i]));
+            rank[i] = rk[i] + (uint32_t)__builtin_popcountll(word_at(bits, d >> 6) &
+                                                             ((1ull << (d & 63)) - 1));
+        }
+        int r = confirm_at(p, d, 0, rank);
+        if (r < 0) {
+            p->bad = 1;
+            return n;
+        }
+        if (id)
+            memo[id] = r ? MEMO_YES : MEMO_NO;
+        n += (uint64_t)r;
+    }
 }
 
 /* The filter and the dense words' rank directories, in one pass over their
@@ -424,6 +542,7 @@ HOT void index_body(phrase_it *p, uint64_t *acc)
 static uint32_t walk_plain(void *p, uint32_t d) { return walk_body(p, d); }
 static uint64_t count_plain(void *p, uint32_t d) { return count_body(p, d); }
 static uint64_t fused_plain(void *p) { return count_fused(p); }
+static uint64_t lead_plain(void *p) { return count_lead(p); }
 static void index_plain(phrase_it *p, uint64_t *acc) { index_body(p, acc); }
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) static uint32_t walk_popcnt(void *p, uint32_t d)
@@ -435,6 +554,7 @@ __attribute__((target("popcnt"))) static uint64_t count_popcnt(void *p, uint32_t
     return count_body(p, d);
 }
 __attribute__((target("popcnt"))) static uint64_t fused_popcnt(void *p) { return count_fused(p); }
+__attribute__((target("popcnt"))) static uint64_t lead_popcnt(void *p) { return count_lead(p); }
 __attribute__((target("popcnt"))) static void index_popcnt(phrase_it *p, uint64_t *acc)
 {
     index_body(p, acc);
@@ -502,6 +622,11 @@ static uint64_t phrase_count(qr_it *it)
         p->doc = QR_NO_DOC;
         return p->fused(p);
     }
+    if (!p->started && p->memo && !p->filter) { /* shapes and a lead, from the first row */
+        p->started = 1;
+        p->doc = QR_NO_DOC;
+        return p->lead_count(p);
+    }
     if (p->acc && !p->filter)
         index_dense(p);
     return p->count(p, lead_seek(p, p->started ? p->doc + 1 : 0));
@@ -532,7 +657,7 @@ const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
 }
 
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
-                    uint32_t n, uint32_t within)
+                    uint32_t n, uint32_t within, const qr_shapes *sh)
 {
     if (n == 0 || n > QR_PHRASE_MAX_WORDS) /* the parser never makes these */
         return NULL;
@@ -545,11 +670,13 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
     p->from = walk_plain;
     p->count = count_plain;
     p->fused = fused_plain;
+    p->lead_count = lead_plain;
 #if defined(__x86_64__)
     if (p->popcnt) {
         p->from = walk_popcnt;
         p->count = count_popcnt;
         p->fused = fused_popcnt;
+        p->lead_count = lead_popcnt;
     }
 #endif
     p->cur = qr_arena_alloc(a, sizeof *p->cur * n);
@@ -583,6 +710,16 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
         cost = tis[i].df < cost ? tis[i].df : cost;
     }
     p->it.cost = cost;
+    if (sh && sh->k && sh->rows == p->rows && sh->width <= 16) {
+        /* one byte per number the width holds: those past k mark the
+         * block corrupt where a row names them, with no compare per row */
+        size_t m = (size_t)1 << sh->width;
+        if (!(p->memo = qr_arena_alloc(a, m)))
+            return NULL;
+        memset(p->memo, MEMO_UNKNOWN, (size_t)sh->k + 1);
+        memset(p->memo + sh->k + 1, MEMO_BAD, m - sh->k - 1);
+        p->sh = sh;
+    }
     if (p->ndense && !(p->acc = qr_arena_alloc(a, words * 8)))
         return NULL;
     return &p->it;

@@ -90,9 +90,29 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
     return it ? it : mt_nomem(e);
 }
 
-int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
-                              qr_terminfo **tis, qr_err *e)
+/* The shapes a count of phrase q may use: the field's, verified, when no
+ * word of q is variable (its rows of one shape then hold q's words alike);
+ * NULL when a word is, the field has none, or QUARRY_NO_SHAPES is set (the
+ * tests compare both ways). 0, or -1 with e set. */
+static int phrase_shapes(qr_invfield *f, const qr_query *q, const qr_shapes **sh, qr_err *e)
 {
+    *sh = NULL;
+    const char *off = getenv("QUARRY_NO_SHAPES");
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (qr_shape_variable(q->terms[i], q->term_lens[i]))
+            return 0;
+    if (qr_invfield_load_shapes(f, e) != 0)
+        return -1;
+    *sh = qr_invfield_shapes(f);
+    return 0;
+}
+
+int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
+                              qr_terminfo **tis, const qr_shapes **sh, qr_err *e)
+{
+    *sh = NULL;
     if (!(*f = qr_segsearch_field(ss, q->field, e)) || qr_invfield_load_positions(*f, e) != 0)
         return -1;
     if (!(*tis = qr_arena_alloc(a, sizeof **tis * q->n)))
@@ -110,7 +130,7 @@ int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, 
     for (uint32_t i = 0; i < q->n; i++)
         if ((*tis)[i].has_bitmap && !qr_invfield_bitmap(*f, &(*tis)[i], e))
             return -1;
-    return 1;
+    return phrase_shapes(*f, q, sh, e) != 0 ? -1 : 1;
 }
 
 /* ---- the tree ---- */
@@ -315,10 +335,11 @@ static qr_it *compile_node(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
     case Q_PHRASE: {
         qr_invfield *f;
         qr_terminfo *tis;
-        int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, e);
+        const qr_shapes *sh;
+        int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, &sh, e);
         if (r < 0)
             return NULL;
-        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within) : qr_it_empty(a);
+        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within, sh) : qr_it_empty(a);
         return it ? it : mt_nomem(e);
     }
     case Q_AND:

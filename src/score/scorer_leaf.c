@@ -506,13 +506,15 @@ qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
 {
     qr_invfield *f;
     qr_terminfo *tis;
-    int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, e);
+    const qr_shapes *sh;
+    int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, &sh, e);
     if (r <= 0)
         return r < 0 ? NULL : sc_const_new(qr_it_empty(a), 0, a, e);
     phrase_sc *p = sc_alloc(a, sizeof *p, &phrase_vt, 0);
     if (!p || !(p->words = qr_arena_alloc(a, sizeof *p->words * q->n)))
         return sc_nomem(e);
-    if (!(p->it = qr_it_phrase(a, f, tis, q->offs, q->n, q->within)))
+    /* scoring walks rows, where the cursors must follow: no shapes */
+    if (!(p->it = qr_it_phrase(a, f, tis, q->offs, q->n, q->within, NULL)))
         return sc_nomem(e);
     p->sc.cost = p->it->cost;
     p->m = &qw->m;

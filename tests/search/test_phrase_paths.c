@@ -23,6 +23,15 @@ static void put_row(qr_buf *t, const char *body)
     qr_buf_put(t, "\"}\n", 3);
 }
 
+/* A row after every generated one in time order (rows sort by time; the
+ * rows put_row adds have none, and come first). */
+static void put_late_row(qr_buf *t, const char *body)
+{
+    qr_buf_put(t, "{\"Timestamp\":\"2030-01-01T00:00:00Z\",\"Body\":\"", 44);
+    qr_buf_put(t, body, strlen(body));
+    qr_buf_put(t, "\"}\n", 3);
+}
+
 static int setup(void **st)
 {
     (void)st;
@@ -49,11 +58,27 @@ static int setup(void **st)
             put_row(&text, "order order failed failed to place order failed order order order");
         if (i % 700 == 17)
             put_row(&text, "post to email service expected 200 got 500 and to place order");
+        /* shapes first met late in the segment, beside rows of other
+         * shapes: counting checks their first rows by the dense words'
+         * ranks there, which must be exact (one that matches, one with
+         * every word that does not) */
+        if (i >= 5000 && i % 97 == 3)
+            put_late_row(&text, "failed to failed to place order");
+        if (i >= 5000 && i % 89 == 5)
+            put_late_row(&text, "order to place failed to order");
+        /* one shape ("error # failed to # order"), the numbers differ: a
+         * phrase with one of them holds in some of its rows only, even
+         * where a row has that number (in the other place) */
+        if (i % 200 == 19) {
+            char b[80];
+            snprintf(b, sizeof b, "error %d failed to %d order", 500 + i % 3, 500 + i / 200 % 3);
+            put_row(&text, b);
+        }
     }
     qr_buf_put_u8(&text, 0);
     gen_free(g);
     char path[4200];
-    tu_build_segment(dir, "p.qseg", (const char *)text.p, GEN_ROWS + 100, path);
+    tu_build_segment(dir, "p.qseg", (const char *)text.p, GEN_ROWS + 200, path);
     qr_err e;
     qr_buf_free(&text);
     qr_buf_free(&lng);
@@ -144,9 +169,18 @@ static void check_phrase(const char *text, uint64_t min_matches)
     }
     assert_int_equal(d, QR_NO_DOC);
     assert_false(qr_it_failed(it));
-    uint64_t c;
-    assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
-    assert_int_equal(c, matched);
+    /* counted once per row shape (index/shapes.h), and every row's
+     * positions checked: both equal the oracle */
+    for (int no_shapes = 0; no_shapes < 2; no_shapes++) {
+        if (no_shapes)
+            setenv("QUARRY_NO_SHAPES", "1", 1);
+        uint64_t c;
+        assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
+        unsetenv("QUARRY_NO_SHAPES");
+        if (c != matched)
+            fail_msg("%s: count %lu (%s), want %lu", text, (unsigned long)c,
+                     no_shapes ? "without shapes" : "by shapes", (unsigned long)matched);
+    }
     if (matched < min_matches)
         fail_msg("%s: %lu matches, expected at least %lu", text, (unsigned long)matched,
                  (unsigned long)min_matches);
@@ -201,6 +235,48 @@ static void test_exact_phrases(void **st)
     check_phrase("\"post to email service expected 200 got 500\"", 5);
 }
 
+/* The segment has shapes, and most phrases use them: a count checks
+ * positions once per shape (the walk above does per row). A shape number
+ * past the block's count makes the count fail, not answer. */
+static void test_counts_by_shape(void **st)
+{
+    (void)st;
+    qr_err e;
+    qr_invfield f;
+    assert_int_equal(qr_invfield_open(&f, seg, SEC_BODY, &e), 0);
+    assert_int_equal(qr_invfield_load_shapes(&f, &e), 0);
+    const qr_shapes *sh = qr_invfield_shapes(&f);
+    assert_non_null(sh);
+    assert_true(sh->k > 10 && sh->k < nrows / 4);
+    /* phrases with a variable word (a number) check every row */
+    check_phrase("\"error 501 failed\"", 5);
+    check_phrase("\"501 failed to\"", 5);
+    check_phrase("\"error failed\"~1", 20);
+    check_phrase("\"error ? failed to ? order\"", 20);
+    /* a block whose rows name a shape past its count */
+    qr_arena a;
+    qr_arena_init(&a, 1 << 16, 0);
+    qr_query *q = oracle_parse("\"failed ? ? order\"", &a);
+    qr_terminfo tis[2];
+    assert_int_equal(qr_invfield_load_positions(&f, &e), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(qr_tdict_lookup(&f.dict, q->terms[i], q->term_lens[i], &tis[i], &e), 1);
+        if (tis[i].has_bitmap)
+            assert_non_null(qr_invfield_bitmap(&f, &tis[i], &e));
+    }
+    unsigned char *ids = malloc(nrows + 3);
+    memset(ids, 7, nrows + 3);
+    qr_shapes bad = {.ids = ids, .width = 8, .k = 6, .rows = nrows};
+    qr_it *it = qr_it_phrase(&a, &f, tis, q->offs, q->n, q->within, &bad);
+    assert_non_null(it);
+    qr_it_count(it);
+    assert_true(qr_it_failed(it));
+    free(ids);
+    qr_query_release(q);
+    qr_arena_free(&a);
+    qr_invfield_close(&f);
+}
+
 static void test_gaps_and_proximity(void **st)
 {
     (void)st;
@@ -219,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_dense_words_are_dense),
         cmocka_unit_test(test_exact_phrases),
         cmocka_unit_test(test_gaps_and_proximity),
+        cmocka_unit_test(test_counts_by_shape),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
