@@ -325,6 +325,17 @@ HOT int confirm_at(phrase_it *p, uint32_t d, int need_freq, const uint32_t *rank
 
 HOT int confirm(phrase_it *p, uint32_t d, int need_freq) { return confirm_at(p, d, need_freq, NULL); }
 
+/* Row d of shape id (0: none) checked by its positions (rank: its dense
+ * words' ranks, or NULL), the answer kept for the shape's other rows: 1,
+ * 0, or -1 corrupt. */
+HOT int check_shape(phrase_it *p, uint32_t d, uint32_t id, const uint32_t *rank)
+{
+    int r = confirm_at(p, d, 0, rank);
+    if (r >= 0 && id)
+        p->memo[id] = r ? MEMO_YES : MEMO_NO;
+    return r;
+}
+
 /* Counting's check of row d (ranks: its dense words' ranks, or NULL): once
  * per shape, the rows of a shape already checked answering from the memo.
  * Only counting asks: a hit leaves the words' cursors where they were,
@@ -340,10 +351,7 @@ HOT int count_row(phrase_it *p, uint32_t d, const uint32_t *rank)
         if (m == MEMO_BAD)
             return -1;
     }
-    int r = confirm_at(p, d, 0, rank);
-    if (id && r >= 0)
-        p->memo[id] = r ? MEMO_YES : MEMO_NO;
-    return r;
+    return check_shape(p, d, id, rank);
 }
 
 /* From the lead's row d on, the first row where the phrase occurs. */
@@ -412,13 +420,11 @@ HOT uint64_t count_fused(phrase_it *p)
             uint32_t rank[QR_PHRASE_MAX_WORDS];
             for (uint32_t i = 0; i < nwd; i++)
                 rank[i] = base[i] + (uint32_t)__builtin_popcountll(x[i] & below);
-            int r = confirm_at(p, d, 0, rank);
+            int r = check_shape(p, d, id, rank);
             if (r < 0) {
                 p->bad = 1;
                 return n;
             }
-            if (id)
-                memo[id] = r ? MEMO_YES : MEMO_NO;
             n += (uint64_t)r;
         }
         for (uint32_t i = 0; i < nwd; i++)
@@ -502,13 +508,11 @@ HOT uint64_t count_lead(phrase_it *p)
             rank[i] = rk[i] + (uint32_t)__builtin_popcountll(word_at(bits, d >> 6) &
                                                              ((1ull << (d & 63)) - 1));
         }
-        int r = confirm_at(p, d, 0, rank);
+        int r = check_shape(p, d, id, rank);
         if (r < 0) {
             p->bad = 1;
             return n;
         }
-        if (id)
-            memo[id] = r ? MEMO_YES : MEMO_NO;
         n += (uint64_t)r;
     }
 }
