@@ -100,8 +100,42 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
                             what, e);
 }
 
+const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
+{
+    const qr_shape_stats *have = __atomic_load_n(&f->shape_stats, __ATOMIC_ACQUIRE);
+    const qr_shapes *sh = qr_invfield_shapes(f);
+    if (have || !sh) {
+        if (!have)
+            qr_errf(e, QR_E_INTERNAL, "segment %s: shape statistics before the shapes",
+                    f->seg->path);
+        return have;
+    }
+    qr_shape_stats *st = malloc(sizeof *st);
+    if (!st) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+        return NULL;
+    }
+    if (qr_shape_stats_make(sh, st, f->seg->path, e) != 0) {
+        free(st);
+        return NULL;
+    }
+    qr_shape_stats *none = NULL;
+    if (!__atomic_compare_exchange_n(&f->shape_stats, &none, st, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        qr_shape_stats_free(st); /* another thread's are the ones */
+        free(st);
+        return none;
+    }
+    return st;
+}
+
 void qr_invfield_close(qr_invfield *f)
 {
+    if (f->shape_stats) {
+        qr_shape_stats_free(f->shape_stats);
+        free(f->shape_stats);
+        f->shape_stats = NULL;
+    }
     qr_tdict_close(&f->dict);
     free(f->ords);
     f->ords = NULL;

@@ -99,6 +99,9 @@ typedef struct qr_invfield {
     qr_shapes shapes_blk;
     int shapes_bad;
     const qr_shapes *shapes;
+    /* the shapes' row counts and text offsets, built on first use and
+     * published with a release store; NULL until then */
+    qr_shape_stats *shape_stats;
     /* keyword fields: each row's term ordinal (kwords.c), built on first
      * use and published with a release store; NULL until then */
     uint32_t *ords;
@@ -182,6 +185,10 @@ static inline const qr_shapes *qr_invfield_shapes(const qr_invfield *f)
 {
     return __atomic_load_n(&f->shapes, __ATOMIC_ACQUIRE);
 }
+/* The shapes' statistics (index/shapes.h), built once per open of the
+ * segment (one pass over the rows' numbers) once the shapes are loaded;
+ * NULL with e set on failure (out of memory, corrupt: XX001). */
+const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e);
 /* The positions / norms once loaded (above), else NULL; thread-safe. */
 static inline const unsigned char *qr_invfield_positions(const qr_invfield *f)
 {

@@ -165,6 +165,61 @@ static int next_shape(qr_rd *r, const unsigned char **at)
     return r->bad || r->p == *at ? -1 : 0;
 }
 
+int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path, qr_err *e)
+{
+    st->rows = calloc((size_t)s->k + 1, sizeof *st->rows);
+    st->at = malloc(sizeof *st->at * ((size_t)s->k + 2));
+    if (!st->rows || !st->at) {
+        qr_shape_stats_free(st);
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory counting row shapes", path);
+    }
+    qr_rd r;
+    qr_rd_init(&r, s->dict, s->dict_len);
+    const unsigned char *at = s->dict;
+    for (uint32_t j = 1; j <= s->k; j++) {
+        if (next_shape(&r, &at) != 0)
+            break;
+        st->at[j] = (uint32_t)(at - s->dict);
+    }
+    st->at[s->k + 1] = (uint32_t)(r.p - s->dict);
+    int bad = r.bad || qr_rd_left(&r) != 0;
+    for (uint32_t row = 0; row < s->rows && !bad; row++) {
+        uint32_t v = qr_shape_of(s, row);
+        if (v > s->k)
+            bad = 1;
+        else
+            st->rows[v]++;
+    }
+    if (bad) {
+        qr_shape_stats_free(st);
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: SHAPES text or a row's shape", path);
+    }
+    return 0;
+}
+
+void qr_shape_stats_free(qr_shape_stats *st)
+{
+    free(st->rows);
+    free(st->at);
+    st->rows = st->at = NULL;
+}
+
+int64_t qr_shape_tokens(const qr_shapes *s, const qr_shape_stats *st, uint32_t j,
+                        const unsigned char **tok, uint32_t *len, uint32_t max)
+{
+    qr_rd r;
+    qr_rd_init(&r, s->dict + st->at[j], st->at[j + 1] - st->at[j]);
+    uint64_t n = qr_rd_varint(&r);
+    if (n > max)
+        return -1;
+    for (uint64_t t = 0; t < n; t++) {
+        uint64_t l = qr_rd_varint(&r);
+        len[t] = l ? (uint32_t)(l - 1) : 0;
+        tok[t] = l ? qr_rd_bytes(&r, l - 1) : NULL;
+    }
+    return r.bad ? -1 : (int64_t)n; /* parsed once already: never bad */
+}
+
 int qr_shapes_merge(const qr_shapes *src, uint32_t n, const uint32_t *const *docmap, uint32_t rows,
                     qr_buf *out, const char *path, qr_err *e)
 {

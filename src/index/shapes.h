@@ -74,6 +74,22 @@ static inline uint32_t qr_shape_of(const qr_shapes *s, uint32_t r)
     return (v >> (bit & 7)) & ((1u << s->width) - 1);
 }
 
+/* Per shape of a block, found in one pass over it: how many rows have it
+ * (rows[j], j in 1..k) and where its text lies in dict ([at[j], at[j+1])).
+ * A count of a phrase over a segment without deletions is then the sum of
+ * the rows of the shapes whose text holds it. */
+typedef struct qr_shape_stats {
+    uint32_t *rows, *at;
+} qr_shape_stats;
+/* Fill st (malloc'ed: qr_shape_stats_free). 0, or -1 (e set: out of memory,
+ * a row naming a shape past k, text that does not parse: XX001). */
+int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path, qr_err *e);
+void qr_shape_stats_free(qr_shape_stats *st);
+/* Shape j's tokens into tok/len (at most max; variable ones NULL, 0):
+ * how many it has, or -1 when more than max. */
+int64_t qr_shape_tokens(const qr_shapes *s, const qr_shape_stats *st, uint32_t j,
+                        const unsigned char **tok, uint32_t *len, uint32_t max);
+
 /* The SHAPES block of a merged segment of rows rows from sources src[0..n)
  * (docmap[s][r]: source row r's row, UINT32_MAX dropped), as a build of
  * those rows writes it (nothing past QR_SHAPES_MAX shapes): equal shapes

@@ -88,12 +88,21 @@ int64_t qr_it_postings_bits(qr_it *it, uint64_t *bits, uint32_t rows);
  * follows the first at a distance of 1..within+1 positions (slop form).
  * At most QR_PHRASE_MAX_WORDS terms (the parser's limit). Dense terms'
  * bitmaps are used when f has them mapped (qr_segsearch_phrase_words).
- * sh: the field's row shapes when no word of the phrase is variable (see
- * qr_segsearch_phrase_words), else NULL: a count then checks the
- * positions of one row per shape (index/shapes.h). */
+ * shapes: the field's row shapes when no word of the phrase is variable
+ * (see qr_segsearch_phrase_words), else NULL: a count from the first row
+ * then adds up the rows of the shapes whose text holds the phrase, and
+ * otherwise checks the positions of one row per shape (index/shapes.h). */
 #define QR_PHRASE_MAX_WORDS 64
+/* What a phrase count may use of the field's row shapes (all NULL: none):
+ * the shapes, their statistics and the phrase's words as indexed. */
+typedef struct qr_phrase_shapes {
+    const qr_shapes *sh;
+    const qr_shape_stats *st;
+    const char *const *words;
+    const size_t *lens;
+} qr_phrase_shapes;
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
-                    uint32_t n, uint32_t within, const qr_shapes *sh);
+                    uint32_t n, uint32_t within, const qr_phrase_shapes *shapes);
 /* On the current doc of a phrase iterator: the phrase frequency (exact
  * phrases: start positions that match; slop form: sum of 1/d over the first
  * word's occurrences, d the distance to the nearest second word in range),

@@ -64,6 +64,9 @@ typedef struct {
      * bits can hold a MEMO_ byte (index/shapes.h) */
     const qr_shapes *sh;
     uint8_t *memo;
+    const qr_shape_stats *st; /* with sh: its statistics, and the words */
+    const char *const *words;
+    const size_t *lens;
     /* a scorer's floor (qr_it_phrase_floor): rows whose frequency is at
      * most fmin[norm] are passed over; NULL: none */
     const uint8_t *norms;
@@ -475,18 +478,18 @@ HOT uint64_t count_lead(phrase_it *p)
     const unsigned char *ids = p->sh->ids;
     uint32_t wd = p->sh->width, mask = (1u << wd) - 1;
     uint8_t *memo = p->memo;
-    for (uint32_t d = lead_seek(p, 0);; d = lead_seek(p, d + 1)) {
-        if ((d = align(p, d)) == QR_NO_DOC) /* the words without bitmaps agree */
+    for (uint32_t d = lead_seek(p, 0); d != QR_NO_DOC; d = lead_seek(p, d + 1)) {
+        if (d >= p->rows) { /* a doc id past the segment: corrupt postings */
+            p->bad = 1;
             return n;
-        uint32_t i = 0;
-        while (i < nwd && (!p->w[i].bits || (word_at(p->w[i].bits, d >> 6) >> (d & 63) & 1)))
-            i++;
-        if (i < nwd) /* a dense word is not on the row */
-            continue;
+        }
         /* the lead's rows a few on: their shape numbers are far apart (a
          * cache miss each), the lead's decoded block says where */
         if (lc->i + 16 < lc->n)
             __builtin_prefetch(ids + (size_t)lc->docs[lc->i + 16] * wd / 8);
+        /* the shape first: its rows all hold the (not variable) words or
+         * all lack one, so a known shape answers before any other word's
+         * list or bitmap is looked at (each a cache miss at such a row) */
         size_t bit = (size_t)d * wd;
         uint32_t v;
         memcpy(&v, ids + (bit >> 3), 4); /* the block pads 3 bytes */
@@ -498,6 +501,17 @@ HOT uint64_t count_lead(phrase_it *p)
         if (m == MEMO_BAD) {
             p->bad = 1;
             return n;
+        }
+        uint32_t i = 1;
+        while (i < p->nlead && qr_pc_seek(&p->cur[p->lead[i]], d) == d)
+            i++;
+        int has = i >= p->nlead;
+        for (i = 0; has && i < nwd; i++)
+            has = !p->w[i].bits || (word_at(p->w[i].bits, d >> 6) >> (d & 63) & 1);
+        if (!has) { /* a word is not on the row, nor on its shape's */
+            if (id)
+                memo[id] = MEMO_NO;
+            continue;
         }
         for (i = 0; i < nwd; i++) {
             const unsigned char *bits = p->w[i].bits;
@@ -515,6 +529,7 @@ HOT uint64_t count_lead(phrase_it *p)
         }
         n += (uint64_t)r;
     }
+    return n;
 }
 
 /* The filter and the dense words' rank directories, in one pass over their
@@ -616,11 +631,81 @@ static uint32_t phrase_advance(qr_it *it, uint32_t t)
     return p->from(p, lead_seek(p, t));
 }
 /* Counting: the same walk, one call for all the rows. */
+/* Shape j's text holds the phrase: 1, 0, or -1 when it cannot say (more
+ * than PHRASE_MAX_POS tokens: the walk reads only so many positions of a
+ * word). Word i at start + offs[i] for every i; with `within`, a second
+ * word 1..within+1 tokens after an occurrence of the first, the nearest
+ * one (as near_bytes reads positions). */
+static int shape_holds(const phrase_it *p, uint32_t j, const unsigned char **tok, uint32_t *len)
+{
+    /* the rarest-looking word must appear in the text at all: most shapes
+     * are out at one memmem */
+    const qr_shapes *sh = p->sh;
+    const unsigned char *text = sh->dict + p->st->at[j];
+    size_t tl = p->st->at[j + 1] - p->st->at[j];
+    uint32_t lw = 0;
+    for (uint32_t i = 1; i < p->n; i++)
+        lw = p->lens[i] > p->lens[lw] ? i : lw;
+    if (p->lens[lw] && !memmem(text, tl, p->words[lw], p->lens[lw]))
+        return 0;
+    int64_t nt = qr_shape_tokens(sh, p->st, j, tok, len, PHRASE_MAX_POS);
+    if (nt < 0)
+        return -1;
+#define TOK_IS(t, i) (tok[t] && len[t] == p->lens[i] && !memcmp(tok[t], p->words[i], len[t]))
+    for (uint32_t s = 0; s < (uint32_t)nt; s++) {
+        if (!TOK_IS(s, 0))
+            continue;
+        if (p->within) { /* the nearest second word after s */
+            for (uint32_t t = s + 1; t < (uint32_t)nt; t++)
+                if (TOK_IS(t, 1)) {
+                    if (t - s <= p->within + 1)
+                        return 1;
+                    break;
+                }
+            continue;
+        }
+        uint32_t i = 1;
+        while (i < p->n && s + p->offs[i] < (uint32_t)nt && TOK_IS(s + p->offs[i], i))
+            i++;
+        if (i == p->n)
+            return 1;
+    }
+#undef TOK_IS
+    return 0;
+}
+
+/* A count of every row from the shapes' text alone: the sum of the rows of
+ * the shapes that hold the phrase (no row, list or bitmap read). -1 when
+ * some shape cannot say (then the rows are walked). */
+static int64_t count_by_text(phrase_it *p)
+{
+    const unsigned char *tok[PHRASE_MAX_POS];
+    uint32_t len[PHRASE_MAX_POS];
+    uint64_t n = 0;
+    for (uint32_t j = 1; j <= p->sh->k; j++) {
+        if (!p->st->rows[j])
+            continue;
+        int r = shape_holds(p, j, tok, len);
+        if (r < 0)
+            return -1;
+        n += r ? p->st->rows[j] : 0;
+    }
+    return (int64_t)n;
+}
+
 static uint64_t phrase_count(qr_it *it)
 {
     phrase_it *p = (phrase_it *)it;
     if (p->started && p->doc == QR_NO_DOC)
         return 0;
+    if (!p->started && p->st) { /* every row, from the shapes' text */
+        int64_t n = count_by_text(p);
+        if (n >= 0) {
+            p->started = 1;
+            p->doc = QR_NO_DOC;
+            return (uint64_t)n;
+        }
+    }
     if (!p->started && !p->nlead) { /* every word dense, from the first row */
         p->started = 1;
         p->doc = QR_NO_DOC;
@@ -661,8 +746,9 @@ const qr_pcursor *qr_it_phrase_cursor(const qr_it *it, uint32_t i)
 }
 
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
-                    uint32_t n, uint32_t within, const qr_shapes *sh)
+                    uint32_t n, uint32_t within, const qr_phrase_shapes *shapes)
 {
+    const qr_shapes *sh = shapes ? shapes->sh : NULL;
     if (n == 0 || n > QR_PHRASE_MAX_WORDS) /* the parser never makes these */
         return NULL;
     phrase_it *p = qr_arena_alloc(a, sizeof *p);
@@ -723,6 +809,9 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
         memset(p->memo, MEMO_UNKNOWN, (size_t)sh->k + 1);
         memset(p->memo + sh->k + 1, MEMO_BAD, m - sh->k - 1);
         p->sh = sh;
+        p->st = shapes->st;
+        p->words = shapes->words;
+        p->lens = shapes->lens;
     }
     if (p->ndense && !(p->acc = qr_arena_alloc(a, words * 8)))
         return NULL;

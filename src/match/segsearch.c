@@ -94,9 +94,9 @@ static qr_it *term_it(qr_segsearch *ss, uint16_t sec, const char *t, size_t n, q
  * word of q is variable (its rows of one shape then hold q's words alike);
  * NULL when a word is, the field has none, or QUARRY_NO_SHAPES is set (the
  * tests compare both ways). 0, or -1 with e set. */
-static int phrase_shapes(qr_invfield *f, const qr_query *q, const qr_shapes **sh, qr_err *e)
+static int phrase_shapes(qr_invfield *f, const qr_query *q, qr_phrase_shapes *sh, qr_err *e)
 {
-    *sh = NULL;
+    memset(sh, 0, sizeof *sh);
     const char *off = getenv("QUARRY_NO_SHAPES");
     if (off && *off && strcmp(off, "0") != 0)
         return 0;
@@ -105,14 +105,20 @@ static int phrase_shapes(qr_invfield *f, const qr_query *q, const qr_shapes **sh
             return 0;
     if (qr_invfield_load_shapes(f, e) != 0)
         return -1;
-    *sh = qr_invfield_shapes(f);
+    if (!qr_invfield_shapes(f))
+        return 0;
+    if (!(sh->st = qr_invfield_shape_stats(f, e)))
+        return -1;
+    sh->sh = qr_invfield_shapes(f);
+    sh->words = q->terms;
+    sh->lens = q->term_lens;
     return 0;
 }
 
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
-                              qr_terminfo **tis, const qr_shapes **sh, qr_err *e)
+                              qr_terminfo **tis, qr_phrase_shapes *sh, qr_err *e)
 {
-    *sh = NULL;
+    memset(sh, 0, sizeof *sh);
     if (!(*f = qr_segsearch_field(ss, q->field, e)) || qr_invfield_load_positions(*f, e) != 0)
         return -1;
     if (!(*tis = qr_arena_alloc(a, sizeof **tis * q->n)))
@@ -335,11 +341,11 @@ static qr_it *compile_node(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
     case Q_PHRASE: {
         qr_invfield *f;
         qr_terminfo *tis;
-        const qr_shapes *sh;
+        qr_phrase_shapes sh;
         int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, &sh, e);
         if (r < 0)
             return NULL;
-        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within, sh) : qr_it_empty(a);
+        qr_it *it = r ? qr_it_phrase(a, f, tis, q->offs, q->n, q->within, &sh) : qr_it_empty(a);
         return it ? it : mt_nomem(e);
     }
     case Q_AND:

@@ -75,11 +75,11 @@ qr_invfield *qr_segsearch_field(qr_segsearch *ss, uint16_t sec, qr_err *e);
 /* Look up a phrase's words in its field: 1 all found (*tis[i] per word,
  * from `a`), 0 one is missing (no row can match), -1 error. Maps the
  * positions and, when a word is dense, the bitmaps (qr_it_phrase uses
- * them); *sh: the field's row shapes, verified, when no word is variable
- * and the field has them (index/shapes.h; QUARRY_NO_SHAPES=1: never),
- * else NULL. */
+ * them); *sh: the field's row shapes, verified, with their statistics
+ * and q's words, when no word is variable and the field has them
+ * (index/shapes.h; QUARRY_NO_SHAPES=1: never), else all NULL. */
 int qr_segsearch_phrase_words(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_invfield **f,
-                              qr_terminfo **tis, const qr_shapes **sh, qr_err *e);
+                              qr_terminfo **tis, qr_phrase_shapes *sh, qr_err *e);
 /* Build the iterator for q over this segment (memory from `a`): rows a
  * DELETE removed (qr_segment.deleted) never match. */
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);

@@ -506,7 +506,7 @@ qr_sc *sc_phrase_new(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw,
 {
     qr_invfield *f;
     qr_terminfo *tis;
-    const qr_shapes *sh;
+    qr_phrase_shapes sh;
     int r = qr_segsearch_phrase_words(ss, q, a, &f, &tis, &sh, e);
     if (r <= 0)
         return r < 0 ? NULL : sc_const_new(qr_it_empty(a), 0, a, e);
