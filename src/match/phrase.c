@@ -16,6 +16,12 @@
  *    positions occurs once, each other word is checked by a walk over its
  *    few bytes; otherwise that word proposes the start positions and every
  *    other word filters them in one merge.
+ *  - Counting, with the field's row shapes (index/shapes.h) and no variable
+ *    word: over a segment without deletions, the rows of the shapes whose
+ *    text holds the phrase (count_by_text, no row read); else the rows are
+ *    walked and one row's positions checked per shape (count_fused: every
+ *    word dense; count_lead: a lead without a bitmap; count_row), a byte
+ *    memo answering the others.
  * Invariants: a confirmed row leaves every cursor on it (scorers read the
  * cursors' block-max data); the phrase frequency of that row is in `freq`;
  * each word's positions count up to PHRASE_MAX_POS in a row.
