@@ -334,6 +334,18 @@ HOT int confirm_at(phrase_it *p, uint32_t d, int need_freq, const uint32_t *rank
 
 HOT int confirm(phrase_it *p, uint32_t d, int need_freq) { return confirm_at(p, d, need_freq, NULL); }
 
+/* Row d's shape number from the packed numbers ids (wd bits each, mask
+ * their low bits; the block pads 3 bytes, so 4 can be loaded at any row):
+ * qr_shape_of with the block's fields in the caller's locals, which the
+ * memo's byte stores would otherwise make every row load again. */
+HOT uint32_t shape_at(const unsigned char *ids, uint32_t wd, uint32_t mask, uint32_t d)
+{
+    size_t bit = (size_t)d * wd;
+    uint32_t v;
+    memcpy(&v, ids + (bit >> 3), 4);
+    return (v >> (bit & 7)) & mask;
+}
+
 /* Row d of shape id (0: none) checked by its positions (rank: its dense
  * words' ranks, or NULL), the answer kept for the shape's other rows: 1,
  * 0, or -1 corrupt. */
@@ -412,11 +424,7 @@ HOT uint64_t count_fused(phrase_it *p)
         for (; f; f &= f - 1) {
             uint32_t d = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(f), id = 0;
             if (ids) { /* a shape checked already: no rank needed */
-                size_t bit = (size_t)d * wd;
-                uint32_t v;
-                memcpy(&v, ids + (bit >> 3), 4); /* the block pads 3 bytes */
-                id = (v >> (bit & 7)) & mask;
-                uint8_t m = memo[id];
+                uint8_t m = memo[id = shape_at(ids, wd, mask, d)];
                 n += m == MEMO_YES;
                 if (m == MEMO_YES || m == MEMO_NO)
                     continue;
@@ -496,10 +504,7 @@ HOT uint64_t count_lead(phrase_it *p)
         /* the shape first: its rows all hold the (not variable) words or
          * all lack one, so a known shape answers before any other word's
          * list or bitmap is looked at (each a cache miss at such a row) */
-        size_t bit = (size_t)d * wd;
-        uint32_t v;
-        memcpy(&v, ids + (bit >> 3), 4); /* the block pads 3 bytes */
-        uint32_t id = (v >> (bit & 7)) & mask;
+        uint32_t id = shape_at(ids, wd, mask, d);
         uint8_t m = memo[id];
         n += m == MEMO_YES;
         if (m == MEMO_YES || m == MEMO_NO)
