@@ -96,11 +96,47 @@ static void test_build_numbers_by_first_row(void **st)
                                        'g', 0, 9,   'd', 'e', 'c', 'l', 'i', 'n', 'e', 'd'};
     assert_true(s.dict_len > sizeof t1);
     assert_memory_equal(s.dict, t1, sizeof t1);
+    /* the statistics a count by text reads: rows per shape, each shape's
+     * tokens (variable ones NULL) */
+    qr_shape_stats ss;
+    assert_int_equal(qr_shape_stats_make(&s, &ss, "t", &e), 0);
+    static const uint32_t nrows[] = {1, 3, 2, 1, 1}; /* shape 0: the row without tokens */
+    for (uint32_t j = 0; j <= s.k; j++)
+        assert_int_equal(ss.rows[j], nrows[j]);
+    const unsigned char *tok[8];
+    uint32_t len[8];
+    assert_int_equal(qr_shape_tokens(&s, &ss, 4, tok, len, 8), 5);
+    static const char *const w4[] = {"card", "ending", NULL, "declined", "declined"};
+    for (int t = 0; t < 5; t++) {
+        if (!w4[t]) {
+            assert_null(tok[t]);
+            continue;
+        }
+        assert_int_equal(len[t], strlen(w4[t]));
+        assert_memory_equal(tok[t], w4[t], len[t]);
+    }
+    assert_int_equal(qr_shape_tokens(&s, &ss, 4, tok, len, 4), -1); /* more than max */
+    qr_shape_stats_free(&ss);
+    /* a row naming a shape past K, or text that does not parse: XX001 */
+    unsigned char *bad = malloc(b.len);
+    memcpy(bad, b.p, b.len);
+    qr_shapes sb;
+    assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &sb, "t", &e), 0);
+    ((unsigned char *)sb.ids)[0] |= 0x7; /* row 0: shape 7 of 4 */
+    assert_int_equal(qr_shape_stats_make(&sb, &ss, "t", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_null(ss.rows);
+    memcpy(bad, b.p, b.len);
+    assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &sb, "t", &e), 0);
+    ((unsigned char *)sb.dict)[0] = 0x7f; /* shape 1: 127 tokens, past the text */
+    assert_int_equal(qr_shape_stats_make(&sb, &ss, "t", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    free(bad);
     /* malformed: short, a width that is not what K takes, more shapes
      * than that width holds, lengths that do not add up */
     assert_int_equal(qr_shapes_parse(b.p, 11, c.rows, &s, "t", &e), -1);
     assert_string_equal(e.code, QR_E_CORRUPT);
-    unsigned char *bad = malloc(b.len);
+    bad = malloc(b.len);
     memcpy(bad, b.p, b.len);
     bad[0] = 4;
     assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &s, "t", &e), -1);

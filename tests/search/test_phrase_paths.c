@@ -48,10 +48,22 @@ static int setup(void **st)
         qr_buf_put(&lng, "y ", 2);
     qr_buf_put(&lng, "failed ab cd order failed to place order", 40);
     qr_buf_put_u8(&lng, 0);
+    /* rows of more tokens than a phrase walk reads positions of one word
+     * (4096): a count by the shapes' text cannot answer for their shape,
+     * and their rows are walked instead (no word is there 4096 times: the
+     * walk's limit, which the oracle does not model) */
+    qr_buf huge;
+    qr_buf_init(&huge);
+    for (int k = 0; k < 2100; k++)
+        qr_buf_put(&huge, "x y ", 4);
+    qr_buf_put(&huge, "failed to place order failed ab cd order to to", 46);
+    qr_buf_put_u8(&huge, 0);
     for (int i = 0; i < GEN_ROWS; i++) {
         gen_row(g, &text);
         if (i % 500 == 7)
             put_row(&text, (const char *)lng.p);
+        if (i % 3000 == 29)
+            put_row(&text, (const char *)huge.p);
         if (i % 300 == 11)
             put_row(&text, "failed to place order to to to to to order to failed");
         if (i % 400 == 13)
@@ -86,6 +98,7 @@ static int setup(void **st)
     qr_err e;
     qr_buf_free(&text);
     qr_buf_free(&lng);
+    qr_buf_free(&huge);
     assert_non_null(seg = qr_seg_open(path, &e));
     nrows = (uint32_t)seg->rows;
     rows = calloc(nrows, sizeof *rows);
