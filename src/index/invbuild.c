@@ -20,6 +20,7 @@
 #include "index/invindex.h"
 #include "index/norms.h"
 #include "index/shapes.h"
+#include "index/valshapes.h"
 #include "util/buf.h"
 #include "util/arena.h"
 #include "util/strmap.h"
@@ -324,6 +325,34 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, rows, 0, 0, 0};
     if (fo->shapes.len)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_SHAPES, fo->shapes.p, fo->shapes.len, 0, 0, 0};
+    if (fo->valshapes.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_VALSHAPES, fo->valshapes.p, fo->valshapes.len, 0, 0, 0};
+    return 0;
+}
+
+int qr_field_shaped(const qr_tabdef *d)
+{
+    for (uint32_t i = 0; i < d->nixs; i++) {
+        qr_field_def fd = qr_field_def_of(d, &d->ixs[i]);
+        if (fd.positions)
+            return (int)i;
+    }
+    return -1;
+}
+
+int qr_field_share_shapes(const qr_tabdef *d, int shaped, qr_field_out *fo, uint32_t rows,
+                          qr_shapes *sh, const char *path, qr_err *e)
+{
+    if (shaped < 0 || !fo[shaped].shapes.len)
+        return 0;
+    if (qr_shapes_parse(fo[shaped].shapes.p, fo[shaped].shapes.len, rows, sh, path, e) != 0)
+        return -1;
+    for (uint32_t i = 0; i < d->nixs; i++)
+        if (d->ixs[i].kind == QR_IX_KEYWORD) {
+            fo[i].row_shapes = sh;
+            fo[i].shapes_sec = d->ixs[shaped].id;
+        }
     return 0;
 }
 
@@ -334,6 +363,7 @@ void qr_field_out_free(qr_field_out *fo)
     qr_buf_free(&fo->stats);
     qr_buf_free(&fo->bitmaps);
     qr_buf_free(&fo->shapes);
+    qr_buf_free(&fo->valshapes);
     qr_tdictw_free(&fo->dict);
     free(fo->norms);
     memset(fo, 0, sizeof *fo);
@@ -537,6 +567,8 @@ int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *pe
     qr_tdictw_init(&fo->dict);
     qr_buf ti;
     qr_buf_init(&ti);
+    qr_valshapes_w vw; /* keyword: each value's row shapes */
+    qr_valshapes_w_init(&vw, fd->kind == QR_IX_KEYWORD ? fo->row_shapes : NULL, fo->shapes_sec, n);
     for (uint32_t k = 0; k < nt; k++) {
         uint32_t t = order[k];
         uint32_t df = 0;
@@ -555,13 +587,17 @@ int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *pe
         uint64_t post_off = fo->post.len, pos_off = fo->pos.len;
         if (qr_postw_term(&pw, docs, tfs, poss, df, &ti) != 0 ||
             qr_tdictw_add(&fo->dict, terms.keys[t].p, terms.keys[t].n, ti.p, ti.len, post_off,
-                          pos_off) != 0) {
+                          pos_off) != 0 ||
+            qr_valshapes_w_add(&vw, terms.keys[t].p, terms.keys[t].n, docs, df) != 0) {
             qr_buf_free(&ti);
+            qr_valshapes_w_free(&vw);
             goto oom;
         }
     }
     qr_buf_free(&ti);
-    if (qr_field_finish(fo, fd, docs_with, total, nt, n) != 0)
+    int vr = qr_valshapes_w_finish(&vw, &fo->valshapes);
+    qr_valshapes_w_free(&vw);
+    if (vr != 0 || qr_field_finish(fo, fd, docs_with, total, nt, n) != 0)
         goto oom;
     rc = 0;
     goto out;
@@ -595,10 +631,18 @@ int qr_segment_build(const char *path, const qr_batch *b, const qr_seg_opts *o, 
     int rc = 0;
     if (!perm || !fo || !secs)
         rc = qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", path);
-    for (uint32_t i = 0; i < nix && rc == 0; i++) {
+    /* the shaped index first: keyword indexes record its rows' shapes */
+    int shaped = qr_field_shaped(d);
+    qr_shapes sh;
+    for (int64_t j = shaped < 0 ? 0 : -1; j < (int64_t)nix && rc == 0; j++) {
+        if (j == shaped)
+            continue;
+        uint32_t i = j < 0 ? (uint32_t)shaped : (uint32_t)j;
         qr_field_def fd = qr_field_def_of(d, &d->ixs[i]);
         rc = qr_field_build(&fd, b, perm, &fo[i], path, e);
         qr_field_sec_in(&fd, &fo[i], &secs[i]);
+        if (rc == 0 && j < 0)
+            rc = qr_field_share_shapes(d, shaped, fo, b->nrows, &sh, path, e);
     }
     if (rc == 0)
         rc = qr_seg_write_ex(path, b, perm, secs, nix, o, out, e);

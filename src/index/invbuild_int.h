@@ -11,6 +11,7 @@
 #include "format/batch.h"
 #include "format/segment.h"
 #include "index/invindex.h"
+#include "index/shapes.h"
 #include "index/termdict.h"
 #include "util/buf.h"
 #include "util/qctx.h"
@@ -19,12 +20,26 @@
  * norms (full text) and, after qr_field_finish, the blocks to write. */
 typedef struct qr_field_out {
     qr_buf post, pos, stats, bitmaps, shapes; /* shapes: empty when none */
+    qr_buf valshapes;                         /* keyword: empty when none */
+    /* keyword fields: the rows' shapes of the segment's shaped index
+     * (section shapes_sec), set by the caller before the build or merge
+     * (NULL: none): each value's shapes are written (index/valshapes.h) */
+    const qr_shapes *row_shapes;
+    uint16_t shapes_sec;
     qr_tdictw dict;
     uint8_t *norms;
     qr_sec_block blocks[8];
     uint32_t nblocks;
 } qr_field_out;
 
+/* The index of d whose row shapes keyword indexes record (the first
+ * full-text index with positions), or -1: built before the others. */
+int qr_field_shaped(const qr_tabdef *d);
+/* After index `shaped` (fo[shaped]) is built: parse its shapes into sh
+ * and give them to every keyword field of fo[0..n) (nothing when it has
+ * none). 0, or -1 (e set: its block does not parse). */
+int qr_field_share_shapes(const qr_tabdef *d, int shaped, qr_field_out *fo, uint32_t rows,
+                          qr_shapes *sh, const char *path, qr_err *e);
 /* The field of index x of table d (its column as a batch position). */
 qr_field_def qr_field_def_of(const qr_tabdef *d, const qr_ixdef *x);
 /* Build field fd from batch b's values in the stored order perm. */

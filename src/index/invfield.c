@@ -29,8 +29,8 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, 
                       const unsigned char **p, size_t *len, const qr_blockref **ref, int required,
                       qr_err *e)
 {
-    static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS", "POSITIONS",
-                                        "NORMS",     "FIELDSTATS", "BITMAPS",  "SHAPES"};
+    static const char *const names[] = {"TERMINDEX",  "TERMDICT", "POSTINGS", "POSITIONS", "NORMS",
+                                        "FIELDSTATS", "BITMAPS",  "SHAPES",   "VALSHAPES"};
     int32_t i = block_index(sec, kind);
     *p = NULL;
     *len = 0;
@@ -81,12 +81,17 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_POSITIONS, 0, &f->pos_map, &f->pos_len, &f->pos_ref, fp, e) != 0 ||
         find_block(s, sec, IBLK_BITMAPS, 0, &f->bitmaps, &f->bitmaps_len, &f->bm_ref, 0, e) != 0 ||
         find_block(s, sec, IBLK_SHAPES, 0, &f->shapes_map, &f->shapes_len, &f->shapes_ref, 0, e) !=
-            0)
+            0 ||
+        find_block(s, sec, IBLK_VALSHAPES, 0, &f->valshapes_map, &f->valshapes_len,
+                   &f->valshapes_ref, 0, e) != 0)
         return -1;
     /* parsed now (the header only), reported when a phrase needs it */
     if (f->shapes_map)
         f->shapes_bad = qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &f->shapes_blk,
                                         s->path, NULL) != 0;
+    if (f->valshapes_map)
+        f->valshapes_bad = qr_valshapes_parse(f->valshapes_map, f->valshapes_len, &f->valshapes_blk,
+                                              s->path, NULL) != 0;
     f->sec = sec;
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
@@ -129,8 +134,41 @@ const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
     return st;
 }
 
+const qr_shape_words *qr_invfield_shape_words(qr_invfield *f, qr_err *e)
+{
+    const qr_shape_words *have = __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
+    const qr_shapes *sh = qr_invfield_shapes(f);
+    if (have || !sh) {
+        if (!have)
+            qr_errf(e, QR_E_INTERNAL, "segment %s: shape words before the shapes", f->seg->path);
+        return have;
+    }
+    qr_shape_words *w = malloc(sizeof *w);
+    if (!w) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+        return NULL;
+    }
+    if (qr_shape_words_make(sh, w, f->seg->path, e) != 0) {
+        free(w);
+        return NULL;
+    }
+    qr_shape_words *none = NULL;
+    if (!__atomic_compare_exchange_n(&f->shape_words, &none, w, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        qr_shape_words_free(w); /* another thread's are the ones */
+        free(w);
+        return none;
+    }
+    return w;
+}
+
 void qr_invfield_close(qr_invfield *f)
 {
+    if (f->shape_words) {
+        qr_shape_words_free(f->shape_words);
+        free(f->shape_words);
+        f->shape_words = NULL;
+    }
     if (f->shape_stats) {
         qr_shape_stats_free(f->shape_stats);
         free(f->shape_stats);
@@ -170,6 +208,25 @@ int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
     }
     __atomic_store_n(&f->shapes, &f->shapes_blk, __ATOMIC_RELEASE);
     return 0;
+}
+
+const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e)
+{
+    *bad = 0;
+    const qr_valshapes *have = __atomic_load_n(&f->valshapes, __ATOMIC_ACQUIRE);
+    if (have || !f->valshapes_map)
+        return have;
+    /* verified whole, once (threads racing here verify the same bytes and
+     * publish the same pointer); parsed at open */
+    qr_valshapes again;
+    if (qr_seg_check(f->seg, f->valshapes_ref, 0, f->valshapes_len, "VALSHAPES", e) != 0 ||
+        (f->valshapes_bad && /* verified, yet malformed: say how */
+         qr_valshapes_parse(f->valshapes_map, f->valshapes_len, &again, f->seg->path, e) != 0)) {
+        *bad = 1;
+        return NULL;
+    }
+    __atomic_store_n(&f->valshapes, &f->valshapes_blk, __ATOMIC_RELEASE);
+    return &f->valshapes_blk;
 }
 
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e)

@@ -19,6 +19,7 @@
 #include "format/segment.h"
 #include "index/postings.h"
 #include "index/shapes.h"
+#include "index/valshapes.h"
 #include "index/termdict.h"
 #include "util/qctx.h"
 
@@ -99,9 +100,20 @@ typedef struct qr_invfield {
     qr_shapes shapes_blk;
     int shapes_bad;
     const qr_shapes *shapes;
+    /* keyword: the VALSHAPES block (NULL: none), parsed at open into
+     * valshapes_blk (valshapes_bad: it did not parse); `valshapes` is set
+     * once verified (qr_invfield_valshapes) */
+    const unsigned char *valshapes_map;
+    size_t valshapes_len;
+    const qr_blockref *valshapes_ref;
+    qr_valshapes valshapes_blk;
+    int valshapes_bad;
+    const qr_valshapes *valshapes;
     /* the shapes' row counts and text offsets, built on first use and
      * published with a release store; NULL until then */
     qr_shape_stats *shape_stats;
+    /* which shapes hold each word (for score bounds), likewise */
+    qr_shape_words *shape_words;
     /* keyword fields: each row's term ordinal (kwords.c), built on first
      * use and published with a release store; NULL until then */
     uint32_t *ords;
@@ -189,6 +201,13 @@ static inline const qr_shapes *qr_invfield_shapes(const qr_invfield *f)
  * segment (one pass over the rows' numbers) once the shapes are loaded;
  * NULL with e set on failure (out of memory, corrupt: XX001). */
 const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e);
+/* A keyword field's VALSHAPES block (index/valshapes.h), verified and
+ * parsed on first use: NULL when it has none, or with *bad and e set
+ * (XX001) when it does not verify or parse. Thread-safe. */
+const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e);
+/* Which of the shapes hold each word (index/shapes.h), built once per
+ * open from the shapes' text alone; NULL with e set on failure. */
+const qr_shape_words *qr_invfield_shape_words(qr_invfield *f, qr_err *e);
 /* The positions / norms once loaded (above), else NULL; thread-safe. */
 static inline const unsigned char *qr_invfield_positions(const qr_invfield *f)
 {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "index/invbuild_int.h"
+#include "index/valshapes.h"
 
 #define CANCEL_EVERY 1024u
 
@@ -283,6 +284,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
     gather g = {0};
     qr_buf ti;
     qr_buf_init(&ti);
+    qr_valshapes_w vw; /* keyword: each value's row shapes */
+    qr_valshapes_w_init(&vw, NULL, 0, 0);
     int rc = -1;
     if (!f || !it || !cpl || !heap || !now || !runs || !c)
         goto oom;
@@ -307,6 +310,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
     }
     qr_postw pw = {fd->fulltext, fd->positions, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, rows};
     qr_tdictw_init(&fo->dict);
+    qr_valshapes_w_init(&vw, fd->kind == QR_IX_KEYWORD ? fo->row_shapes : NULL, fo->shapes_sec,
+                        rows);
     uint64_t nterms = 0, total = 0, steps = 0;
     char term[QR_MAX_TERM + 1];
     while (q.n) {
@@ -374,7 +379,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
         qr_buf_clear(&ti);
         uint64_t post_off = fo->post.len, pos_off = fo->pos.len;
         if (qr_postw_term(&pw, g.docs, g.tfs, g.pos, (uint32_t)g.n, &ti) != 0 ||
-            qr_tdictw_add(&fo->dict, term, tl, ti.p, ti.len, post_off, pos_off) != 0)
+            qr_tdictw_add(&fo->dict, term, tl, ti.p, ti.len, post_off, pos_off) != 0 ||
+            qr_valshapes_w_add(&vw, term, tl, g.docs, (uint32_t)g.n) != 0)
             goto oom;
         nterms++;
     }
@@ -389,6 +395,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
     }
     if (fd->positions && merge_shapes(f, nsrc, docmap, rows, fo, path, e) != 0)
         goto fail;
+    if (qr_valshapes_w_finish(&vw, &fo->valshapes) != 0)
+        goto oom;
     if (qr_field_finish(fo, fd, docs_with_value(fd, b), total, nterms, rows) != 0)
         goto oom;
     rc = 0;
@@ -400,6 +408,7 @@ out:
     for (uint32_t s = 0; f && s < nsrc; s++) /* closing a field never opened is a no-op */
         qr_invfield_close(&f[s]);
     qr_buf_free(&ti);
+    qr_valshapes_w_free(&vw);
     gather_free(&g);
     free(c);
     free(f);

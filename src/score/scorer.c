@@ -12,27 +12,23 @@
 #include "index/invfmt.h"
 
 /* ---- building ---- */
-enum { K_FILTER, K_CONST, K_SCORED };
-
 static int is_multi(const qr_query *q)
 {
     return q->type == Q_PREFIX || q->type == Q_REGEXP || q->type == Q_LIKE || q->type == Q_FUZZY;
 }
 
-/* Does q contribute to the score, and how? NOT clauses never do. */
-static int kind_of(const qr_query *q)
+int sc_kind_of(const qr_query *q)
 {
     if (qr_bm25_is_leaf(q))
-        return K_SCORED;
+        return SC_SCORED;
     if (is_multi(q) && q->scored)
-        return K_CONST;
+        return SC_CONST;
     if (q->type == Q_AND || q->type == Q_OR || q->type == Q_MINMATCH)
         for (uint32_t i = 0; i < q->n; i++)
-            if (q->kids[i]->type != Q_NOT && kind_of(q->kids[i]) != K_FILTER)
-                return K_SCORED;
-    return K_FILTER;
+            if (q->kids[i]->type != Q_NOT && sc_kind_of(q->kids[i]) != SC_FILTER)
+                return SC_SCORED;
+    return SC_FILTER;
 }
-
 /* The scorer of q; top: q is the query's root, and min the threshold its
  * scores must beat (-INFINITY: none yet) -- a nested clause's score is
  * only part of a row's, so no threshold applies to it alone. */
@@ -63,7 +59,7 @@ static int lone_or(const qr_query *q)
     int at = -1;
     for (uint32_t i = 0; i < q->n; i++) {
         const qr_query *k = q->kids[i];
-        if (k->type == Q_NOT || kind_of(k) == K_FILTER)
+        if (k->type == Q_NOT || sc_kind_of(k) == SC_FILTER)
             continue;
         if (at >= 0 || (k->type != Q_OR && k->type != Q_MINMATCH))
             return -1;
@@ -117,7 +113,7 @@ static qr_sc *build_and(qr_segsearch *ss, const qr_query *q, const qr_qweights *
     uint32_t n = 0, nf = 0, at = 0;
     for (uint32_t i = 0; i < q->n; i++) {
         const qr_query *k = q->kids[i];
-        if (k->type == Q_NOT || kind_of(k) == K_FILTER) {
+        if (k->type == Q_NOT || sc_kind_of(k) == SC_FILTER) {
             flt[nf++] = (qr_query *)k; /* filters and exclusions: one iterator */
             *leaf += qr_bm25_count_leaves(k);
         } else if ((int)i == lone) {
@@ -293,11 +289,11 @@ static qr_sc *build_or(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
 static qr_sc *build(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, uint32_t *leaf,
                     int top, double min, qr_arena *a, qr_err *e)
 {
-    switch (kind_of(q)) {
-    case K_FILTER:
+    switch (sc_kind_of(q)) {
+    case SC_FILTER:
         *leaf += qr_bm25_count_leaves(q);
         return sc_const_new(qr_segsearch_compile(ss, q, a, e), 0, a, e);
-    case K_CONST:
+    case SC_CONST:
         return sc_const_new(qr_segsearch_compile(ss, q, a, e), 1, a, e);
     default:
         break;

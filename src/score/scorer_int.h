@@ -13,6 +13,11 @@
 
 static inline uint8_t umax8(uint8_t a, uint8_t b) { return a > b ? a : b; }
 
+/* How q counts towards a row's score: not at all (filters, and NOT
+ * clauses wherever they are), a constant 1 (multi-term), or by BM25. */
+enum { SC_FILTER, SC_CONST, SC_SCORED };
+int sc_kind_of(const qr_query *q);
+
 qr_sc *sc_nomem(qr_err *e);
 void *sc_alloc(qr_arena *a, size_t size, const qr_sc_vt *vt, uint64_t cost);
 uint32_t sc_shallow_end(qr_sc *s, uint32_t target);

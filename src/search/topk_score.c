@@ -77,6 +77,18 @@ static int score_segment(task *k, uint32_t si)
     qr_arena_reset(a);
     p->ss[si].run = &p->qrun[k->t];
     double applied = sh->exhaustive ? -INFINITY : competitive(k, si);
+    /* the best a row of the segment can score, from its row shapes:
+     * exact where the query's words are a template's, so templated logs
+     * pass most segments over before a list is read */
+    int lose = qr_scorer_shapes_lose(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
+    if (lose < 0)
+        return -1;
+    if (lose) {
+        qr_plan_way(qr_segsearch_plan(&p->ss[si]), p->q[k->t],
+                    "passed over: no row shape beats the threshold");
+        k->st.segments_skipped++;
+        return 0;
+    }
     qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
     if (!sc)
         return -1;

@@ -3,9 +3,11 @@
  * different ones apart, rows without tokens 0, 1 or 2 bytes a number; a
  * merge writes byte for byte the block a build of the merged rows writes,
  * with rows dropped and shapes shared by sources; more than 65535 shapes
- * make no block, in a build and in a merge; malformed blocks are refused. */
+ * make no block, in a build and in a merge; which shapes hold each word,
+ * and how often (for score bounds); malformed blocks are refused. */
 #include "testutil.h"
 
+#include "index/norms.h"
 #include "index/shapes.h"
 
 static void test_variable_tokens(void **st)
@@ -147,6 +149,62 @@ static void test_build_numbers_by_first_row(void **st)
     memcpy(bad, b.p, b.len);
     qr_store_u32(bad + 8, qr_load_u32(bad + 8) + 1);
     assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &s, "t", &e), -1);
+    free(bad);
+    qr_buf_free(&b);
+    corpus_free(&c);
+}
+
+/* Which shapes hold each word, and how often; each shape's norm code. */
+static void test_shape_words(void **st)
+{
+    (void)st;
+    static corpus c;
+    add_row(&c, "card ending 2254 declined");       /* shape 1 */
+    add_row(&c, "cache miss");                      /* 2 */
+    add_row(&c, "");                                /* 0 */
+    add_row(&c, "card ending 7 declined declined"); /* 3 */
+    add_row(&c, "card ending 0071 declined");       /* 1 */
+    add_row(&c, "declined declined declined");      /* 4 */
+    qr_buf b;
+    build(&c, &b);
+    qr_shapes s;
+    qr_err e;
+    assert_int_equal(qr_shapes_parse(b.p, b.len, c.rows, &s, "t", &e), 0);
+    assert_int_equal(s.k, 4);
+    qr_shape_words w;
+    assert_int_equal(qr_shape_words_make(&s, &w, "t", &e), 0);
+    static const struct {
+        const char *word;
+        uint32_t n, shape[3], tf[3];
+    } want[] = {
+        {"declined", 3, {1, 3, 4}, {1, 2, 3}},
+        {"card", 2, {1, 3}, {1, 1}},
+        {"cache", 1, {2}, {1}},
+        {"2254", 0, {0}, {0}}, /* variable: in no shape's text */
+        {"decline", 0, {0}, {0}},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        uint32_t n = 99;
+        const qr_shape_occ *o = qr_shape_words_find(&w, want[i].word, strlen(want[i].word), &n);
+        assert_int_equal(n, want[i].n);
+        for (uint32_t j = 0; j < n; j++) {
+            assert_int_equal(o[j].shape, want[i].shape[j]);
+            assert_int_equal(o[j].tf, want[i].tf[j]);
+        }
+    }
+    static const uint32_t len[] = {0, 4, 2, 5, 3};
+    for (uint32_t j = 0; j <= s.k; j++)
+        assert_int_equal(w.norm[j], qr_norm_encode(len[j]));
+    qr_shape_words_free(&w);
+    /* text that does not parse: XX001 */
+    unsigned char *bad = malloc(b.len);
+    memcpy(bad, b.p, b.len);
+    qr_shapes sb;
+    assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &sb, "t", &e), 0);
+    ((unsigned char *)sb.dict)[0] = 0x7f; /* shape 1: 127 tokens, past the text */
+    assert_int_equal(qr_shape_words_make(&sb, &w, "t", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_null(w.norm);
     free(bad);
     qr_buf_free(&b);
     corpus_free(&c);
@@ -315,6 +373,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_variable_tokens),
         cmocka_unit_test(test_build_numbers_by_first_row),
+        cmocka_unit_test(test_shape_words),
         cmocka_unit_test(test_merge_writes_what_a_build_writes),
         cmocka_unit_test(test_too_many_shapes_make_no_block),
     };

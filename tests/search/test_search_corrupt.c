@@ -138,10 +138,83 @@ static void test_every_index_block_damaged(void **st)
     tu_rmdir(dir);
 }
 
+/* The value sets of a keyword index (VALSHAPES) are read only when a
+ * top-k's threshold is known at a segment, to bound it by the shapes of
+ * the value's rows (score/shapebound.c): damaged in the last of three
+ * segments, `failed AND service:cart` fails with XX001 naming it, once
+ * the first two filled the heap; with the shapes' bounds off the block is
+ * not read and the answer is right. */
+static void test_value_shapes_damaged(void **st)
+{
+    (void)st;
+    char *dir = tu_tmpdir();
+    gen_ctx *g = gen_new(11, 0);
+    char path[3][4200];
+    for (int i = 0; i < 3; i++) {
+        qr_buf text;
+        qr_buf_init(&text);
+        for (int r = 0; r < 2000; r++)
+            gen_row(g, &text);
+        qr_buf_put_u8(&text, 0);
+        char name[32];
+        snprintf(name, sizeof name, "s%d.qseg", i);
+        tu_build_segment(dir, name, (const char *)text.p, 2000, path[i]);
+        qr_buf_free(&text);
+    }
+    gen_free(g);
+    const char *q = "failed AND service:cart";
+    qr_err e;
+    qr_segment *segs[3];
+    for (int i = 0; i < 3; i++)
+        assert_non_null(segs[i] = qr_seg_open(path[i], &e));
+    qr_hit want[10], got[10];
+    uint32_t nwant, ngot;
+    qr_par_search ps;
+    assert_int_equal(qr_par_init(&ps, tu_otel(), segs, 3, q, strlen(q), 1, &e), 0);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 1, want, &nwant, NULL, &e), 0);
+    qr_par_free(&ps);
+    assert_int_equal(nwant, 10);
+    /* damage the last segment's value sets */
+    const qr_section *sec = qr_seg_section(segs[2], SEC_KW_SERVICE);
+    assert_non_null(sec);
+    const qr_blockref *br = NULL;
+    for (uint32_t b = 0; b < sec->nblocks; b++)
+        if (sec->blocks[b].kind == IBLK_VALSHAPES)
+            br = &sec->blocks[b];
+    assert_non_null(br);
+    uint64_t at = br->offset + br->length / 2;
+    qr_seg_close(segs[2]);
+    FILE *f = fopen(path[2], "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_equal(fseek(f, (long)at, SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    assert_non_null(segs[2] = qr_seg_open(path[2], &e));
+    assert_int_equal(qr_par_init(&ps, tu_otel(), segs, 3, q, strlen(q), 1, &e), 0);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 0, got, &ngot, NULL, &e), -1);
+    qr_par_free(&ps);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "s2.qseg"));
+    setenv("QUARRY_NO_SHAPES", "1", 1);
+    assert_int_equal(qr_par_init(&ps, tu_otel(), segs, 3, q, strlen(q), 1, &e), 0);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 0, got, &ngot, NULL, &e), 0);
+    qr_par_free(&ps);
+    unsetenv("QUARRY_NO_SHAPES");
+    assert_int_equal(ngot, nwant);
+    assert_memory_equal(got, want, sizeof *got * ngot);
+    assert_int_equal(qr_seg_verify(segs[2], &e), -1);
+    for (int i = 0; i < 3; i++)
+        qr_seg_close(segs[i]);
+    tu_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_index_block_damaged),
+        cmocka_unit_test(test_value_shapes_damaged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

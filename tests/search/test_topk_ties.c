@@ -11,6 +11,9 @@
 
 #include <math.h>
 
+#include "index/invfmt.h"
+#include "index/invindex.h"
+#include "index/shapes.h"
 #include "query/query.h"
 #include "score/bm25.h"
 #include "score/scorer.h"
@@ -113,6 +116,10 @@ static const char *queries[] = {
     "service:shipping AND (failed OR error)",
     "failed AND order AND service:shipping",
     "service:shipping AND \"failed to place order\"",
+    /* rows scoring 0 (the filter alone) compete once k passes the rows
+     * holding the word, or when no row holds it */
+    "again OR service:shipping",
+    "zzzz OR service:shipping",
 };
 
 /* For each query and k: the exhaustive top-k (in the documented order),
@@ -156,6 +163,42 @@ static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *cons
     return skipped;
 }
 
+/* Does every scored clause of q come from words alone (AND, OR,
+ * at-least-k of non-variable words, no filter)? Then the bound from the
+ * row shapes is exact: a segment is passed over exactly when no row beats
+ * the threshold. */
+static int words_only(const qr_query *q)
+{
+    if (q->type == Q_TERM)
+        return q->scored && !qr_shape_variable(q->text, q->len);
+    if (q->type != Q_AND && q->type != Q_OR && q->type != Q_MINMATCH)
+        return 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (!words_only(q->kids[i]))
+            return 0;
+    return 1;
+}
+
+/* Or words ANDed with one keyword value (`(failed OR error) AND
+ * service:cart`): exact too, by the shapes of the value's rows (a row
+ * with the value has each of those shapes, and holds the words). */
+static int words_and_value(const qr_query *q)
+{
+    if (words_only(q))
+        return 1;
+    if (q->type != Q_AND)
+        return 0;
+    uint32_t values = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const qr_query *k = q->kids[i];
+        if (k->type == Q_TERM && !k->scored && k->field == SEC_KW_SERVICE)
+            values++;
+        else if (!words_only(k))
+            return 0;
+    }
+    return values <= 1;
+}
+
 /* A segment's scorer built with a threshold already known (what a
  * segment meets when other threads' heaps filled first, at any value) and
  * walked with it: exactly the rows the exhaustive scorer gives above it,
@@ -164,6 +207,8 @@ static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *cons
  * parallel runs above meet such thresholds only by timing (a filter
  * walked into a bitmap and then leapfrogged lost a segment's rows, one
  * 2-thread run in two). */
+static uint64_t shapes_lost; /* segments check_thresholds saw passed over by their shapes */
+
 static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text)
 {
     qr_arena a, qa;
@@ -181,26 +226,56 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
         fail_msg("%s: %s", text, e.msg);
     for (uint32_t s = 0; s < nsegs; s++) {
         uint32_t rows = (uint32_t)segs[s]->rows, n = 0;
-        double *ref = calloc(rows, sizeof *ref); /* exhaustive score by row, 0: no match */
+        double *ref = calloc(rows, sizeof *ref); /* exhaustive score by row */
+        uint8_t *hit = calloc(rows, 1);          /* matched */
         qr_arena_reset(&a);
         qr_sc *sc = qr_scorer_build(&ss[s], q, &qw, -INFINITY, &a, &e);
         if (!sc)
             fail_msg("%s: %s", text, e.msg);
-        for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc), n++)
+        for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc), n++) {
             ref[d] = qr_sc_score(sc);
-        double *sorted = calloc(n + 1, sizeof *sorted);
+            hit[d] = 1;
+        }
+        double *sorted = calloc(n + 1, sizeof *sorted), best = 0;
         for (uint32_t d = 0, j = 0; d < rows; d++)
-            if (ref[d] > 0)
+            if (ref[d] > 0) {
                 sorted[j++] = ref[d];
-        for (int t = 0; t < 5 && n > 0; t++) {
-            double min = t == 0 ? 1e-9 : sorted[(uint64_t)n * (uint64_t)t / 5];
+                best = ref[d] > best ? ref[d] : best;
+            }
+        /* thresholds: just below 0 (rows scoring 0 compete), just above,
+         * several ranks of the scores, and the best score (none beats it) */
+        for (int t = 0; t < 7 && n > 0; t++) {
+            double min = t == 0   ? nextafter(0, -INFINITY)
+                         : t == 1 ? 1e-9
+                         : t == 6 ? best
+                                  : sorted[(uint64_t)n * (uint64_t)(t - 1) / 5];
+            uint32_t want = 0, got = 0;
+            for (uint32_t d = 0; d < rows; d++)
+                want += hit[d] && ref[d] > min;
+            /* the row shapes pass the segment over only when no row beats
+             * min; for words alone, exactly then */
+            qr_arena_reset(&a);
+            int lose = qr_scorer_shapes_lose(&ss[s], q, &qw, min, &a, &e);
+            if (lose < 0)
+                fail_msg("%s: %s", text, e.msg);
+            if (lose && want)
+                fail_msg("'%s' segment %u threshold %.17g: passed over by its shapes, yet %u "
+                         "rows beat it",
+                         text, s, min, want);
+            /* (a value's shapes are exact where the block is written:
+             * segments of many shapes, too free for templates, have none) */
+            qr_invfield *kw = qr_segsearch_field(&ss[s], SEC_KW_SERVICE, &e);
+            assert_non_null(kw);
+            int exact = words_only(q) || (words_and_value(q) && kw->valshapes_map);
+            if (!lose && !want && exact && !getenv("QUARRY_NO_SHAPES"))
+                fail_msg("'%s' segment %u threshold %.17g: no row beats it, yet the shapes did "
+                         "not show it",
+                         text, s, min);
+            shapes_lost += lose;
             qr_arena_reset(&a);
             sc = qr_scorer_build(&ss[s], q, &qw, min, &a, &e);
             if (!sc)
                 fail_msg("%s: %s", text, e.msg);
-            uint32_t want = 0, got = 0;
-            for (uint32_t d = 0; d < rows; d++)
-                want += ref[d] > min;
             if (sc->cost > 0 && sc->vt->max_score(sc, QR_SC_END, 0) > min) {
                 sc->vt->set_min(sc, min);
                 for (uint32_t d = qr_sc_next(sc); d != QR_NO_DOC; d = qr_sc_next(sc)) {
@@ -219,6 +294,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
         }
         free(sorted);
         free(ref);
+        free(hit);
     }
     for (uint32_t s = 0; s < nsegs; s++)
         qr_segsearch_close(&ss[s]);
@@ -232,12 +308,22 @@ static void test_pruned_equals_exhaustive_with_ties(void **st)
 {
     (void)st;
     static const uint32_t ks[] = {1, 10, 100, 1000};
-    uint64_t skipped = check_pruned(tb.segs, NSEGS, queries, sizeof queries / sizeof *queries, ks,
-                                    sizeof ks / sizeof *ks, 3);
-    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++)
+    size_t nq = sizeof queries / sizeof *queries;
+    /* with the row shapes' bounds, and without (the words' bounds alone) */
+    uint64_t skipped = check_pruned(tb.segs, NSEGS, queries, nq, ks, sizeof ks / sizeof *ks, 3);
+    shapes_lost = 0;
+    for (size_t i = 0; i < nq; i++)
         check_thresholds(tb.segs, NSEGS, queries[i]);
-    /* the best rows are in the first segments: later ones are skipped whole */
-    assert_true(skipped > 0);
+    assert_true(shapes_lost > 0);
+    setenv("QUARRY_NO_SHAPES", "1", 1);
+    uint64_t unshaped = check_pruned(tb.segs, NSEGS, queries, nq, ks, sizeof ks / sizeof *ks, 3);
+    for (size_t i = 0; i < nq; i++)
+        check_thresholds(tb.segs, NSEGS, queries[i]);
+    unsetenv("QUARRY_NO_SHAPES");
+    /* the best rows are in the first segments: later ones are skipped
+     * whole, more often by the shapes' exact bounds */
+    assert_true(unshaped > 0);
+    assert_true(skipped > unshaped);
 }
 
 /* Bodies of random length from a few frequent words, each possibly
@@ -332,9 +418,10 @@ static void test_pruned_equals_exhaustive_with_repeats(void **st)
 }
 
 /* How many segments the plan of a top-k run of `text` says its root was
- * passed over in by sc_dense_apart, the hits in out. */
-static uint32_t apart_segments(qr_segment **segs, uint32_t nsegs, const char *text, uint32_t k,
-                               qr_hit *out, uint32_t *nout)
+ * passed over in (way: by sc_dense_apart, or by the row shapes), the
+ * hits in out. */
+static uint32_t passed_over(qr_segment **segs, uint32_t nsegs, const char *text, uint32_t k,
+                            const char *way, qr_hit *out, uint32_t *nout)
 {
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
@@ -352,7 +439,7 @@ static uint32_t apart_segments(qr_segment **segs, uint32_t nsegs, const char *te
     uint32_t n = 0;
     for (uint32_t i = 0; i < pl.n; i++)
         for (int w = 0; w < QR_PLAN_WAYS && pl.v[i].way[w].name; w++)
-            if (strstr(pl.v[i].way[w].name, "passed over"))
+            if (strstr(pl.v[i].way[w].name, way))
                 n += pl.v[i].way[w].n;
     qr_plan_free(&pl);
     qr_par_free(&ps);
@@ -419,14 +506,24 @@ static void test_or_of_words_no_row_shares(void **st)
      * (segment 3 holds shared rows: it is scored) */
     qr_hit h[100];
     uint32_t n = 0;
-    uint32_t passed = apart_segments(segs, NS, qs[0], 100, h, &n);
+    /* by the lists read into one bitmap (the row shapes' bounds off) */
+    setenv("QUARRY_NO_SHAPES", "1", 1);
+    check_pruned(segs, NS, qs, sizeof qs / sizeof *qs, ks, sizeof ks / sizeof *ks, 2);
+    uint32_t passed = passed_over(segs, NS, qs[0], 100, "no row can beat", h, &n);
     assert_int_equal(n, 100);
     for (uint32_t i = 0; i < 4; i++)
         assert_int_equal(h[i].seg, 3);
     assert_int_equal(h[4].seg, 0);
     assert_true(passed >= 3 && passed <= 4);
     /* the same words, each with a filter: passed over too */
-    assert_true(apart_segments(segs, NS, qs[2], 100, h, &n) >= 3);
+    assert_true(passed_over(segs, NS, qs[2], 100, "no row can beat", h, &n) >= 3);
+    unsetenv("QUARRY_NO_SHAPES");
+    /* by the row shapes, before a list is read: the same segments */
+    passed = passed_over(segs, NS, qs[0], 100, "no row shape", h, &n);
+    assert_int_equal(n, 100);
+    assert_int_equal(h[4].seg, 0);
+    assert_true(passed >= 3 && passed <= 4);
+    assert_true(passed_over(segs, NS, qs[2], 100, "no row shape", h, &n) >= 3);
     for (int s = 0; s < NS; s++)
         qr_seg_close(segs[s]);
     tu_rmdir(dir);

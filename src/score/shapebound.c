@@ -1,0 +1,222 @@
+/* shapebound.c - whether any row of a segment can beat a top-k threshold,
+ * answered from the segment's row shapes (index/shapes.h) before a posting
+ * is read.
+ *
+ * Rows of one shape hold every non-variable word the same number of times
+ * and have the same length, so a query whose scored words are all such
+ * words gives every row of a shape the same score -- computed here from
+ * the shape, by the expression and in the order the scorers add
+ * (scorer.h), so it is the rows' score bit for bit. The best of those over
+ * the shapes holding a scored word (and shape 0, which holds none: the rows
+ * no word matches) bounds the segment exactly, where the words' maximum
+ * impacts bound it only word by word: in templated logs, once the heap
+ * holds the best-scoring rows of the first segments, nearly every later
+ * segment is passed over without decoding a list (at 100M rows, the four
+ * lists of `connection OR request OR conversion OR post` were read in
+ * each of 523 segments only to find no row holding two of the words).
+ *
+ * Filters may or may not hold in a shape's rows, so they count as
+ * matching (their score is 0), except a keyword value whose index records
+ * the shapes of its rows (index/valshapes.h): it holds only in those, so
+ * `service:payment AND failed` is bounded by the payment rows' shapes
+ * alone, where the shorter rows of other services beat the threshold.
+ * Not applicable (no bound): a scored phrase
+ * or multi-term clause, a variable word (a shape masks it), or a segment
+ * without shapes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/invindex.h"
+#include "index/shapes.h"
+#include "index/termdict.h"
+#include "score/scorer_int.h"
+
+#define MAX_LEAVES 16u
+#define MAX_OPS    256u
+
+/* The query as a postfix program, so that scoring a shape is a loop, not
+ * a walk of the tree: a scored word, a filter (0: may hold), or the
+ * sum of the last n values in written order when `need` of them match. */
+typedef struct op {
+    uint8_t kind; /* OP_* */
+    uint8_t leaf;
+    uint16_t n, need;
+    const qr_query *q;        /* OP_VALUE: the keyword term */
+    const unsigned char *set; /* OP_VALUE: its shapes (valshapes.h), NULL: may hold */
+} op;
+/* a scored word; a filter that may hold; a keyword value, in the shapes
+ * of its rows; one that no row holds; a join of the last n */
+enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN };
+
+typedef struct leaf {
+    const qr_shape_occ *occ; /* the shapes holding the word, in number order */
+    uint32_t n, at;          /* at: the cursor of the walk over the shapes */
+    uint32_t tf;             /* in the shape being scored */
+    double w;
+} leaf;
+
+typedef struct bound {
+    qr_segsearch *ss;
+    const qr_qweights *qw;
+    qr_invfield *f; /* the scored words' field */
+    const qr_shape_words *sw;
+    leaf leaves[MAX_LEAVES];
+    uint32_t nleaves; /* scored words (leaves[]) */
+    op ops[MAX_OPS];
+    uint32_t nops;
+    double stack[MAX_OPS]; /* score_in's values */
+} bound;
+
+/* Check q, find its words' shapes (leaves numbered as scorer.c numbers
+ * them: *num) and append its program. 1 ready, 0 not applicable, -1 with
+ * e set. */
+static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
+{
+    if (b->nops == MAX_OPS)
+        return 0;
+    int kind = sc_kind_of(q);
+    if (kind == SC_FILTER && q->type == Q_TERM) { /* a keyword value, resolved below */
+        *num += qr_bm25_count_leaves(q);
+        b->ops[b->nops++] = (op){.kind = OP_VALUE, .q = q};
+        return 1;
+    }
+    if (kind == SC_FILTER && q->type != Q_AND && q->type != Q_OR && q->type != Q_MINMATCH) {
+        *num += qr_bm25_count_leaves(q);
+        b->ops[b->nops++] = (op){.kind = OP_FILTER};
+        return 1;
+    }
+    if (kind == SC_CONST)
+        return 0;
+    if (!qr_bm25_is_leaf(q)) { /* (filters of filters too: their sums are 0) */
+        if (q->n > UINT16_MAX)
+            return 0;
+        for (uint32_t i = 0; i < q->n; i++) {
+            int r = prepare(b, q->kids[i], num, e);
+            if (r <= 0)
+                return r;
+        }
+        uint32_t need = q->type == Q_AND ? q->n : q->type == Q_MINMATCH ? q->k : 1;
+        if (b->nops == MAX_OPS || need > q->n)
+            return 0; /* (at-least-k past its clauses matches nothing: scorer.c) */
+        b->ops[b->nops++] = (op){.kind = OP_JOIN, .n = (uint16_t)q->n, .need = (uint16_t)need};
+        return 1;
+    }
+    if (q->type != Q_TERM || b->nleaves == MAX_LEAVES || *num >= b->qw->n ||
+        qr_shape_variable(q->text, q->len))
+        return 0;
+    qr_invfield *f = qr_segsearch_field(b->ss, q->field, e);
+    if (!f)
+        return -1;
+    if (b->f && f != b->f)
+        return 0;
+    if (!b->f) {
+        if (qr_invfield_load_shapes(f, e) != 0)
+            return -1;
+        if (!qr_invfield_shapes(f))
+            return 0;
+        if (!(b->sw = qr_invfield_shape_words(f, e)))
+            return -1;
+        b->f = f;
+    }
+    leaf *l = &b->leaves[b->nleaves];
+    l->w = b->qw->w[(*num)++];
+    l->occ = q->len <= QR_MAX_TERM ? qr_shape_words_find(b->sw, q->text, q->len, &l->n) : NULL;
+    if (!l->occ)
+        l->n = 0;
+    b->ops[b->nops++] = (op){.kind = OP_WORD, .leaf = (uint8_t)b->nleaves++};
+    return 1;
+}
+
+/* The score of the query in the rows of shape s (each leaf's tf set),
+ * summed as the scorers add; -INFINITY when it cannot match them. s = 0
+ * stands for every shape holding no scored word (all tf 0): a keyword
+ * value may hold in some of them. */
+static double score_in(bound *b, uint32_t s)
+{
+    double *v = b->stack;
+    uint32_t top = 0;
+    for (uint32_t i = 0; i < b->nops; i++) {
+        const op *o = &b->ops[i];
+        if (o->kind == OP_WORD) {
+            const leaf *l = &b->leaves[o->leaf];
+            v[top++] = l->tf ? qr_bm25_score(&b->qw->m, l->w, l->tf, b->sw->norm[s]) : -INFINITY;
+        } else if (o->kind == OP_FILTER || (o->kind == OP_VALUE && (!o->set || !s))) {
+            v[top++] = 0;
+        } else if (o->kind == OP_VALUE) {
+            v[top++] = qr_valshapes_has(o->set, s) ? 0 : -INFINITY;
+        } else if (o->kind == OP_NONE) {
+            v[top++] = -INFINITY;
+        } else {
+            uint32_t hit = 0;
+            double sum = 0;
+            top -= o->n;
+            for (uint32_t j = 0; j < o->n; j++)
+                if (v[top + j] != -INFINITY) {
+                    sum += v[top + j];
+                    hit++;
+                }
+            v[top++] = hit >= o->need ? sum : -INFINITY;
+        }
+    }
+    return top ? v[0] : -INFINITY;
+}
+
+/* Each keyword value of the program: the shapes of its rows, when its
+ * field records them for the scored field's shapes (else it may hold in
+ * any). 0, or -1 with e set (corrupt block). */
+static int resolve_values(bound *b, qr_err *e)
+{
+    const qr_shapes *sh = qr_invfield_shapes(b->f);
+    for (uint32_t i = 0; i < b->nops; i++) {
+        op *o = &b->ops[i];
+        if (o->kind != OP_VALUE)
+            continue;
+        qr_invfield *f = qr_segsearch_field(b->ss, o->q->field, e);
+        if (!f)
+            return -1;
+        if (f->def.kind != QR_IX_KEYWORD)
+            continue;
+        int bad;
+        const qr_valshapes *vs = qr_invfield_valshapes(f, &bad, e);
+        if (bad)
+            return -1;
+        if (!vs || vs->sec != b->f->def.sec || vs->k != sh->k)
+            continue;
+        if (!(o->set = qr_valshapes_find(vs, o->q->text, o->q->len)))
+            o->kind = OP_NONE;
+    }
+    return 0;
+}
+
+int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                          qr_arena *a, qr_err *e)
+{
+    (void)a;
+    const char *off = getenv("QUARRY_NO_SHAPES");
+    if (min == -INFINITY || (off && *off && strcmp(off, "0") != 0))
+        return 0;
+    bound b = {.ss = ss, .qw = qw};
+    uint32_t num = 0;
+    int r = prepare(&b, q, &num, e);
+    if (r <= 0 || !b.f)
+        return r;
+    if (resolve_values(&b, e) != 0)
+        return -1;
+    /* the shapes holding a scored word, in number order (a merge of the
+     * words' lists), after shape 0 (none: the rows no word matches) */
+    for (uint32_t s = 0;;) {
+        uint32_t next = UINT32_MAX;
+        for (uint32_t i = 0; i < b.nleaves; i++) {
+            leaf *l = &b.leaves[i];
+            l->tf = l->at < l->n && l->occ[l->at].shape == s ? l->occ[l->at++].tf : 0;
+            if (l->at < l->n && l->occ[l->at].shape < next)
+                next = l->occ[l->at].shape;
+        }
+        if (score_in(&b, s) > min)
+            return 0;
+        if (next == UINT32_MAX)
+            return 1;
+        s = next;
+    }
+}
