@@ -194,13 +194,13 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
 {
     (void)a;
     const char *off = getenv("QUARRY_NO_SHAPES");
-    if (min == -INFINITY || (off && *off && strcmp(off, "0") != 0))
-        return 0;
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0; /* (min -INFINITY: is there any shape the query can match?) */
     bound b = {.ss = ss, .qw = qw};
     uint32_t num = 0;
     int r = prepare(&b, q, &num, e);
-    if (r <= 0 || !b.f)
-        return r;
+    if (r <= 0 || !b.f) /* (no scored word: the shapes cannot say) */
+        return r < 0 ? -1 : 0;
     if (resolve_values(&b, e) != 0)
         return -1;
     /* the shapes holding a scored word, in number order (a merge of the

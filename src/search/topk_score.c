@@ -79,8 +79,11 @@ static int score_segment(task *k, uint32_t si)
     double applied = sh->exhaustive ? -INFINITY : competitive(k, si);
     /* the best a row of the segment can score, from its row shapes:
      * exact where the query's words are a template's, so templated logs
-     * pass most segments over before a list is read */
-    int lose = qr_scorer_shapes_lose(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
+     * pass most segments over before a list is read (and, before the heap
+     * is full, those where no row can match: `service:ad AND connection`) */
+    int lose = sh->exhaustive
+                   ? 0
+                   : qr_scorer_shapes_lose(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
     if (lose < 0)
         return -1;
     if (lose) {

@@ -120,6 +120,17 @@ static const char *queries[] = {
      * holding the word, or when no row holds it */
     "again OR service:shipping",
     "zzzz OR service:shipping",
+    /* no scored word: every row scores 0 (the shapes cannot say) */
+    "service:shipping",
+    "NOT failed",
+};
+
+/* Queries no row matches: words of different templates, a value no row
+ * has. Every segment is passed over by its shapes before any list is
+ * read (no threshold needed). */
+static const char *no_match[] = {
+    "completed AND timeout",
+    "service:nosuch AND failed",
 };
 
 /* For each query and k: the exhaustive top-k (in the documented order),
@@ -236,6 +247,19 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
             ref[d] = qr_sc_score(sc);
             hit[d] = 1;
         }
+        /* no threshold: passed over only when no row matches; for words
+         * (and one keyword value), exactly then */
+        qr_invfield *kw = qr_segsearch_field(&ss[s], SEC_KW_SERVICE, &e);
+        assert_non_null(kw);
+        int exact = words_only(q) || (words_and_value(q) && kw->valshapes_map);
+        qr_arena_reset(&a);
+        int none = qr_scorer_shapes_lose(&ss[s], q, &qw, -INFINITY, &a, &e);
+        if (none < 0)
+            fail_msg("%s: %s", text, e.msg);
+        if (none ? n > 0 : n == 0 && exact && !getenv("QUARRY_NO_SHAPES"))
+            fail_msg("'%s' segment %u: %u rows match, yet the shapes say %s", text, s, n,
+                     none ? "none can" : "some may");
+        shapes_lost += none;
         double *sorted = calloc(n + 1, sizeof *sorted), best = 0;
         for (uint32_t d = 0, j = 0; d < rows; d++)
             if (ref[d] > 0) {
@@ -264,9 +288,6 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
                          text, s, min, want);
             /* (a value's shapes are exact where the block is written:
              * segments of many shapes, too free for templates, have none) */
-            qr_invfield *kw = qr_segsearch_field(&ss[s], SEC_KW_SERVICE, &e);
-            assert_non_null(kw);
-            int exact = words_only(q) || (words_and_value(q) && kw->valshapes_map);
             if (!lose && !want && exact && !getenv("QUARRY_NO_SHAPES"))
                 fail_msg("'%s' segment %u threshold %.17g: no row beats it, yet the shapes did "
                          "not show it",
@@ -315,6 +336,21 @@ static void test_pruned_equals_exhaustive_with_ties(void **st)
     for (size_t i = 0; i < nq; i++)
         check_thresholds(tb.segs, NSEGS, queries[i]);
     assert_true(shapes_lost > 0);
+    for (size_t i = 0; i < sizeof no_match / sizeof *no_match; i++) {
+        check_thresholds(tb.segs, NSEGS, no_match[i]);
+        qr_par_search ps;
+        qr_err e;
+        qr_hit h[10];
+        uint32_t nh = 1;
+        qr_topk_stats ts;
+        const char *t = no_match[i];
+        assert_int_equal(
+            qr_par_init_pool(&ps, NULL, tu_otel(), tb.segs, NSEGS, t, strlen(t), 1, &e), 0);
+        assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 10, 0, h, &nh, &ts, &e), 0);
+        qr_par_free(&ps);
+        assert_int_equal(nh, 0);
+        assert_int_equal(ts.segments_skipped, NSEGS);
+    }
     setenv("QUARRY_NO_SHAPES", "1", 1);
     uint64_t unshaped = check_pruned(tb.segs, NSEGS, queries, nq, ks, sizeof ks / sizeof *ks, 3);
     for (size_t i = 0; i < nq; i++)
