@@ -7,6 +7,7 @@
 #include "match/match_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "automaton/automaton.h"
 
@@ -82,6 +83,19 @@ static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, s
         }
     }
     return 0;
+}
+
+/* The shapes holding word t (every one of a variable word). */
+static void mark_shapes(shape_marks *m, const char *t, size_t n)
+{
+    if (qr_shape_variable(t, n)) {
+        m->variable = 1;
+        return;
+    }
+    uint32_t cnt;
+    const qr_shape_occ *o = qr_shape_words_find(m->sw, t, n, &cnt);
+    for (uint32_t i = 0; i < cnt; i++)
+        m->mark[o[i].shape] = 1;
 }
 
 /* Where term (of the walk's current length) stands against the literal
@@ -168,6 +182,8 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
                     return -1;
                 if (mt_termset_add(out, &ti) != 0)
                     return qr_qctx_nomem(out->ctx, e);
+                if (out->marks)
+                    mark_shapes(out->marks, it.term, it.len);
             }
             r = qr_titer_next(&it, e);
             shared = it.shared;
@@ -243,11 +259,9 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
     return it ? it : mt_nomem(e);
 }
 
-qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+/* The automaton of node q, compiled once per run. NULL with e set. */
+static qr_aut *node_aut(qr_segsearch *ss, const qr_query *q, qr_err *e)
 {
-    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
-    if (!f)
-        return NULL;
     qr_qrun *run = mt_run(ss);
     qr_aut *aut = run_get(run, q);
     if (!aut) {
@@ -264,16 +278,89 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
             return (void)qr_qctx_nomem(run->ctx, e), NULL;
         }
     }
-    /* LIKE: every literal byte of the pattern is in every match */
+    return aut;
+}
+
+/* LIKE: every literal byte of the pattern is in every match (the byte
+ * classes a dictionary block must have). */
+static uint64_t like_needs(const qr_query *q)
+{
     uint64_t need = 0;
     for (size_t i = 0; q->type == Q_LIKE && i < q->len; i++) {
         unsigned char c = (unsigned char)q->text[i];
         if (c != '%' && c != '_' && c != '\\')
             need |= 1ull << qr_tdict_byte_class(c >= 'A' && c <= 'Z' ? c + 32 : c);
     }
+    return need;
+}
+
+int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count, qr_err *e)
+{
+    const char *off = getenv("QUARRY_NO_SHAPES");
+    if ((q->type != Q_PREFIX && q->type != Q_REGEXP && q->type != Q_LIKE && q->type != Q_FUZZY) ||
+        ss->seg->deleted || (off && *off && strcmp(off, "0") != 0))
+        return 0;
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return -1;
+    if (!f->def.positions)
+        return 0;
+    if (qr_invfield_load_shapes(f, e) != 0)
+        return -1;
+    const qr_shapes *sh = qr_invfield_shapes(f);
+    if (!sh)
+        return 0;
+    const qr_shape_stats *st = qr_invfield_shape_stats(f, e);
+    shape_marks m = {st ? qr_invfield_shape_words(f, e) : NULL, NULL, 0};
+    qr_aut *aut = m.sw ? node_aut(ss, q, e) : NULL;
+    if (!aut)
+        return -1;
+    if (!(m.mark = qr_arena_alloc(a, (size_t)sh->k + 1)))
+        return (void)mt_nomem(e), -1;
+    memset(m.mark, 0, (size_t)sh->k + 1);
+    termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m};
+    int rc = expand(ss, f, aut, like_needs(q), &ts, e);
+    if (rc == 0) {
+        qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
+        if (pn)
+            pn->terms += ts.n;
+        if (!m.variable) { /* a row holds a matched word iff its shape does */
+            uint64_t n = 0;
+            for (uint32_t j = 1; j <= sh->k; j++)
+                n += m.mark[j] ? st->rows[j] : 0;
+            ss->terms_expanded += ts.n;
+            *count = n;
+            mt_record(ss, q, NULL, "counted by row shapes", n);
+        } else {
+            qr_it *it = mt_union_of(ss, f, &ts, a, e);
+            if (!it) {
+                rc = -1;
+            } else {
+                mt_record(ss, q, it, NULL, 0);
+                *count = qr_it_count(it);
+                if (qr_it_failed(it))
+                    rc = qr_errf(e, QR_E_CORRUPT,
+                                 "segment %s: corrupt postings met during the search",
+                                 ss->seg->path);
+            }
+        }
+    }
+    qr_qfree(ts.ctx, ts.v);
+    return rc == 0 ? 1 : -1;
+}
+
+qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return NULL;
+    qr_aut *aut = node_aut(ss, q, e);
+    if (!aut)
+        return NULL;
+    qr_qrun *run = mt_run(ss);
     termset ts = {.ctx = run->ctx};
     qr_it *it = NULL;
-    if (expand(ss, f, aut, need, &ts, e) == 0) {
+    if (expand(ss, f, aut, like_needs(q), &ts, e) == 0) {
         qr_plan_node *pn = qr_plan_at(run->plan, q);
         if (pn)
             pn->terms += ts.n;

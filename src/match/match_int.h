@@ -90,11 +90,21 @@ static inline int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
 }
 
 /* ---- term sets: a multi-term node's matched terms ---- */
+/* While a count's walk expands a node: the shapes that hold a matched
+ * word (mark[j] set), and whether a variable word matched (it may be in
+ * any shape: the marks cannot say). */
+typedef struct shape_marks {
+    const qr_shape_words *sw;
+    uint8_t *mark; /* [k + 1] */
+    int variable;
+} shape_marks;
+
 typedef struct termset {
     qr_qctx *ctx; /* v is charged to it */
     qr_terminfo *v;
     uint32_t n, cap;
     uint64_t total_df;
+    shape_marks *marks; /* NULL: none kept */
 } termset;
 /* Append (0) or -1 out of memory; the caller frees v (qr_qfree with ctx). */
 int mt_termset_add(termset *s, const qr_terminfo *ti);
@@ -104,6 +114,16 @@ qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, q
 
 /* prefix, regexp, LIKE, fuzzy (expand.c) */
 qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);
+/* The count of multi-term node q alone over a segment without deletions
+ * whose field has row shapes: the rows of the shapes holding a matched
+ * word, no list read, when no matched word is variable; else the union
+ * counted. 1 counted (into *count; the plan recorded), 0 not applicable
+ * (QUARRY_NO_SHAPES=1 too), -1 with e set. */
+int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count, qr_err *e);
+/* Record in the plan that node q was evaluated as `it` (how its kind of
+ * iterator is named), or as `how` with est rows when no iterator stands
+ * for it (segsearch.c). */
+void mt_record(qr_segsearch *ss, const qr_query *q, const qr_it *it, const char *how, uint64_t est);
 /* ranges.c: a term on a column without an index (a scan), a time range, a
  * number range */
 qr_it *mt_scan_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e);

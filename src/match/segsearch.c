@@ -435,18 +435,18 @@ static qr_it *compile_node(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
     return NULL;
 }
 
-/* Every node goes through here: with a plan, what it became is recorded. */
-static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+void mt_record(qr_segsearch *ss, const qr_query *q, const qr_it *it, const char *how, uint64_t est)
 {
-    qr_it *it = compile_node(ss, q, a, e);
     qr_plan *pl = mt_run(ss)->plan;
-    if (it && pl) {
-        qr_plan_node *n = qr_plan_at(pl, q);
-        if (n) {
-            n->segments++;
-            n->est_rows += it->cost;
-        }
-        const char *how = it->vt->name;
+    if (!pl)
+        return;
+    qr_plan_node *n = qr_plan_at(pl, q);
+    if (n) {
+        n->segments++;
+        n->est_rows += it ? it->cost : est;
+    }
+    if (it) {
+        how = it->vt->name;
         int boolean = q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT ||
                       q->type == Q_MINMATCH;
         int multi = q->type == Q_PREFIX || q->type == Q_REGEXP || q->type == Q_LIKE ||
@@ -457,8 +457,16 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
             how = "terms' union as a bitmap";
         else if (multi && !strcmp(how, "heap"))
             how = "terms' union by a heap";
-        qr_plan_way(pl, q, how);
     }
+    qr_plan_way(pl, q, how);
+}
+
+/* Every node goes through here: with a plan, what it became is recorded. */
+static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
+{
+    qr_it *it = compile_node(ss, q, a, e);
+    if (it)
+        mt_record(ss, q, it, NULL, 0);
     return it;
 }
 
@@ -545,6 +553,10 @@ qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_a
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e)
 {
+    /* a multi-term node alone: from the row shapes where they can say */
+    int r = mt_count_multi(ss, q, a, count, e);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     qr_it *it = qr_segsearch_compile(ss, q, a, e);
     if (!it)
         return -1;
