@@ -310,6 +310,9 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
     qr_buf_put_u64(&fo->stats, nterms);
     if (fo->stats.oom || fo->bitmaps.oom || fo->post.oom || fo->pos.oom || fo->shapes.oom)
         return -1;
+    if (fo->shapes.len &&
+        qr_shapes_row_counts(fo->shapes.p, fo->shapes.len, rows, &fo->shaperows) != 0)
+        return -1;
     qr_sec_block *bl = fo->blocks;
     fo->nblocks = 0;
     bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
@@ -325,6 +328,9 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, rows, 0, 0, 0};
     if (fo->shapes.len)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_SHAPES, fo->shapes.p, fo->shapes.len, 0, 0, 0};
+    if (fo->shaperows.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_SHAPEROWS, fo->shaperows.p, fo->shaperows.len, 0, 0, 0};
     if (fo->valshapes.len)
         bl[fo->nblocks++] =
             (qr_sec_block){IBLK_VALSHAPES, fo->valshapes.p, fo->valshapes.len, 0, 0, 0};
@@ -364,6 +370,7 @@ void qr_field_out_free(qr_field_out *fo)
     qr_buf_free(&fo->bitmaps);
     qr_buf_free(&fo->shapes);
     qr_buf_free(&fo->valshapes);
+    qr_buf_free(&fo->shaperows);
     qr_tdictw_free(&fo->dict);
     free(fo->norms);
     memset(fo, 0, sizeof *fo);

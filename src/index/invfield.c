@@ -29,8 +29,9 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, 
                       const unsigned char **p, size_t *len, const qr_blockref **ref, int required,
                       qr_err *e)
 {
-    static const char *const names[] = {"TERMINDEX",  "TERMDICT", "POSTINGS", "POSITIONS", "NORMS",
-                                        "FIELDSTATS", "BITMAPS",  "SHAPES",   "VALSHAPES"};
+    static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS", "POSITIONS",
+                                        "NORMS",     "FIELDSTATS", "BITMAPS",  "SHAPES",
+                                        "VALSHAPES", "SHAPEROWS"};
     int32_t i = block_index(sec, kind);
     *p = NULL;
     *len = 0;
@@ -83,7 +84,9 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_SHAPES, 0, &f->shapes_map, &f->shapes_len, &f->shapes_ref, 0, e) !=
             0 ||
         find_block(s, sec, IBLK_VALSHAPES, 0, &f->valshapes_map, &f->valshapes_len,
-                   &f->valshapes_ref, 0, e) != 0)
+                   &f->valshapes_ref, 0, e) != 0 ||
+        find_block(s, sec, IBLK_SHAPEROWS, 0, &f->shaperows_map, &f->shaperows_len,
+                   &f->shaperows_ref, 0, e) != 0)
         return -1;
     /* parsed now (the header only), reported when a phrase needs it */
     if (f->shapes_map)
@@ -108,19 +111,26 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
 const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
 {
     const qr_shape_stats *have = __atomic_load_n(&f->shape_stats, __ATOMIC_ACQUIRE);
-    const qr_shapes *sh = qr_invfield_shapes(f);
+    const qr_shapes *sh = qr_invfield_shape_text(f);
     if (have || !sh) {
         if (!have)
             qr_errf(e, QR_E_INTERNAL, "segment %s: shape statistics before the shapes",
                     f->seg->path);
         return have;
     }
+    /* the rows per shape as stored (SHAPEROWS, verified whole), else
+     * counted from every row's number (the whole SHAPES block verified) */
+    const unsigned char *counts = f->shaperows_map;
+    if (counts && qr_seg_check(f->seg, f->shaperows_ref, 0, f->shaperows_len, "SHAPEROWS", e) != 0)
+        return NULL;
+    if (!counts && qr_invfield_load_shapes(f, e) != 0)
+        return NULL;
     qr_shape_stats *st = malloc(sizeof *st);
     if (!st) {
         qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
         return NULL;
     }
-    if (qr_shape_stats_make(sh, st, f->seg->path, e) != 0) {
+    if (qr_shape_stats_make(sh, counts, f->shaperows_len, st, f->seg->path, e) != 0) {
         free(st);
         return NULL;
     }
@@ -137,7 +147,7 @@ const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
 const qr_shape_words *qr_invfield_shape_words(qr_invfield *f, qr_err *e)
 {
     const qr_shape_words *have = __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
-    const qr_shapes *sh = qr_invfield_shapes(f);
+    const qr_shapes *sh = qr_invfield_shape_text(f);
     if (have || !sh) {
         if (!have)
             qr_errf(e, QR_E_INTERNAL, "segment %s: shape words before the shapes", f->seg->path);
@@ -194,6 +204,22 @@ int qr_invfield_load_norms(qr_invfield *f, qr_err *e)
     return 0;
 }
 
+int qr_invfield_load_shape_text(qr_invfield *f, qr_err *e)
+{
+    if (qr_invfield_shape_text(f) || !f->shapes_map)
+        return 0;
+    if (f->shapes_bad) /* the header: say what is wrong, the whole verified */
+        return qr_invfield_load_shapes(f, e);
+    /* the header and the shapes' text, not the rows' numbers (threads
+     * racing here verify the same bytes and publish the same pointer) */
+    if (qr_seg_check(f->seg, f->shapes_ref, 0,
+                     (uint64_t)(f->shapes_blk.dict - f->shapes_map) + f->shapes_blk.dict_len,
+                     "SHAPES", e) != 0)
+        return -1;
+    __atomic_store_n(&f->shape_text, &f->shapes_blk, __ATOMIC_RELEASE);
+    return 0;
+}
+
 int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
 {
     if (qr_invfield_shapes(f) || !f->shapes_map)
@@ -206,6 +232,7 @@ int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
         qr_shapes again;
         return qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &again, f->seg->path, e);
     }
+    __atomic_store_n(&f->shape_text, &f->shapes_blk, __ATOMIC_RELEASE);
     __atomic_store_n(&f->shapes, &f->shapes_blk, __ATOMIC_RELEASE);
     return 0;
 }

@@ -100,6 +100,13 @@ typedef struct qr_invfield {
     qr_shapes shapes_blk;
     int shapes_bad;
     const qr_shapes *shapes;
+    /* set once the header and text are verified (or the whole block):
+     * what reads no row's number needs (qr_invfield_load_shape_text) */
+    const qr_shapes *shape_text;
+    /* the SHAPEROWS block (NULL: none, a segment written before it) */
+    const unsigned char *shaperows_map;
+    size_t shaperows_len;
+    const qr_blockref *shaperows_ref;
     /* keyword: the VALSHAPES block (NULL: none), parsed at open into
      * valshapes_blk (valshapes_bad: it did not parse); `valshapes` is set
      * once verified (qr_invfield_valshapes) */
@@ -196,6 +203,14 @@ int qr_invfield_load_shapes(qr_invfield *f, qr_err *e);
 static inline const qr_shapes *qr_invfield_shapes(const qr_invfield *f)
 {
     return __atomic_load_n(&f->shapes, __ATOMIC_ACQUIRE);
+}
+/* The same for what reads only the shapes' text (score bounds, counts
+ * by text, which take the rows per shape from SHAPEROWS): the header and
+ * the text verified, not the rows' numbers. */
+int qr_invfield_load_shape_text(qr_invfield *f, qr_err *e);
+static inline const qr_shapes *qr_invfield_shape_text(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->shape_text, __ATOMIC_ACQUIRE);
 }
 /* The shapes' statistics (index/shapes.h), built once per open of the
  * segment (one pass over the rows' numbers) once the shapes are loaded;

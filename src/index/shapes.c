@@ -166,7 +166,30 @@ static int next_shape(qr_rd *r, const unsigned char **at)
     return r->bad || r->p == *at ? -1 : 0;
 }
 
-int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path, qr_err *e)
+int qr_shapes_row_counts(const unsigned char *p, size_t len, uint32_t rows, qr_buf *out)
+{
+    qr_shapes s;
+    if (qr_shapes_parse(p, len, rows, &s, "", NULL) != 0)
+        return -1;
+    uint32_t *n = calloc((size_t)s.k + 1, sizeof *n);
+    if (!n)
+        return -1;
+    for (uint32_t r = 0; r < rows; r++) {
+        uint32_t v = qr_shape_of(&s, r);
+        if (v > s.k) {
+            free(n);
+            return -1;
+        }
+        n[v]++;
+    }
+    for (uint32_t j = 0; j <= s.k; j++)
+        qr_buf_put_u32(out, n[j]);
+    free(n);
+    return out->oom ? -1 : 0;
+}
+
+int qr_shape_stats_make(const qr_shapes *s, const unsigned char *counts, size_t counts_len,
+                        qr_shape_stats *st, const char *path, qr_err *e)
 {
     st->rows = calloc((size_t)s->k + 1, sizeof *st->rows);
     st->at = malloc(sizeof *st->at * ((size_t)s->k + 2));
@@ -184,7 +207,14 @@ int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path
     }
     st->at[s->k + 1] = (uint32_t)(r.p - s->dict);
     int bad = r.bad || qr_rd_left(&r) != 0;
-    for (uint32_t row = 0; row < s->rows && !bad; row++) {
+    if (counts) { /* stored: their size and sum checked */
+        uint64_t sum = 0;
+        bad |= counts_len != ((size_t)s->k + 1) * 4;
+        for (uint32_t j = 0; j <= s->k && !bad; j++)
+            sum += st->rows[j] = qr_load_u32(counts + (size_t)j * 4);
+        bad |= sum != s->rows;
+    }
+    for (uint32_t row = 0; row < s->rows && !bad && !counts; row++) {
         uint32_t v = qr_shape_of(s, row);
         if (v > s->k)
             bad = 1;
@@ -193,7 +223,8 @@ int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path
     }
     if (bad) {
         qr_shape_stats_free(st);
-        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: SHAPES text or a row's shape", path);
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: SHAPES text, a row's shape or SHAPEROWS", path);
     }
     return 0;
 }

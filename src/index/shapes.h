@@ -75,6 +75,13 @@ static inline uint32_t qr_shape_of(const qr_shapes *s, uint32_t r)
     return (v >> (bit & 7)) & ((1u << s->width) - 1);
 }
 
+/* The SHAPEROWS block of a SHAPES block p[0..len) just built for rows
+ * rows, into out: (k + 1) u32, the rows of each shape (0: without
+ * tokens). Written with SHAPES by builds and merges alike, so a count
+ * by text reads them instead of every row's number. 0, or -1 (out of
+ * memory, a block that does not parse). */
+int qr_shapes_row_counts(const unsigned char *p, size_t len, uint32_t rows, qr_buf *out);
+
 /* Per shape of a block, found in one pass over it: how many rows have it
  * (rows[j], j in 1..k) and where its text lies in dict ([at[j], at[j+1])).
  * A count of a phrase over a segment without deletions is then the sum of
@@ -82,9 +89,13 @@ static inline uint32_t qr_shape_of(const qr_shapes *s, uint32_t r)
 typedef struct qr_shape_stats {
     uint32_t *rows, *at;
 } qr_shape_stats;
-/* Fill st (malloc'ed: qr_shape_stats_free). 0, or -1 (e set: out of memory,
- * a row naming a shape past k, text that does not parse: XX001). */
-int qr_shape_stats_make(const qr_shapes *s, qr_shape_stats *st, const char *path, qr_err *e);
+/* Fill st (malloc'ed: qr_shape_stats_free), the rows from `counts` (a
+ * verified SHAPEROWS block of counts_len bytes) when not NULL, else by
+ * reading every row's number. 0, or -1 (e set: out of memory, a row
+ * naming a shape past k, counts of another size or sum, text that does
+ * not parse: XX001). */
+int qr_shape_stats_make(const qr_shapes *s, const unsigned char *counts, size_t counts_len,
+                        qr_shape_stats *st, const char *path, qr_err *e);
 void qr_shape_stats_free(qr_shape_stats *st);
 /* Shape j's tokens into tok/len (at most max; variable ones NULL, 0):
  * how many it has, or -1 when more than max. */

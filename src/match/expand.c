@@ -305,9 +305,9 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         return -1;
     if (!f->def.positions)
         return 0;
-    if (qr_invfield_load_shapes(f, e) != 0)
+    if (qr_invfield_load_shape_text(f, e) != 0)
         return -1;
-    const qr_shapes *sh = qr_invfield_shapes(f);
+    const qr_shapes *sh = qr_invfield_shape_text(f);
     if (!sh)
         return 0;
     const qr_shape_stats *st = qr_invfield_shape_stats(f, e);

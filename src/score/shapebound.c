@@ -111,9 +111,9 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     if (b->f && f != b->f)
         return 0;
     if (!b->f) {
-        if (qr_invfield_load_shapes(f, e) != 0)
+        if (qr_invfield_load_shape_text(f, e) != 0)
             return -1;
-        if (!qr_invfield_shapes(f))
+        if (!qr_invfield_shape_text(f))
             return 0;
         if (!(b->sw = qr_invfield_shape_words(f, e)))
             return -1;
@@ -167,7 +167,7 @@ static double score_in(bound *b, uint32_t s)
  * any). 0, or -1 with e set (corrupt block). */
 static int resolve_values(bound *b, qr_err *e)
 {
-    const qr_shapes *sh = qr_invfield_shapes(b->f);
+    const qr_shapes *sh = qr_invfield_shape_text(b->f);
     for (uint32_t i = 0; i < b->nops; i++) {
         op *o = &b->ops[i];
         if (o->kind != OP_VALUE)

@@ -101,7 +101,7 @@ static void test_build_numbers_by_first_row(void **st)
     /* the statistics a count by text reads: rows per shape, each shape's
      * tokens (variable ones NULL) */
     qr_shape_stats ss;
-    assert_int_equal(qr_shape_stats_make(&s, &ss, "t", &e), 0);
+    assert_int_equal(qr_shape_stats_make(&s, NULL, 0, &ss, "t", &e), 0);
     static const uint32_t nrows[] = {1, 3, 2, 1, 1}; /* shape 0: the row without tokens */
     for (uint32_t j = 0; j <= s.k; j++)
         assert_int_equal(ss.rows[j], nrows[j]);
@@ -119,19 +119,40 @@ static void test_build_numbers_by_first_row(void **st)
     }
     assert_int_equal(qr_shape_tokens(&s, &ss, 4, tok, len, 4), -1); /* more than max */
     qr_shape_stats_free(&ss);
+    /* the rows per shape as stored (SHAPEROWS), and the statistics made
+     * from them: the same; of another size or sum, XX001 */
+    qr_buf rc;
+    qr_buf_init(&rc);
+    assert_int_equal(qr_shapes_row_counts(b.p, b.len, c.rows, &rc), 0);
+    assert_int_equal(rc.len, 4 * (s.k + 1));
+    for (uint32_t j = 0; j <= s.k; j++)
+        assert_int_equal(qr_load_u32(rc.p + 4 * j), nrows[j]);
+    assert_int_equal(qr_shape_stats_make(&s, rc.p, rc.len, &ss, "t", &e), 0);
+    for (uint32_t j = 0; j <= s.k; j++)
+        assert_int_equal(ss.rows[j], nrows[j]);
+    assert_int_equal(ss.at[2] - ss.at[1], sizeof t1);
+    qr_shape_stats_free(&ss);
+    assert_int_equal(qr_shape_stats_make(&s, rc.p, rc.len - 4, &ss, "t", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    qr_store_u32(rc.p, 2); /* 9 rows counted of 8 */
+    assert_int_equal(qr_shape_stats_make(&s, rc.p, rc.len, &ss, "t", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_null(ss.rows);
+    assert_int_equal(qr_shapes_row_counts(b.p, b.len, c.rows + 1, &rc), -1); /* does not parse */
+    qr_buf_free(&rc);
     /* a row naming a shape past K, or text that does not parse: XX001 */
     unsigned char *bad = malloc(b.len);
     memcpy(bad, b.p, b.len);
     qr_shapes sb;
     assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &sb, "t", &e), 0);
     ((unsigned char *)sb.ids)[0] |= 0x7; /* row 0: shape 7 of 4 */
-    assert_int_equal(qr_shape_stats_make(&sb, &ss, "t", &e), -1);
+    assert_int_equal(qr_shape_stats_make(&sb, NULL, 0, &ss, "t", &e), -1);
     assert_string_equal(e.code, QR_E_CORRUPT);
     assert_null(ss.rows);
     memcpy(bad, b.p, b.len);
     assert_int_equal(qr_shapes_parse(bad, b.len, c.rows, &sb, "t", &e), 0);
     ((unsigned char *)sb.dict)[0] = 0x7f; /* shape 1: 127 tokens, past the text */
-    assert_int_equal(qr_shape_stats_make(&sb, &ss, "t", &e), -1);
+    assert_int_equal(qr_shape_stats_make(&sb, NULL, 0, &ss, "t", &e), -1);
     assert_string_equal(e.code, QR_E_CORRUPT);
     free(bad);
     /* malformed: short, a width that is not what K takes, more shapes
