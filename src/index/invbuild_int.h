@@ -36,6 +36,14 @@ typedef struct qr_field_out {
 /* The index of d whose row shapes keyword indexes record (the first
  * full-text index with positions), or -1: built before the others. */
 int qr_field_shaped(const qr_tabdef *d);
+/* The k-th index to build (k < d->nixs): the shaped one first, then the
+ * others in their order. */
+static inline uint32_t qr_field_nth(int shaped, uint32_t k)
+{
+    if (shaped < 0)
+        return k;
+    return k == 0 ? (uint32_t)shaped : k - 1 < (uint32_t)shaped ? k - 1 : k;
+}
 /* After index `shaped` (fo[shaped]) is built: parse its shapes into sh
  * and give them to every keyword field of fo[0..n) (nothing when it has
  * none). 0, or -1 (e set: its block does not parse). */

@@ -227,10 +227,8 @@ int qr_segment_merge(const char *path, const qr_tabdef *d, const qr_merge_src *s
      * its rows' shapes */
     int shaped = qr_field_shaped(d);
     qr_shapes sh;
-    for (int64_t j = shaped < 0 ? 0 : -1; j < (int64_t)nix && rc == 0; j++) {
-        if (j == shaped)
-            continue;
-        uint32_t i = j < 0 ? (uint32_t)shaped : (uint32_t)j;
+    for (uint32_t k = 0; k < nix && rc == 0; k++) {
+        uint32_t i = qr_field_nth(shaped, k);
         qr_field_def fd = qr_field_def_of(d, &d->ixs[i]);
         if (qr_field_mergeable(&fd, segs, nsrc))
             rc = qr_field_merge(&fd, segs, (const uint32_t *const *)m.map, m.dropped, nsrc, &b,
@@ -238,7 +236,7 @@ int qr_segment_merge(const char *path, const qr_tabdef *d, const qr_merge_src *s
         else
             rc = qr_field_build(&fd, &b, perm, &fo[i], path, e);
         qr_field_sec_in(&fd, &fo[i], &secs[i]);
-        if (rc == 0 && j < 0)
+        if (rc == 0 && (int)i == shaped)
             rc = qr_field_share_shapes(d, shaped, fo, total, &sh, path, e);
     }
     if (rc == 0 && ctx)
