@@ -76,7 +76,9 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     if (b->nops == MAX_OPS)
         return 0;
     int kind = sc_kind_of(q);
-    if (kind == SC_FILTER && q->type == Q_TERM) { /* a keyword value, resolved below */
+    /* a value of an index, resolved below (field 0: a column without
+     * one, scanned: may hold) */
+    if (kind == SC_FILTER && q->type == Q_TERM && q->field) {
         *num += qr_bm25_count_leaves(q);
         b->ops[b->nops++] = (op){.kind = OP_VALUE, .q = q};
         return 1;

@@ -120,6 +120,8 @@ static const char *queries[] = {
      * holding the word, or when no row holds it */
     "again OR service:shipping",
     "zzzz OR service:shipping",
+    /* a value of a column without an index (a scan, field 0): may hold */
+    "failed OR SpanId:abc",
     /* no scored word: every row scores 0 (the shapes cannot say) */
     "service:shipping",
     "NOT failed",
