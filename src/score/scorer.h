@@ -95,6 +95,6 @@ qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
  * shapes (shapebound.c); not under QUARRY_NO_SHAPES=1. 1 shown, 0 not,
  * -1 with e set (out of memory, corrupt shapes). */
 int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
-                          qr_arena *a, qr_err *e);
+                          qr_err *e);
 
 #endif

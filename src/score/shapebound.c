@@ -192,9 +192,8 @@ static int resolve_values(bound *b, qr_err *e)
 }
 
 int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
-                          qr_arena *a, qr_err *e)
+                          qr_err *e)
 {
-    (void)a;
     const char *off = getenv("QUARRY_NO_SHAPES");
     if (off && *off && strcmp(off, "0") != 0)
         return 0; /* (min -INFINITY: is there any shape the query can match?) */

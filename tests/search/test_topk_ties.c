@@ -254,8 +254,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
         qr_invfield *kw = qr_segsearch_field(&ss[s], SEC_KW_SERVICE, &e);
         assert_non_null(kw);
         int exact = words_only(q) || (words_and_value(q) && kw->valshapes_map);
-        qr_arena_reset(&a);
-        int none = qr_scorer_shapes_lose(&ss[s], q, &qw, -INFINITY, &a, &e);
+        int none = qr_scorer_shapes_lose(&ss[s], q, &qw, -INFINITY, &e);
         if (none < 0)
             fail_msg("%s: %s", text, e.msg);
         if (none ? n > 0 : n == 0 && exact && !getenv("QUARRY_NO_SHAPES"))
@@ -280,8 +279,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
                 want += hit[d] && ref[d] > min;
             /* the row shapes pass the segment over only when no row beats
              * min; for words alone, exactly then */
-            qr_arena_reset(&a);
-            int lose = qr_scorer_shapes_lose(&ss[s], q, &qw, min, &a, &e);
+            int lose = qr_scorer_shapes_lose(&ss[s], q, &qw, min, &e);
             if (lose < 0)
                 fail_msg("%s: %s", text, e.msg);
             if (lose && want)
