@@ -103,6 +103,13 @@ typedef struct qr_phrase_shapes {
 } qr_phrase_shapes;
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
                     uint32_t n, uint32_t within, const qr_phrase_shapes *shapes);
+/* The rows of a segment without deletions that hold the phrase (offs, n,
+ * within as for qr_it_phrase), from the shapes' text alone: the sum of the
+ * rows of the shapes whose text holds it (ps: all set, no word variable).
+ * No list, bitmap or row number is read. -1 when some shape cannot say
+ * (more tokens than a walk reads positions of); then the rows are walked. */
+int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                             uint32_t within);
 /* On the current doc of a phrase iterator: the phrase frequency (exact
  * phrases: start positions that match; slop form: sum of 1/d over the first
  * word's occurrences, d the distance to the nearest second word in range),

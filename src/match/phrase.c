@@ -18,7 +18,7 @@
  *    other word filters them in one merge.
  *  - Counting, with the field's row shapes (index/shapes.h) and no variable
  *    word: over a segment without deletions, the rows of the shapes whose
- *    text holds the phrase (count_by_text, no row read); else the rows are
+ *    text holds the phrase (qr_phrase_count_text, no row read); else the rows are
  *    walked and one row's positions checked per shape (count_fused: every
  *    word dense; count_lead: a lead without a bitmap; count_row), a byte
  *    memo answering the others.
@@ -647,61 +647,60 @@ static uint32_t phrase_advance(qr_it *it, uint32_t t)
  * word). Word i at start + offs[i] for every i; with `within`, a second
  * word 1..within+1 tokens after an occurrence of the first, the nearest
  * one (as near_bytes reads positions). */
-static int shape_holds(const phrase_it *p, uint32_t j, const unsigned char **tok, uint32_t *len)
+static int shape_holds(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                       uint32_t within, uint32_t j, const unsigned char **tok, uint32_t *len)
 {
     /* the rarest-looking word must appear in the text at all: most shapes
      * are out at one memmem */
-    const qr_shapes *sh = p->sh;
-    const unsigned char *text = sh->dict + p->st->at[j];
-    size_t tl = p->st->at[j + 1] - p->st->at[j];
+    const qr_shapes *sh = ps->sh;
+    const unsigned char *text = sh->dict + ps->st->at[j];
+    size_t tl = ps->st->at[j + 1] - ps->st->at[j];
     uint32_t lw = 0;
-    for (uint32_t i = 1; i < p->n; i++)
-        lw = p->lens[i] > p->lens[lw] ? i : lw;
-    if (p->lens[lw] && !memmem(text, tl, p->words[lw], p->lens[lw]))
+    for (uint32_t i = 1; i < n; i++)
+        lw = ps->lens[i] > ps->lens[lw] ? i : lw;
+    if (ps->lens[lw] && !memmem(text, tl, ps->words[lw], ps->lens[lw]))
         return 0;
-    int64_t nt = qr_shape_tokens(sh, p->st, j, tok, len, PHRASE_MAX_POS);
+    int64_t nt = qr_shape_tokens(sh, ps->st, j, tok, len, PHRASE_MAX_POS);
     if (nt < 0)
         return -1;
-#define TOK_IS(t, i) (tok[t] && len[t] == p->lens[i] && !memcmp(tok[t], p->words[i], len[t]))
+#define TOK_IS(t, i) (tok[t] && len[t] == ps->lens[i] && !memcmp(tok[t], ps->words[i], len[t]))
     for (uint32_t s = 0; s < (uint32_t)nt; s++) {
         if (!TOK_IS(s, 0))
             continue;
-        if (p->within) { /* the nearest second word after s */
+        if (within) { /* the nearest second word after s */
             for (uint32_t t = s + 1; t < (uint32_t)nt; t++)
                 if (TOK_IS(t, 1)) {
-                    if (t - s <= p->within + 1)
+                    if (t - s <= within + 1)
                         return 1;
                     break;
                 }
             continue;
         }
         uint32_t i = 1;
-        while (i < p->n && s + p->offs[i] < (uint32_t)nt && TOK_IS(s + p->offs[i], i))
+        while (i < n && s + offs[i] < (uint32_t)nt && TOK_IS(s + offs[i], i))
             i++;
-        if (i == p->n)
+        if (i == n)
             return 1;
     }
 #undef TOK_IS
     return 0;
 }
 
-/* A count of every row from the shapes' text alone: the sum of the rows of
- * the shapes that hold the phrase (no row, list or bitmap read). -1 when
- * some shape cannot say (then the rows are walked). */
-static int64_t count_by_text(phrase_it *p)
+int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                             uint32_t within)
 {
     const unsigned char *tok[PHRASE_MAX_POS];
     uint32_t len[PHRASE_MAX_POS];
-    uint64_t n = 0;
-    for (uint32_t j = 1; j <= p->sh->k; j++) {
-        if (!p->st->rows[j])
+    uint64_t c = 0;
+    for (uint32_t j = 1; j <= ps->sh->k; j++) {
+        if (!ps->st->rows[j])
             continue;
-        int r = shape_holds(p, j, tok, len);
+        int r = shape_holds(ps, offs, n, within, j, tok, len);
         if (r < 0)
             return -1;
-        n += r ? p->st->rows[j] : 0;
+        c += r ? ps->st->rows[j] : 0;
     }
-    return (int64_t)n;
+    return (int64_t)c;
 }
 
 static uint64_t phrase_count(qr_it *it)
@@ -710,7 +709,8 @@ static uint64_t phrase_count(qr_it *it)
     if (p->started && p->doc == QR_NO_DOC)
         return 0;
     if (!p->started && p->st) { /* every row, from the shapes' text */
-        int64_t n = count_by_text(p);
+        qr_phrase_shapes ps = {p->sh, p->st, p->words, p->lens};
+        int64_t n = qr_phrase_count_text(&ps, p->offs, p->n, p->within);
         if (n >= 0) {
             p->started = 1;
             p->doc = QR_NO_DOC;

@@ -550,11 +550,44 @@ qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_a
     return it;
 }
 
+/* A count of phrase q alone over a segment without deletions, from the
+ * shapes' text (qr_phrase_count_text): the words' lists, bitmaps and the
+ * rows' shape numbers are never read, nor verified, so a first query pays
+ * for the text only. 1 counted, 0 when the shapes cannot say (a word
+ * variable, no shapes, QUARRY_NO_SHAPES, a shape too long), -1 with e set. */
+static int count_phrase_text(qr_segsearch *ss, const qr_query *q, uint64_t *count, qr_err *e)
+{
+    const char *off = getenv("QUARRY_NO_SHAPES");
+    if (q->type != Q_PHRASE || ss->seg->deleted || (off && *off && strcmp(off, "0") != 0))
+        return 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (qr_shape_variable(q->terms[i], q->term_lens[i]))
+            return 0;
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f || qr_invfield_load_shape_text(f, e) != 0)
+        return -1;
+    qr_phrase_shapes ps = {qr_invfield_shape_text(f), NULL, (const char *const *)q->terms,
+                           q->term_lens};
+    if (!ps.sh)
+        return 0;
+    if (!(ps.st = qr_invfield_shape_stats(f, e)))
+        return -1;
+    int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within);
+    if (n < 0)
+        return 0;
+    *count = (uint64_t)n;
+    mt_record(ss, q, NULL, "counted by row shapes", *count);
+    return 1;
+}
+
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e)
 {
-    /* a multi-term node alone: from the row shapes where they can say */
+    /* a multi-term node or a phrase alone: from the row shapes where they
+     * can say */
     int r = mt_count_multi(ss, q, a, count, e);
+    if (r == 0)
+        r = count_phrase_text(ss, q, count, e);
     if (r != 0)
         return r < 0 ? -1 : 0;
     qr_it *it = qr_segsearch_compile(ss, q, a, e);

@@ -158,6 +158,23 @@ static void test_ways_name_what_evaluation_did(void **st)
     plan_of("time:>=2025-09-23T00:00:01Z", 0, &pl, &count, &t, &a);
     assert_int_equal(ways_of(node_of(&pl, t), "binary search of the sort column"), NSEG);
     qr_plan_free(&pl);
+    /* a phrase, a gap and a prefix counted alone: the rows of the shapes
+     * whose text holds them, in every segment (no deletions here), with
+     * the same count as the walk over the rows */
+    const char *by_shapes[] = {"\"failed to place order\"", "\"failed ? place\"", "ord*"};
+    for (int i = 0; i < 3; i++) {
+        plan_of(by_shapes[i], 0, &pl, &count, &t, &a);
+        assert_int_equal(ways_of(node_of(&pl, t), "counted by row shapes"), NSEG);
+        qr_plan_free(&pl);
+        uint64_t walked = 0;
+        setenv("QUARRY_NO_SHAPES", "1", 1);
+        plan_of(by_shapes[i], 0, &pl, &walked, &t, &a);
+        unsetenv("QUARRY_NO_SHAPES");
+        assert_int_equal(ways_of(node_of(&pl, t), "counted by row shapes"), 0);
+        assert_int_equal(walked, count);
+        assert_true(count > 0);
+        qr_plan_free(&pl);
+    }
     /* a rare word and a dense one: the word probed in the dense bitmap; a
      * rare word without a dense one: probed in every row minus the
      * negative's bitmap */
