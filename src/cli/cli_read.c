@@ -171,7 +171,7 @@ int cli_stats(int argc, char **argv)
     }
     uint64_t rows = 0, deleted = 0, file_bytes = 0, footer = 0, header = 0;
     /* index sections: bytes by section id and block kind */
-    uint64_t sec_bytes[QR_SEG_MAX_SECTIONS][QR_BLK_SECTION_MIN + 10];
+    uint64_t sec_bytes[QR_SEG_MAX_SECTIONS][QR_BLK_SECTION_MIN + 11];
     memset(sec_bytes, 0, sizeof sec_bytes);
     int rc = 0;
     for (uint32_t i = 0; i < t->man.nsegs; i++) {
@@ -207,7 +207,7 @@ int cli_stats(int argc, char **argv)
         for (uint32_t k = 0; k < s->nsecs; k++)
             for (uint32_t b = 0; b < s->secs[k].nblocks; b++) {
                 unsigned id = s->secs[k].id, kind = s->secs[k].blocks[b].kind;
-                if (id < QR_SEG_MAX_SECTIONS && kind < QR_BLK_SECTION_MIN + 10)
+                if (id < QR_SEG_MAX_SECTIONS && kind < QR_BLK_SECTION_MIN + 11)
                     sec_bytes[id][kind] += s->secs[k].blocks[b].length;
             }
         qr_seg_close(s);
@@ -267,11 +267,12 @@ int cli_stats(int argc, char **argv)
             printf(" %*llu", k == 4 ? 10 : 12,
                    (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + k]);
         printf(" %10llu", (unsigned long long)sec_bytes[id][QR_BLK_SECTION_MIN + 6]);
-        /* shapes: a full-text index's rows' (SHAPES, SHAPEROWS), a
-         * keyword index's values' (VALSHAPES) */
+        /* shapes: a full-text index's rows' (SHAPES, SHAPEROWS,
+         * SHAPEWORDS), a keyword index's values' (VALSHAPES) */
         printf(" %10llu", (unsigned long long)(sec_bytes[id][QR_BLK_SECTION_MIN + 7] +
                                                sec_bytes[id][QR_BLK_SECTION_MIN + 8] +
-                                               sec_bytes[id][QR_BLK_SECTION_MIN + 9]));
+                                               sec_bytes[id][QR_BLK_SECTION_MIN + 9] +
+                                               sec_bytes[id][QR_BLK_SECTION_MIN + 10]));
         printf(" %9.2f\n", rows ? (double)tot / rows : 0.0);
         (void)kinds;
     }

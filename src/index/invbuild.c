@@ -20,6 +20,7 @@
 #include "index/invindex.h"
 #include "index/norms.h"
 #include "index/shapes.h"
+#include "index/shapewords.h"
 #include "index/valshapes.h"
 #include "util/buf.h"
 #include "util/arena.h"
@@ -310,9 +311,13 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
     qr_buf_put_u64(&fo->stats, nterms);
     if (fo->stats.oom || fo->bitmaps.oom || fo->post.oom || fo->pos.oom || fo->shapes.oom)
         return -1;
-    if (fo->shapes.len &&
-        qr_shapes_row_counts(fo->shapes.p, fo->shapes.len, rows, &fo->shaperows) != 0)
-        return -1;
+    if (fo->shapes.len) { /* from the block just made: merges write what builds do */
+        qr_shapes sh;
+        if (qr_shapes_row_counts(fo->shapes.p, fo->shapes.len, rows, &fo->shaperows) != 0 ||
+            qr_shapes_parse(fo->shapes.p, fo->shapes.len, rows, &sh, "(new)", NULL) != 0 ||
+            qr_shape_words_build(&sh, &fo->shapewords, "(new)", NULL) != 0)
+            return -1;
+    }
     qr_sec_block *bl = fo->blocks;
     fo->nblocks = 0;
     bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
@@ -331,6 +336,9 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
     if (fo->shaperows.len)
         bl[fo->nblocks++] =
             (qr_sec_block){IBLK_SHAPEROWS, fo->shaperows.p, fo->shaperows.len, 0, 0, 0};
+    if (fo->shapewords.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_SHAPEWORDS, fo->shapewords.p, fo->shapewords.len, 0, 0, 0};
     if (fo->valshapes.len)
         bl[fo->nblocks++] =
             (qr_sec_block){IBLK_VALSHAPES, fo->valshapes.p, fo->valshapes.len, 0, 0, 0};
@@ -371,6 +379,7 @@ void qr_field_out_free(qr_field_out *fo)
     qr_buf_free(&fo->shapes);
     qr_buf_free(&fo->valshapes);
     qr_buf_free(&fo->shaperows);
+    qr_buf_free(&fo->shapewords);
     qr_tdictw_free(&fo->dict);
     free(fo->norms);
     memset(fo, 0, sizeof *fo);

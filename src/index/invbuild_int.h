@@ -22,6 +22,7 @@ typedef struct qr_field_out {
     qr_buf post, pos, stats, bitmaps, shapes; /* shapes: empty when none */
     qr_buf valshapes;                         /* keyword: empty when none */
     qr_buf shaperows;                         /* with shapes: their row counts */
+    qr_buf shapewords;                        /* with shapes: their words */
     /* keyword fields: the rows' shapes of the segment's shaped index
      * (section shapes_sec), set by the caller before the build or merge
      * (NULL: none): each value's shapes are written (index/valshapes.h) */
@@ -29,7 +30,7 @@ typedef struct qr_field_out {
     uint16_t shapes_sec;
     qr_tdictw dict;
     uint8_t *norms;
-    qr_sec_block blocks[10];
+    qr_sec_block blocks[11];
     uint32_t nblocks;
 } qr_field_out;
 

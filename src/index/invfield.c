@@ -29,9 +29,9 @@ static int find_block(const qr_segment *s, const qr_section *sec, uint8_t kind, 
                       const unsigned char **p, size_t *len, const qr_blockref **ref, int required,
                       qr_err *e)
 {
-    static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS", "POSITIONS",
-                                        "NORMS",     "FIELDSTATS", "BITMAPS",  "SHAPES",
-                                        "VALSHAPES", "SHAPEROWS"};
+    static const char *const names[] = {"TERMINDEX", "TERMDICT",   "POSTINGS",  "POSITIONS",
+                                        "NORMS",     "FIELDSTATS", "BITMAPS",   "SHAPES",
+                                        "VALSHAPES", "SHAPEROWS",  "SHAPEWORDS"};
     int32_t i = block_index(sec, kind);
     *p = NULL;
     *len = 0;
@@ -86,7 +86,9 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_VALSHAPES, 0, &f->valshapes_map, &f->valshapes_len,
                    &f->valshapes_ref, 0, e) != 0 ||
         find_block(s, sec, IBLK_SHAPEROWS, 0, &f->shaperows_map, &f->shaperows_len,
-                   &f->shaperows_ref, 0, e) != 0)
+                   &f->shaperows_ref, 0, e) != 0 ||
+        find_block(s, sec, IBLK_SHAPEWORDS, 0, &f->shapewords_map, &f->shapewords_len,
+                   &f->shapewords_ref, 0, e) != 0)
         return -1;
     /* parsed now (the header only), reported when a phrase needs it */
     if (f->shapes_map)
@@ -144,32 +146,73 @@ const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
     return st;
 }
 
-const qr_shape_words *qr_invfield_shape_words(qr_invfield *f, qr_err *e)
+int qr_invfield_load_shape_words(qr_invfield *f, qr_err *e)
 {
-    const qr_shape_words *have = __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
-    const qr_shapes *sh = qr_invfield_shape_text(f);
-    if (have || !sh) {
-        if (!have)
-            qr_errf(e, QR_E_INTERNAL, "segment %s: shape words before the shapes", f->seg->path);
-        return have;
-    }
+    if (qr_invfield_shape_words(f) || !f->shapes_map)
+        return 0;
+    if (f->shapes_bad) /* the header: say what is wrong */
+        return qr_invfield_load_shapes(f, e);
     qr_shape_words *w = malloc(sizeof *w);
-    if (!w) {
-        qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
-        return NULL;
-    }
-    if (qr_shape_words_make(sh, w, f->seg->path, e) != 0) {
+    if (!w)
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path);
+    /* stored (verified whole, read in place), else made from the text */
+    int rc;
+    if (f->shapewords_map)
+        rc = qr_seg_check(f->seg, f->shapewords_ref, 0, f->shapewords_len, "SHAPEWORDS", e) != 0 ||
+                     qr_shape_words_parse(f->shapewords_map, f->shapewords_len, f->shapes_blk.k, w,
+                                          f->seg->path, e) != 0
+                 ? -1
+                 : 0;
+    else
+        rc = qr_invfield_load_shape_text(f, e) != 0 ||
+                     qr_shape_words_make(&f->shapes_blk, w, f->seg->path, e) != 0
+                 ? -1
+                 : 0;
+    if (rc != 0) {
         free(w);
-        return NULL;
+        return -1;
     }
     qr_shape_words *none = NULL;
     if (!__atomic_compare_exchange_n(&f->shape_words, &none, w, 0, __ATOMIC_ACQ_REL,
                                      __ATOMIC_ACQUIRE)) {
         qr_shape_words_free(w); /* another thread's are the ones */
         free(w);
-        return none;
     }
-    return w;
+    return 0;
+}
+
+int qr_invfield_load_shape_rows(qr_invfield *f, qr_err *e)
+{
+    if (qr_invfield_shape_rows(f) || !f->shapes_map)
+        return 0;
+    if (f->shapes_bad) /* the header: say what is wrong */
+        return qr_invfield_load_shapes(f, e);
+    const uint32_t *rows;
+    if (f->shaperows_map && ((uintptr_t)f->shaperows_map & 3) == 0) {
+        /* in place: verified whole, then its size and sum checked (the
+         * host is little-endian, as for the term index's records) */
+        if (qr_seg_check(f->seg, f->shaperows_ref, 0, f->shaperows_len, "SHAPEROWS", e) != 0)
+            return -1;
+        rows = (const uint32_t *)(const void *)f->shaperows_map;
+        uint64_t sum = 0;
+        int bad = f->shaperows_len != ((size_t)f->shapes_blk.k + 1) * 4;
+        for (uint32_t j = 0; j <= f->shapes_blk.k && !bad; j++)
+            sum += rows[j];
+        if (bad || sum != f->rows)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: %s index SHAPEROWS: %zu bytes for %u shapes, or "
+                           "not the segment's rows",
+                           f->seg->path, f->def.name, f->shaperows_len, f->shapes_blk.k);
+    } else { /* counted with the statistics (the text verified) */
+        const qr_shape_stats *st;
+        if (qr_invfield_load_shape_text(f, e) != 0 || !(st = qr_invfield_shape_stats(f, e)))
+            return -1;
+        rows = st->rows;
+    }
+    const uint32_t *none = NULL;
+    __atomic_compare_exchange_n(&f->shape_rows, &none, rows, 0, __ATOMIC_ACQ_REL,
+                                __ATOMIC_ACQUIRE); /* any thread's are the same counts */
+    return 0;
 }
 
 void qr_invfield_close(qr_invfield *f)
@@ -179,6 +222,7 @@ void qr_invfield_close(qr_invfield *f)
         free(f->shape_words);
         f->shape_words = NULL;
     }
+    f->shape_rows = NULL; /* in the map or the statistics */
     if (f->shape_stats) {
         qr_shape_stats_free(f->shape_stats);
         free(f->shape_stats);

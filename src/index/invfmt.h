@@ -80,10 +80,11 @@ enum {
     IBLK_POSITIONS = 19,
     IBLK_NORMS = 20,
     IBLK_FIELDSTATS = 21,
-    IBLK_BITMAPS = 22,   /* dense terms: one bit per row, 64-bit words */
-    IBLK_SHAPES = 23,    /* positional full text: each row's shape (index/shapes.h) */
-    IBLK_VALSHAPES = 24, /* keyword: each value's row shapes (index/valshapes.h) */
-    IBLK_SHAPEROWS = 25, /* with SHAPES: how many rows each shape has (u32 each) */
+    IBLK_BITMAPS = 22,    /* dense terms: one bit per row, 64-bit words */
+    IBLK_SHAPES = 23,     /* positional full text: each row's shape (index/shapes.h) */
+    IBLK_VALSHAPES = 24,  /* keyword: each value's row shapes (index/valshapes.h) */
+    IBLK_SHAPEROWS = 25,  /* with SHAPES: how many rows each shape has (u32 each) */
+    IBLK_SHAPEWORDS = 26, /* with SHAPES: which shapes hold each word (index/shapewords.h) */
 };
 
 #define QR_TERMS_PER_BLOCK 64u

@@ -19,6 +19,7 @@
 #include "format/segment.h"
 #include "index/postings.h"
 #include "index/shapes.h"
+#include "index/shapewords.h"
 #include "index/valshapes.h"
 #include "index/termdict.h"
 #include "util/qctx.h"
@@ -107,6 +108,10 @@ typedef struct qr_invfield {
     const unsigned char *shaperows_map;
     size_t shaperows_len;
     const qr_blockref *shaperows_ref;
+    /* the SHAPEWORDS block (NULL: none, a segment written before it) */
+    const unsigned char *shapewords_map;
+    size_t shapewords_len;
+    const qr_blockref *shapewords_ref;
     /* keyword: the VALSHAPES block (NULL: none), parsed at open into
      * valshapes_blk (valshapes_bad: it did not parse); `valshapes` is set
      * once verified (qr_invfield_valshapes) */
@@ -119,8 +124,12 @@ typedef struct qr_invfield {
     /* the shapes' row counts and text offsets, built on first use and
      * published with a release store; NULL until then */
     qr_shape_stats *shape_stats;
-    /* which shapes hold each word (for score bounds), likewise */
+    /* which shapes hold each word (for score bounds), parsed from
+     * SHAPEWORDS or made from the text on first use, likewise */
     qr_shape_words *shape_words;
+    /* the rows of each shape (k + 1): SHAPEROWS in place once verified,
+     * else the statistics' (qr_invfield_load_shape_rows) */
+    const uint32_t *shape_rows;
     /* keyword fields: each row's term ordinal (kwords.c), built on first
      * use and published with a release store; NULL until then */
     uint32_t *ords;
@@ -220,9 +229,28 @@ const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e);
  * parsed on first use: NULL when it has none, or with *bad and e set
  * (XX001) when it does not verify or parse. Thread-safe. */
 const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e);
-/* Which of the shapes hold each word (index/shapes.h), built once per
- * open from the shapes' text alone; NULL with e set on failure. */
-const qr_shape_words *qr_invfield_shape_words(qr_invfield *f, qr_err *e);
+/* Which of the shapes hold each word (index/shapewords.h), loaded once
+ * per open: the SHAPEWORDS block verified and parsed, or for a segment
+ * written before it, made from the shapes' text (verified). Nothing else
+ * of the shapes is read, so a top-k's bounds and a multi-term count by
+ * shapes need not verify the text. 0 (the accessor NULL when the field
+ * has no shapes), or -1 (XX001: a block that does not verify or parse;
+ * out of memory). Thread-safe. */
+int qr_invfield_load_shape_words(qr_invfield *f, qr_err *e);
+static inline const qr_shape_words *qr_invfield_shape_words(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
+}
+/* The rows of each shape (k + 1 counts, 0 first: rows without tokens),
+ * loaded once per open: SHAPEROWS verified whole, its size and sum
+ * checked, read in place; a segment without it counts them from the
+ * statistics (qr_invfield_shape_stats). 0 (the accessor NULL when the
+ * field has no shapes), or -1 with e set (XX001). Thread-safe. */
+int qr_invfield_load_shape_rows(qr_invfield *f, qr_err *e);
+static inline const uint32_t *qr_invfield_shape_rows(const qr_invfield *f)
+{
+    return __atomic_load_n(&f->shape_rows, __ATOMIC_ACQUIRE);
+}
 /* The positions / norms once loaded (above), else NULL; thread-safe. */
 static inline const unsigned char *qr_invfield_positions(const qr_invfield *f)
 {

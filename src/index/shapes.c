@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/norms.h"
 #include "util/strmap.h"
 
 #define NO_TERM UINT32_MAX /* a masked (variable) token in a build's sequences */
@@ -250,103 +249,6 @@ int64_t qr_shape_tokens(const qr_shapes *s, const qr_shape_stats *st, uint32_t j
         tok[t] = l ? qr_rd_bytes(&r, l - 1) : NULL;
     }
     return r.bad ? -1 : (int64_t)n; /* parsed once already: never bad */
-}
-
-int qr_shape_words_make(const qr_shapes *s, qr_shape_words *w, const char *path, qr_err *e)
-{
-    memset(w, 0, sizeof *w);
-    qr_strmap_init(&w->words);
-    /* (word, shape) of every non-variable token, in shape order; then
-     * counted into each word's list, a shape's repeats into its tf */
-    size_t np = 0, cap = 1024;
-    uint64_t *pair = malloc(sizeof *pair * cap);
-    w->norm = malloc((size_t)s->k + 1);
-    int bad = 0;
-    if (!pair || !w->norm)
-        goto oom;
-    w->norm[0] = qr_norm_encode(0);
-    qr_rd r;
-    qr_rd_init(&r, s->dict, s->dict_len);
-    for (uint32_t j = 1; j <= s->k && !r.bad; j++) {
-        uint64_t n = qr_rd_varint(&r);
-        w->norm[j] = qr_norm_encode(n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
-        for (uint64_t t = 0; t < n && !r.bad; t++) {
-            uint64_t l = qr_rd_varint(&r);
-            const unsigned char *p = l ? qr_rd_bytes(&r, l - 1) : NULL;
-            if (!p)
-                continue; /* variable (or past the end: r.bad) */
-            int added;
-            int64_t id = qr_strmap_put(&w->words, (const char *)p, (size_t)(l - 1), &added);
-            if (id < 0)
-                goto oom;
-            if (np == cap) {
-                uint64_t *more = realloc(pair, sizeof *pair * (cap *= 2));
-                if (!more)
-                    goto oom;
-                pair = more;
-            }
-            pair[np++] = (uint64_t)id << 32 | j;
-        }
-    }
-    bad = r.bad || qr_rd_left(&r) != 0;
-    if (bad)
-        goto out;
-    uint32_t nw = w->words.count;
-    if (!(w->first = calloc((size_t)nw + 1, sizeof *w->first)) ||
-        !(w->occ = malloc(sizeof *w->occ * (np ? np : 1))))
-        goto oom;
-    uint32_t *fill = calloc(nw ? nw : 1, sizeof *fill);
-    if (!fill)
-        goto oom;
-    /* each word's distinct shapes (the pairs go by shape: fill holds the
-     * last one a word was seen in) */
-    for (size_t i = 0; i < np; i++) {
-        uint32_t id = (uint32_t)(pair[i] >> 32), j = (uint32_t)pair[i];
-        w->first[id + 1] += fill[id] != j;
-        fill[id] = j;
-    }
-    for (uint32_t i = 0; i < nw; i++)
-        w->first[i + 1] += w->first[i];
-    memcpy(fill, w->first, sizeof *fill * nw);
-    for (size_t i = 0; i < np; i++) {
-        uint32_t id = (uint32_t)(pair[i] >> 32), j = (uint32_t)pair[i];
-        if (fill[id] > w->first[id] && w->occ[fill[id] - 1].shape == j)
-            w->occ[fill[id] - 1].tf++;
-        else
-            w->occ[fill[id]++] = (qr_shape_occ){j, 1};
-    }
-    free(fill);
-    free(pair);
-    return 0;
-oom:
-    free(pair);
-    qr_shape_words_free(w);
-    return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory indexing row shapes", path);
-out:
-    free(pair);
-    qr_shape_words_free(w);
-    return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: SHAPES text", path);
-}
-
-void qr_shape_words_free(qr_shape_words *w)
-{
-    qr_strmap_free(&w->words);
-    free(w->first);
-    free(w->occ);
-    free(w->norm);
-    memset(w, 0, sizeof *w);
-}
-
-const qr_shape_occ *qr_shape_words_find(const qr_shape_words *w, const char *t, size_t n,
-                                        uint32_t *cnt)
-{
-    int64_t id = qr_strmap_get(&w->words, t, n);
-    if (id < 0) {
-        *cnt = 0;
-        return NULL;
-    }
-    *cnt = w->first[id + 1] - w->first[id];
-    return w->occ + w->first[id];
 }
 
 int qr_shapes_merge(const qr_shapes *src, uint32_t n, const uint32_t *const *docmap, uint32_t rows,

@@ -33,7 +33,6 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/json.h"
-#include "util/strmap.h"
 
 #define QR_SHAPES_MAX 65535u
 
@@ -101,30 +100,6 @@ void qr_shape_stats_free(qr_shape_stats *st);
  * how many it has, or -1 when more than max. */
 int64_t qr_shape_tokens(const qr_shapes *s, const qr_shape_stats *st, uint32_t j,
                         const unsigned char **tok, uint32_t *len, uint32_t max);
-
-/* Which shapes hold each word, and how often: for bounding a query's
- * scores per shape (score/shapebound.c). A row's words other than the
- * variable ones, and its length, are its shape's, so a query of such
- * words scores every row of a shape alike, and the best score over the
- * shapes is the best any row can have. Built from the text alone (no
- * row's number is read); the keys point into the block. */
-typedef struct qr_shape_occ {
-    uint32_t shape, tf;
-} qr_shape_occ;
-typedef struct qr_shape_words {
-    qr_strmap words;   /* the shapes' distinct non-variable tokens */
-    uint32_t *first;   /* word i's shapes: occ[first[i], first[i + 1]) */
-    qr_shape_occ *occ; /* per word in number order */
-    uint8_t *norm;     /* [k + 1]: each shape's norm code (qr_norm_encode of its tokens) */
-} qr_shape_words;
-/* Fill w (malloc'ed: qr_shape_words_free). 0, or -1 (e set: out of
- * memory, text that does not parse: XX001). */
-int qr_shape_words_make(const qr_shapes *s, qr_shape_words *w, const char *path, qr_err *e);
-void qr_shape_words_free(qr_shape_words *w);
-/* The shapes holding word t (as indexed), in number order: *cnt of them
- * (none: NULL, 0). */
-const qr_shape_occ *qr_shape_words_find(const qr_shape_words *w, const char *t, size_t n,
-                                        uint32_t *cnt);
 
 /* The SHAPES block of a merged segment of rows rows from sources src[0..n)
  * (docmap[s][r]: source row r's row, UINT32_MAX dropped), as a build of

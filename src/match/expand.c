@@ -305,19 +305,20 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         return -1;
     if (!f->def.positions)
         return 0;
-    if (qr_invfield_load_shape_text(f, e) != 0)
+    /* the words' shapes and the shapes' rows, not the shapes' text */
+    if (qr_invfield_load_shape_words(f, e) != 0 || qr_invfield_load_shape_rows(f, e) != 0)
         return -1;
-    const qr_shapes *sh = qr_invfield_shape_text(f);
-    if (!sh)
+    shape_marks m = {qr_invfield_shape_words(f), NULL, 0};
+    const uint32_t *rows = qr_invfield_shape_rows(f);
+    if (!m.sw || !rows)
         return 0;
-    const qr_shape_stats *st = qr_invfield_shape_stats(f, e);
-    shape_marks m = {st ? qr_invfield_shape_words(f, e) : NULL, NULL, 0};
-    qr_aut *aut = m.sw ? node_aut(ss, q, e) : NULL;
+    uint32_t k = m.sw->k;
+    qr_aut *aut = node_aut(ss, q, e);
     if (!aut)
         return -1;
-    if (!(m.mark = qr_arena_alloc(a, (size_t)sh->k + 1)))
+    if (!(m.mark = qr_arena_alloc(a, (size_t)k + 1)))
         return (void)mt_nomem(e), -1;
-    memset(m.mark, 0, (size_t)sh->k + 1);
+    memset(m.mark, 0, (size_t)k + 1);
     termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m};
     int rc = expand(ss, f, aut, like_needs(q), &ts, e);
     if (rc == 0) {
@@ -326,8 +327,8 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
             pn->terms += ts.n;
         if (!m.variable) { /* a row holds a matched word iff its shape does */
             uint64_t n = 0;
-            for (uint32_t j = 1; j <= sh->k; j++)
-                n += m.mark[j] ? st->rows[j] : 0;
+            for (uint32_t j = 1; j <= k; j++)
+                n += m.mark[j] ? rows[j] : 0;
             ss->terms_expanded += ts.n;
             *count = n;
             mt_record(ss, q, NULL, "counted by row shapes", n);

@@ -29,6 +29,7 @@
 
 #include "index/invindex.h"
 #include "index/shapes.h"
+#include "index/shapewords.h"
 #include "index/termdict.h"
 #include "score/scorer_int.h"
 
@@ -113,12 +114,10 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     if (b->f && f != b->f)
         return 0;
     if (!b->f) {
-        if (qr_invfield_load_shape_text(f, e) != 0)
+        if (qr_invfield_load_shape_words(f, e) != 0)
             return -1;
-        if (!qr_invfield_shape_text(f))
+        if (!(b->sw = qr_invfield_shape_words(f)))
             return 0;
-        if (!(b->sw = qr_invfield_shape_words(f, e)))
-            return -1;
         b->f = f;
     }
     leaf *l = &b->leaves[b->nleaves];
@@ -169,7 +168,6 @@ static double score_in(bound *b, uint32_t s)
  * any). 0, or -1 with e set (corrupt block). */
 static int resolve_values(bound *b, qr_err *e)
 {
-    const qr_shapes *sh = qr_invfield_shape_text(b->f);
     for (uint32_t i = 0; i < b->nops; i++) {
         op *o = &b->ops[i];
         if (o->kind != OP_VALUE)
@@ -183,7 +181,7 @@ static int resolve_values(bound *b, qr_err *e)
         const qr_valshapes *vs = qr_invfield_valshapes(f, &bad, e);
         if (bad)
             return -1;
-        if (!vs || vs->sec != b->f->def.sec || vs->k != sh->k)
+        if (!vs || vs->sec != b->f->def.sec || vs->k != b->sw->k)
             continue;
         if (!(o->set = qr_valshapes_find(vs, o->q->text, o->q->len)))
             o->kind = OP_NONE;
