@@ -2,6 +2,7 @@
 #include "score/bm25.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "index/invfmt.h"
@@ -38,53 +39,6 @@ uint32_t qr_bm25_count_leaves(const qr_query *q)
     return n;
 }
 
-/* df of one word summed over the segments. */
-static int word_df(qr_segsearch *ss, uint32_t nsegs, uint16_t field, const char *t, size_t len,
-                   uint64_t *df, qr_err *e)
-{
-    *df = 0;
-    if (len > QR_MAX_TERM)
-        return 0;
-    for (uint32_t i = 0; i < nsegs; i++) {
-        qr_invfield *f = qr_segsearch_field(&ss[i], field, e);
-        if (!f)
-            return -1;
-        qr_terminfo ti;
-        int r = qr_tdict_lookup(&f->dict, t, len, &ti, e);
-        if (r < 0)
-            return qr_err_prefix(e, "segment %s: %s index: ", ss[i].seg->path, f->def.name);
-        if (r)
-            *df += ti.df;
-    }
-    return 0;
-}
-
-static int leaves(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
-                  uint32_t *at, qr_err *e)
-{
-    if (qr_bm25_is_leaf(q)) {
-        double w = 0;
-        uint64_t df;
-        if (q->type == Q_TERM) {
-            if (word_df(ss, nsegs, q->field, q->text, q->len, &df, e) != 0)
-                return -1;
-            w = qr_bm25_idf(&qw->m, df);
-        } else {
-            for (uint32_t i = 0; i < q->n; i++) {
-                if (word_df(ss, nsegs, q->field, q->terms[i], q->term_lens[i], &df, e) != 0)
-                    return -1;
-                w += qr_bm25_idf(&qw->m, df);
-            }
-        }
-        qw->w[(*at)++] = w;
-    }
-    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
-        for (uint32_t i = 0; i < q->n; i++)
-            if (leaves(qw, ss, nsegs, q->kids[i], at, e) != 0)
-                return -1;
-    return 0;
-}
-
 /* The scored index of a tree (its scored nodes all name the table's
  * default full-text index), or 0 when nothing is scored. */
 static uint16_t scored_field(const qr_query *q)
@@ -100,28 +54,160 @@ static uint16_t scored_field(const qr_query *q)
     return 0;
 }
 
-int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
-                        qr_arena *a, qr_qctx *ctx, qr_err *e)
+/* The scored words of a tree in leaf order (a phrase's words one by one):
+ * their field, bytes and length; n counts them (arrays NULL: count only). */
+typedef struct {
+    uint16_t *field;
+    const char **t;
+    size_t *len;
+    uint32_t n;
+} words;
+
+static void collect(const qr_query *q, words *w)
 {
-    uint64_t docs = 0, tokens = 0;
+    if (qr_bm25_is_leaf(q)) {
+        uint32_t n = q->type == Q_TERM ? 1 : q->n;
+        for (uint32_t i = 0; i < n; i++, w->n++)
+            if (w->t) {
+                w->field[w->n] = q->field;
+                w->t[w->n] = q->type == Q_TERM ? q->text : q->terms[i];
+                w->len[w->n] = q->type == Q_TERM ? q->len : q->term_lens[i];
+            }
+    }
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++)
+            collect(q->kids[i], w);
+}
+
+/* The statistics of segments taken one at a time by the workers of a pool
+ * job: opening a segment's index and looking its words up verifies what
+ * they read, most of a first query's work on a table of many segments,
+ * so it is shared out rather than done on the calling thread alone. */
+typedef struct {
+    qr_segsearch *ss;
+    uint32_t nsegs;
+    uint16_t field; /* the scored index: rows and tokens */
+    const words *w;
+    qr_qctx *ctx;
+    atomic_uint next;
+} stat_job;
+typedef struct {
+    stat_job *j;
+    uint64_t docs, tokens, *df;
+    int rc;
+    qr_err err;
+} stat_slot;
+
+static int segment_stats(stat_slot *sl, qr_segsearch *ss)
+{
+    const words *w = sl->j->w;
+    qr_invfield *f = qr_segsearch_field(ss, sl->j->field, &sl->err);
+    if (!f)
+        return -1;
+    sl->docs += f->docs_with_field;
+    sl->tokens += f->total_tokens;
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (w->len[i] > QR_MAX_TERM)
+            continue;
+        if (!(f = qr_segsearch_field(ss, w->field[i], &sl->err)))
+            return -1;
+        qr_terminfo ti;
+        int r = qr_tdict_lookup(&f->dict, w->t[i], w->len[i], &ti, &sl->err);
+        if (r < 0)
+            return qr_err_prefix(&sl->err, "segment %s: %s index: ", ss->seg->path, f->def.name);
+        if (r)
+            sl->df[i] += ti.df;
+    }
+    return 0;
+}
+
+static void stat_worker(void *arg, int slot)
+{
+    stat_slot *sl = (stat_slot *)arg + slot;
+    stat_job *j = sl->j;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->nsegs)
+            break;
+        /* opening a segment's field verifies it: not free */
+        if (qr_qctx_check(j->ctx, &sl->err) != 0 || segment_stats(sl, &j->ss[i]) != 0) {
+            sl->rc = -1;
+            atomic_store(&j->next, j->nsegs); /* stop the others early */
+            break;
+        }
+    }
+}
+
+/* Each leaf's weight from its words' dfs (in collect's order). */
+static void weigh(qr_qweights *qw, const qr_query *q, const uint64_t *df, uint32_t *word,
+                  uint32_t *at)
+{
+    if (qr_bm25_is_leaf(q)) {
+        double w = 0;
+        uint32_t n = q->type == Q_TERM ? 1 : q->n;
+        for (uint32_t i = 0; i < n; i++)
+            w += qr_bm25_idf(&qw->m, df[(*word)++]);
+        qw->w[(*at)++] = w;
+    }
+    if (q->type == Q_AND || q->type == Q_OR || q->type == Q_NOT || q->type == Q_MINMATCH)
+        for (uint32_t i = 0; i < q->n; i++)
+            weigh(qw, q->kids[i], df, word, at);
+}
+
+int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
+                        qr_arena *a, qr_qctx *ctx, qr_pool *pool, int threads, qr_err *e)
+{
+    words w = {0};
+    collect(q, &w);
+    uint32_t nw = w.n;
+    w.n = 0;
+    w.field = qr_arena_alloc(a, sizeof *w.field * (nw + 1));
+    w.t = qr_arena_alloc(a, sizeof *w.t * (nw + 1));
+    w.len = qr_arena_alloc(a, sizeof *w.len * (nw + 1));
+    uint64_t *df = qr_arena_alloc(a, sizeof *df * (nw + 1));
+    if (threads < 1 || !pool)
+        threads = 1;
+    if ((uint32_t)threads > nsegs)
+        threads = nsegs ? (int)nsegs : 1;
+    stat_slot *sl = qr_arena_alloc(a, sizeof *sl * (size_t)threads);
+    for (int t = 0; sl && t < threads; t++)
+        if (!(sl[t].df = qr_arena_alloc(a, sizeof *df * (nw + 1))))
+            df = NULL;
+    if (!sl)
+        df = NULL;
+    if (!w.field || !w.t || !w.len || !df)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    collect(q, &w);
     uint16_t field = scored_field(q);
-    for (uint32_t i = 0; field && i < nsegs; i++) {
-        if (qr_qctx_check(ctx, e) != 0) /* opening a segment's field verifies it: not free */
+    stat_job j = {ss, field ? nsegs : 0, field, &w, ctx, 0};
+    for (int t = 0; t < threads; t++) {
+        sl[t].j = &j;
+        sl[t].docs = sl[t].tokens = 0;
+        memset(sl[t].df, 0, sizeof *df * (nw + 1));
+        sl[t].rc = 0;
+        qr_err_clear(&sl[t].err);
+    }
+    if (j.nsegs)
+        qr_pool_run(pool, threads, stat_worker, sl); /* worker t = slot t */
+    uint64_t docs = 0, tokens = 0;
+    memset(df, 0, sizeof *df * (nw + 1));
+    for (int t = 0; t < threads; t++) {
+        if (sl[t].rc) {
+            *e = sl[t].err;
             return -1;
-        qr_invfield *f = qr_segsearch_field(&ss[i], field, e);
-        if (!f)
-            return -1;
-        docs += f->docs_with_field;
-        tokens += f->total_tokens;
+        }
+        docs += sl[t].docs;
+        tokens += sl[t].tokens;
+        for (uint32_t i = 0; i < nw; i++)
+            df[i] += sl[t].df[i];
     }
     qr_bm25_init(&qw->m, docs, tokens);
     qw->n = qr_bm25_count_leaves(q);
     qw->w = qr_arena_alloc(a, sizeof *qw->w * (qw->n ? qw->n : 1));
     if (!qw->w)
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
-    uint32_t at = 0;
-    if (leaves(qw, ss, nsegs, q, &at, e) != 0)
-        return -1;
+    uint32_t word = 0, at = 0;
+    weigh(qw, q, df, &word, &at);
     qw->tab = qr_arena_alloc(a, sizeof *qw->tab * QR_BM25_TAB * (qw->n ? qw->n : 1));
     if (!qw->tab)
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "match/segsearch.h"
+#include "util/pool.h"
 
 #define QR_BM25_K1 1.2
 #define QR_BM25_B 0.75
@@ -51,9 +52,11 @@ int qr_bm25_is_leaf(const qr_query *q);
 /* Scored leaves in the subtree q. */
 uint32_t qr_bm25_count_leaves(const qr_query *q);
 /* Gather the statistics of q over segments ss[0..nsegs) (opens their Body
- * indexes; ctx, which may be NULL, is checked between segments). Memory
- * from `a`. 0, or -1 with e set. */
+ * indexes and looks the words up; ctx, which may be NULL, is checked
+ * between segments) on `threads` workers of pool (NULL: the calling
+ * thread), each taking segments in turn: the sums, and so the weights, do
+ * not depend on how. Memory from `a`. 0, or -1 with e set. */
 int qr_qweights_compute(qr_qweights *qw, qr_segsearch *ss, uint32_t nsegs, const qr_query *q,
-                        qr_arena *a, qr_qctx *ctx, qr_err *e);
+                        qr_arena *a, qr_qctx *ctx, qr_pool *pool, int threads, qr_err *e);
 
 #endif

@@ -159,7 +159,8 @@ int tk_by_score(qr_par_search *p, uint32_t k, int exhaustive, qr_hit *out, uint3
     qr_qweights qw;
     qr_arena wa;
     qr_arena_init(&wa, 4096, 0);
-    int rc = qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, p->ctx, e);
+    int rc =
+        qr_qweights_compute(&qw, p->ss, p->nsegs, p->q[0], &wa, p->ctx, p->pool, p->threads, e);
     shared sh = {.p = p, .qw = &qw, .k = k, .exhaustive = exhaustive};
     atomic_init(&sh.next, 0);
     sh.thr = -INFINITY;

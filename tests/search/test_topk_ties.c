@@ -235,7 +235,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
     for (uint32_t s = 0; s < nsegs; s++)
         qr_segsearch_init(&ss[s], segs[s]);
     qr_qweights qw;
-    if (qr_qweights_compute(&qw, ss, nsegs, q, &qa, NULL, &e) != 0)
+    if (qr_qweights_compute(&qw, ss, nsegs, q, &qa, NULL, NULL, 1, &e) != 0)
         fail_msg("%s: %s", text, e.msg);
     for (uint32_t s = 0; s < nsegs; s++) {
         uint32_t rows = (uint32_t)segs[s]->rows, n = 0;
