@@ -422,3 +422,79 @@ int qr_invfield_cursor(const qr_invfield *f, const qr_terminfo *ti, qr_pcursor *
                        f->seg->path, f->def.name);
     return 0;
 }
+
+/* Every term in order, each info decoded and its lists verified; as many
+ * as the index says. */
+static int verify_terms(qr_invfield *f, qr_err *e)
+{
+    const char *path = f->seg->path;
+    qr_titer it;
+    char prev[QR_MAX_TERM];
+    size_t prev_len = 0;
+    uint64_t n = 0;
+    int r = qr_tdict_seek_block(&f->dict, &it, 0, e);
+    for (; r == 1; r = qr_titer_next(&it, e), n++) {
+        if (n && qr_term_cmp(prev, prev_len, it.term, it.len) >= 0)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index: term %llu out of order",
+                           path, f->def.name, (unsigned long long)n);
+        qr_terminfo ti;
+        if (qr_titer_info(&it, &ti, e) != 0 || qr_invfield_check_term(f, &ti, e) != 0)
+            return qr_err_prefix(e, "segment %s: %s index: ", path, f->def.name);
+        memcpy(prev, it.term, it.len);
+        prev_len = it.len;
+    }
+    if (r < 0)
+        return qr_err_prefix(e, "segment %s: %s index: ", path, f->def.name);
+    if (n != f->dict.nterms)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index: %llu terms, its header says %llu",
+                       path, f->def.name, (unsigned long long)n, (unsigned long long)f->dict.nterms);
+    return 0;
+}
+
+/* The shapes' blocks against each other: every row's number (the
+ * statistics counted from them) against SHAPEROWS, SHAPEWORDS against
+ * what the text makes. */
+static int verify_shapes(qr_invfield *f, qr_err *e)
+{
+    const char *path = f->seg->path;
+    const qr_shapes *sh = qr_invfield_shapes(f);
+    if (!sh)
+        return 0;
+    qr_shape_stats st;
+    if (qr_shape_stats_make(sh, NULL, 0, &st, path, e) != 0)
+        return -1;
+    const uint32_t *rows = qr_invfield_shape_rows(f);
+    int same = !rows || !memcmp(rows, st.rows, sizeof *rows * ((size_t)sh->k + 1));
+    qr_shape_stats_free(&st);
+    if (!same)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s index SHAPEROWS: not the rows of each shape", path,
+                       f->def.name);
+    if (!f->shapewords_map)
+        return 0;
+    qr_buf want;
+    qr_buf_init(&want);
+    if (qr_shape_words_build(sh, &want, path, e) != 0) {
+        qr_buf_free(&want);
+        return -1;
+    }
+    same = want.len == f->shapewords_len && !memcmp(want.p, f->shapewords_map, want.len);
+    qr_buf_free(&want);
+    if (!same)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s index SHAPEWORDS: not what the shapes' text makes",
+                       path, f->def.name);
+    return 0;
+}
+
+int qr_invfield_verify(qr_invfield *f, qr_err *e)
+{
+    int bad = 0;
+    return qr_invfield_load_positions(f, e) != 0 || qr_invfield_load_norms(f, e) != 0 ||
+                   qr_invfield_load_shapes(f, e) != 0 || qr_invfield_load_shape_rows(f, e) != 0 ||
+                   qr_invfield_load_shape_words(f, e) != 0 ||
+                   (!qr_invfield_valshapes(f, &bad, e) && bad) || verify_terms(f, e) != 0 ||
+                   verify_shapes(f, e) != 0
+               ? -1
+               : 0;
+}

@@ -229,6 +229,14 @@ const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e);
  * parsed on first use: NULL when it has none, or with *bad and e set
  * (XX001) when it does not verify or parse. Thread-safe. */
 const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e);
+/* Everything the open field f holds, read as queries read it and
+ * checked beyond its checksums (quarry verify): every term in strictly
+ * increasing order with an info that decodes and lists that verify, as
+ * many terms as the index says; the norms and positions; SHAPES whole,
+ * each row's shape number at most K and the rows per shape equal to
+ * SHAPEROWS; SHAPEWORDS equal to what the shapes' text makes; VALSHAPES
+ * parsed. 0, or -1 with e set (XX001 naming the segment and block). */
+int qr_invfield_verify(qr_invfield *f, qr_err *e);
 /* Which of the shapes hold each word (index/shapewords.h), loaded once
  * per open: the SHAPEWORDS block verified and parsed, or for a segment
  * written before it, made from the shapes' text (verified). Nothing else

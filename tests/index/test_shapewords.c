@@ -4,7 +4,8 @@
  * not aligned; random corpora against a brute force over the shapes'
  * text; a built segment stores the block its SHAPES make, and a query's
  * field reads it in place or, without it (a segment written before it),
- * makes the same index; malformed blocks are refused (XX001). */
+ * makes the same index; malformed blocks are refused (XX001); quarry
+ * verify's check of a field finds blocks that parse but disagree. */
 #include "testutil.h"
 
 #include "gen/otelgen.h"
@@ -398,6 +399,63 @@ static void test_segment_stores_it(void **st)
     tu_rmdir(dir);
 }
 
+/* quarry verify's check of a field (qr_invfield_verify): every index of a
+ * built segment passes; a SHAPEWORDS that parses but is not what the
+ * text makes, SHAPEROWS that add up but are not each shape's rows, and a
+ * term count the dictionary does not have each fail with XX001. */
+static void test_verify(void **st)
+{
+    (void)st;
+    char *dir = tu_tmpdir();
+    gen_ctx *g = gen_new(5, 0);
+    qr_buf text;
+    qr_buf_init(&text);
+    for (int r = 0; r < 2000; r++)
+        gen_row(g, &text);
+    gen_free(g);
+    qr_segment *seg = tu_open_built(dir, "s.qseg", &text, 2000);
+    qr_err e;
+    for (uint32_t k = 0; k < seg->nsecs; k++) {
+        qr_invfield f;
+        assert_int_equal(qr_invfield_open(&f, seg, seg->secs[k].id, &e), 0);
+        if (qr_invfield_verify(&f, &e) != 0)
+            fail_msg("section %u: %s", seg->secs[k].id, e.msg);
+        qr_invfield_close(&f);
+    }
+    for (int bad = 0; bad < 3; bad++) {
+        qr_invfield f;
+        assert_int_equal(qr_invfield_open(&f, seg, SEC_BODY, &e), 0);
+        unsigned char *copy = NULL;
+        if (bad == 0) { /* a tf one more: parses, but not the text's */
+            copy = malloc(f.shapewords_len);
+            memcpy(copy, f.shapewords_map, f.shapewords_len);
+            uint32_t nw = qr_load_u32(copy);
+            size_t at_occ = 16 + 8 * ((size_t)nw + 1);
+            qr_store_u32(copy + at_occ + 4, qr_load_u32(copy + at_occ + 4) + 1);
+            f.shapewords_map = copy;
+        } else if (bad == 1) { /* a row moved from shape 1 to shape 2 */
+            copy = malloc(f.shaperows_len);
+            memcpy(copy, f.shaperows_map, f.shaperows_len);
+            assert_true(qr_load_u32(copy + 4) > 0);
+            qr_store_u32(copy + 4, qr_load_u32(copy + 4) - 1);
+            qr_store_u32(copy + 8, qr_load_u32(copy + 8) + 1);
+            f.shaperows_map = copy;
+        } else {
+            f.dict.nterms++;
+        }
+        qr_err_clear(&e);
+        assert_int_equal(qr_invfield_verify(&f, &e), -1);
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        static const char *const says[] = {"SHAPEWORDS", "SHAPEROWS", "terms, its header says"};
+        if (!strstr(e.msg, says[bad]) || !strstr(e.msg, "s.qseg"))
+            fail_msg("%d: %s", bad, e.msg);
+        qr_invfield_close(&f);
+        free(copy);
+    }
+    qr_seg_close(seg);
+    tu_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_random_against_text),
         cmocka_unit_test(test_segment_stores_it),
+        cmocka_unit_test(test_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
