@@ -93,6 +93,9 @@ int64_t qr_it_postings_bits(qr_it *it, uint64_t *bits, uint32_t rows);
  * then adds up the rows of the shapes whose text holds the phrase, and
  * otherwise checks the positions of one row per shape (index/shapes.h). */
 #define QR_PHRASE_MAX_WORDS 64
+/* The positions of a word a phrase walk reads in one row: a shape of more
+ * tokens cannot answer for its rows (qr_phrase_count_text, ...freq). */
+#define QR_PHRASE_MAX_POS 4096
 /* What a phrase count may use of the field's row shapes (all NULL: none):
  * the shapes, their statistics and the phrase's words as indexed. */
 typedef struct qr_phrase_shapes {
@@ -110,6 +113,13 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
  * (more tokens than a walk reads positions of); then the rows are walked. */
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
                              uint32_t within);
+/* The frequency of an exact phrase (within 0) in the rows of shape j (1..k)
+ * as the phrase iterator gives it for each of them (the start positions
+ * where every word sits at its offset), from the shape's text: ps as
+ * above (words none of them variable), tok/len scratch of
+ * QR_PHRASE_MAX_POS. -1 when the shape has more tokens than that. */
+int64_t qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                             uint32_t j, const unsigned char **tok, uint32_t *len);
 /* On the current doc of a phrase iterator: the phrase frequency (exact
  * phrases: start positions that match; slop form: sum of 1/d over the first
  * word's occurrences, d the distance to the nearest second word in range),

@@ -32,7 +32,7 @@
 
 #include "match/iter.h"
 
-#define PHRASE_MAX_POS 4096
+#define PHRASE_MAX_POS QR_PHRASE_MAX_POS
 /* What counting knows of a shape: not yet (and shape 0, rows without
  * tokens), no match, a match, or a number past the block's count. */
 enum { MEMO_UNKNOWN, MEMO_NO, MEMO_YES, MEMO_BAD };
@@ -684,6 +684,24 @@ static int shape_holds(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_
     }
 #undef TOK_IS
     return 0;
+}
+
+int64_t qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                             uint32_t j, const unsigned char **tok, uint32_t *len)
+{
+    int64_t nt = qr_shape_tokens(ps->sh, ps->st, j, tok, len, PHRASE_MAX_POS);
+    if (nt < 0)
+        return -1;
+    int64_t f = 0;
+    for (uint32_t s = 0; s < (uint32_t)nt; s++) {
+        uint32_t i = 0;
+        while (i < n && s + offs[i] < (uint32_t)nt && tok[s + offs[i]] &&
+               len[s + offs[i]] == ps->lens[i] &&
+               !memcmp(tok[s + offs[i]], ps->words[i], ps->lens[i]))
+            i++;
+        f += i == n;
+    }
+    return f;
 }
 
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,

@@ -20,9 +20,12 @@
  * the shapes of its rows (index/valshapes.h): it holds only in those, so
  * `service:payment AND failed` is bounded by the payment rows' shapes
  * alone, where the shorter rows of other services beat the threshold.
- * Not applicable (no bound): a scored phrase
- * or multi-term clause, a variable word (a shape masks it), or a segment
- * without shapes. */
+ * An exact phrase (or one with gaps) of such words occurs in every row of
+ * a shape the same number of times, counted from the shape's text
+ * (qr_phrase_shape_freq) in the shapes of its rarest word.
+ * Not applicable (no bound): a proximity phrase or a multi-term clause, a
+ * variable word (a shape masks it), a phrase in a shape of more tokens
+ * than a phrase walk reads, or a segment without shapes. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +55,7 @@ enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN };
 
 typedef struct leaf {
     const qr_shape_occ *occ; /* the shapes holding the word, in number order */
+    qr_shape_occ *own;       /* a phrase's: malloc'ed (freed by the caller of prepare) */
     uint32_t n, at;          /* at: the cursor of the walk over the shapes */
     uint32_t tf;             /* in the shape being scored */
     double w;
@@ -68,6 +72,53 @@ typedef struct bound {
     uint32_t nops;
     double stack[MAX_OPS]; /* score_in's values */
 } bound;
+
+/* A phrase leaf's shapes, each with the phrase's frequency in its rows,
+ * from the shapes' text (qr_phrase_shape_freq): the candidates are the
+ * shapes of its rarest word. 1 ready, 0 not applicable (a shape too long
+ * to say), -1 with e set. */
+static int phrase_occ(bound *b, const qr_query *q, leaf *l, qr_err *e)
+{
+    const qr_shape_occ *rare = NULL;
+    uint32_t nrare = UINT32_MAX;
+    for (uint32_t i = 0; i < q->n; i++) {
+        uint32_t c;
+        const qr_shape_occ *o = qr_shape_words_find(b->sw, q->terms[i], q->term_lens[i], &c);
+        if (c < nrare)
+            rare = o, nrare = c;
+    }
+    if (!nrare)
+        return 1; /* a word no shape holds: in no row */
+    if (qr_invfield_load_shape_text(b->f, e) != 0)
+        return -1;
+    qr_phrase_shapes ps = {qr_invfield_shape_text(b->f), NULL, (const char *const *)q->terms,
+                           q->term_lens};
+    if (!ps.sh || !(ps.st = qr_invfield_shape_stats(b->f, e)))
+        return ps.sh ? -1 : 0;
+    const unsigned char **tok = malloc(sizeof *tok * QR_PHRASE_MAX_POS);
+    uint32_t *len = malloc(sizeof *len * QR_PHRASE_MAX_POS);
+    if (!tok || !len || !(l->own = malloc(sizeof *l->own * nrare))) {
+        free(tok);
+        free(len);
+        return qr_errf(e, QR_E_NOMEM, "out of memory bounding a phrase by its row shapes");
+    }
+    int rc = 1;
+    for (uint32_t i = 0; i < nrare && rc == 1; i++) {
+        int64_t f = qr_phrase_shape_freq(&ps, q->offs, q->n, rare[i].shape, tok, len);
+        if (f < 0)
+            rc = 0;
+        else if (f > 0)
+            l->own[l->n++] = (qr_shape_occ){rare[i].shape, (uint32_t)f};
+    }
+    free(tok);
+    free(len);
+    if (rc != 1) { /* the leaf is not kept: nothing frees it later */
+        free(l->own);
+        l->own = NULL;
+    }
+    l->occ = l->own;
+    return rc;
+}
 
 /* Check q, find its words' shapes (leaves numbered as scorer.c numbers
  * them: *num) and append its program. 1 ready, 0 not applicable, -1 with
@@ -105,9 +156,17 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
         b->ops[b->nops++] = (op){.kind = OP_JOIN, .n = (uint16_t)q->n, .need = (uint16_t)need};
         return 1;
     }
-    if (q->type != Q_TERM || b->nleaves == MAX_LEAVES || *num >= b->qw->n ||
-        qr_shape_variable(q->text, q->len))
+    if (b->nleaves == MAX_LEAVES || *num >= b->qw->n)
         return 0;
+    if (q->type == Q_PHRASE) { /* exact, of words none of them variable */
+        if (q->within || q->n > QR_PHRASE_MAX_WORDS)
+            return 0;
+        for (uint32_t i = 0; i < q->n; i++)
+            if (q->term_lens[i] > QR_MAX_TERM || qr_shape_variable(q->terms[i], q->term_lens[i]))
+                return 0;
+    } else if (q->type != Q_TERM || qr_shape_variable(q->text, q->len)) {
+        return 0;
+    }
     qr_invfield *f = qr_segsearch_field(b->ss, q->field, e);
     if (!f)
         return -1;
@@ -121,8 +180,15 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
         b->f = f;
     }
     leaf *l = &b->leaves[b->nleaves];
+    memset(l, 0, sizeof *l);
     l->w = b->qw->w[(*num)++];
-    l->occ = q->len <= QR_MAX_TERM ? qr_shape_words_find(b->sw, q->text, q->len, &l->n) : NULL;
+    if (q->type == Q_PHRASE) {
+        int r = phrase_occ(b, q, l, e);
+        if (r <= 0)
+            return r;
+    } else {
+        l->occ = q->len <= QR_MAX_TERM ? qr_shape_words_find(b->sw, q->text, q->len, &l->n) : NULL;
+    }
     if (!l->occ)
         l->n = 0;
     b->ops[b->nops++] = (op){.kind = OP_WORD, .leaf = (uint8_t)b->nleaves++};
@@ -198,13 +264,13 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
     bound b = {.ss = ss, .qw = qw};
     uint32_t num = 0;
     int r = prepare(&b, q, &num, e);
-    if (r <= 0 || !b.f) /* (no scored word: the shapes cannot say) */
-        return r < 0 ? -1 : 0;
-    if (resolve_values(&b, e) != 0)
-        return -1;
+    if (r > 0 && !b.f) /* (no scored word: the shapes cannot say) */
+        r = 0;
+    if (r > 0 && resolve_values(&b, e) != 0)
+        r = -1;
     /* the shapes holding a scored word, in number order (a merge of the
      * words' lists), after shape 0 (none: the rows no word matches) */
-    for (uint32_t s = 0;;) {
+    for (uint32_t s = 0; r > 0;) {
         uint32_t next = UINT32_MAX;
         for (uint32_t i = 0; i < b.nleaves; i++) {
             leaf *l = &b.leaves[i];
@@ -213,9 +279,12 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
                 next = l->occ[l->at].shape;
         }
         if (score_in(&b, s) > min)
-            return 0;
-        if (next == UINT32_MAX)
-            return 1;
+            r = 0;
+        else if (next == UINT32_MAX)
+            break;
         s = next;
     }
+    for (uint32_t i = 0; i < b.nleaves; i++)
+        free(b.leaves[i].own);
+    return r;
 }

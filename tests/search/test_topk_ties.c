@@ -55,8 +55,12 @@ static int setup(void **st)
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             const char *body = templates[x % NTPL];
             char line[512];
-            /* one row in 97 is a variant: an extra word or a repeat */
-            const char *extra = x % 97 == 0 ? " again and again" : x % 89 == 0 ? " failed" : "";
+            /* one row in 97 is a variant: an extra word or a repeat (one
+             * in 83 holds its phrase twice: frequency 2) */
+            const char *extra = x % 97 == 0   ? " again and again"
+                                : x % 89 == 0 ? " failed"
+                                : x % 83 == 0 ? " and failed to place order"
+                                              : "";
             int n = snprintf(line, sizeof line,
                              "{\"Timestamp\":%lld,\"SeverityText\":\"%s\",\"SeverityNumber\":%d,"
                              "\"ServiceName\":\"%s\",\"Body\":\"%s%s\"}\n",
@@ -104,6 +108,13 @@ static const char *queries[] = {
     "failed -cache",
     "\"failed to place order\"",
     "\"failed ? ? order\"",
+    /* phrases among words; a repeated word; slop (not bounded by shapes) */
+    "\"place order\" OR failed",
+    "\"failed to\" AND card",
+    "\"to to\" OR cache",
+    "\"to place order\" OR \"error error\"",
+    "\"order failed\"",
+    "\"failed order\"~3 OR error",
     "failed OR ord*",
     "(failed OR error) AND service:cart",
     "error AND sevnum:>=13",
@@ -177,13 +188,20 @@ static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *cons
 }
 
 /* Does every scored clause of q come from words alone (AND, OR,
- * at-least-k of non-variable words, no filter)? Then the bound from the
+ * at-least-k of non-variable words or exact phrases of them, no filter)?
+ * Then the bound from the
  * row shapes is exact: a segment is passed over exactly when no row beats
  * the threshold. */
 static int words_only(const qr_query *q)
 {
     if (q->type == Q_TERM)
         return q->scored && !qr_shape_variable(q->text, q->len);
+    if (q->type == Q_PHRASE) { /* exact phrases too: their frequency is the shape's */
+        for (uint32_t i = 0; i < q->n; i++)
+            if (qr_shape_variable(q->terms[i], q->term_lens[i]))
+                return 0;
+        return q->scored && !q->within;
+    }
     if (q->type != Q_AND && q->type != Q_OR && q->type != Q_MINMATCH)
         return 0;
     for (uint32_t i = 0; i < q->n; i++)
