@@ -113,13 +113,16 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
  * (more tokens than a walk reads positions of); then the rows are walked. */
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
                              uint32_t within);
-/* The frequency of an exact phrase (within 0) in the rows of shape j (1..k)
- * as the phrase iterator gives it for each of them (the start positions
- * where every word sits at its offset), from the shape's text: ps as
- * above (words none of them variable), tok/len scratch of
- * QR_PHRASE_MAX_POS. -1 when the shape has more tokens than that. */
-int64_t qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
-                             uint32_t j, const unsigned char **tok, uint32_t *len);
+/* The phrase frequency the iterator gives each row of shape j (1..k),
+ * from the shape's text, into *freq: an exact phrase's start positions
+ * where every word sits at its offset; the slop form's sum of 1/d over
+ * the first word's occurrences, d the distance to the nearest second word
+ * after it when within reach, added in the same order. ps as above (words
+ * none of them variable), tok/len scratch of QR_PHRASE_MAX_POS. 0, or -1
+ * when the shape has more tokens than that. */
+int qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                         uint32_t within, uint32_t j, const unsigned char **tok, uint32_t *len,
+                         double *freq);
 /* On the current doc of a phrase iterator: the phrase frequency (exact
  * phrases: start positions that match; slop form: sum of 1/d over the first
  * word's occurrences, d the distance to the nearest second word in range),

@@ -686,22 +686,40 @@ static int shape_holds(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_
     return 0;
 }
 
-int64_t qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
-                             uint32_t j, const unsigned char **tok, uint32_t *len)
+int qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
+                         uint32_t within, uint32_t j, const unsigned char **tok, uint32_t *len,
+                         double *freq)
 {
     int64_t nt = qr_shape_tokens(ps->sh, ps->st, j, tok, len, PHRASE_MAX_POS);
     if (nt < 0)
         return -1;
-    int64_t f = 0;
+#define TOK_IS(t, i) (tok[t] && len[t] == ps->lens[i] && !memcmp(tok[t], ps->words[i], ps->lens[i]))
+    if (within) { /* as near_bytes and confirm_near sum, occurrence by occurrence */
+        double sloppy = 0;
+        for (uint32_t s = 0; s < (uint32_t)nt; s++) {
+            if (!TOK_IS(s, 0))
+                continue;
+            uint32_t t = s + 1; /* the nearest second word after it */
+            while (t < (uint32_t)nt && !TOK_IS(t, 1))
+                t++;
+            if (t == (uint32_t)nt)
+                break;
+            if (t - s <= within + 1)
+                sloppy += 1.0 / (double)(t - s);
+        }
+        *freq = sloppy;
+        return 0;
+    }
+    uint64_t f = 0;
     for (uint32_t s = 0; s < (uint32_t)nt; s++) {
         uint32_t i = 0;
-        while (i < n && s + offs[i] < (uint32_t)nt && tok[s + offs[i]] &&
-               len[s + offs[i]] == ps->lens[i] &&
-               !memcmp(tok[s + offs[i]], ps->words[i], ps->lens[i]))
+        while (i < n && s + offs[i] < (uint32_t)nt && TOK_IS(s + offs[i], i))
             i++;
         f += i == n;
     }
-    return f;
+#undef TOK_IS
+    *freq = (double)f;
+    return 0;
 }
 
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,

@@ -20,10 +20,10 @@
  * the shapes of its rows (index/valshapes.h): it holds only in those, so
  * `service:payment AND failed` is bounded by the payment rows' shapes
  * alone, where the shorter rows of other services beat the threshold.
- * An exact phrase (or one with gaps) of such words occurs in every row of
- * a shape the same number of times, counted from the shape's text
- * (qr_phrase_shape_freq) in the shapes of its rarest word.
- * Not applicable (no bound): a proximity phrase or a multi-term clause, a
+ * A phrase of such words (gaps, proximity) has the same frequency in every
+ * row of a shape, computed from the shape's text as the phrase iterator
+ * computes it (qr_phrase_shape_freq) in the shapes of its rarest word.
+ * Not applicable (no bound): a multi-term clause, a
  * variable word (a shape masks it), a phrase in a shape of more tokens
  * than a phrase walk reads, or a segment without shapes. */
 #include <math.h>
@@ -57,7 +57,8 @@ typedef struct leaf {
     const qr_shape_occ *occ; /* the shapes holding the word, in number order */
     qr_shape_occ *own;       /* a phrase's: malloc'ed (freed by the caller of prepare) */
     uint32_t n, at;          /* at: the cursor of the walk over the shapes */
-    uint32_t tf;             /* in the shape being scored */
+    double *freq;            /* a phrase's frequency per entry of occ (malloc'ed), or NULL */
+    double tf;               /* in the shape being scored (0: none) */
     double w;
 } leaf;
 
@@ -97,24 +98,26 @@ static int phrase_occ(bound *b, const qr_query *q, leaf *l, qr_err *e)
         return ps.sh ? -1 : 0;
     const unsigned char **tok = malloc(sizeof *tok * QR_PHRASE_MAX_POS);
     uint32_t *len = malloc(sizeof *len * QR_PHRASE_MAX_POS);
-    if (!tok || !len || !(l->own = malloc(sizeof *l->own * nrare))) {
-        free(tok);
-        free(len);
-        return qr_errf(e, QR_E_NOMEM, "out of memory bounding a phrase by its row shapes");
-    }
+    l->own = malloc(sizeof *l->own * nrare);
+    l->freq = malloc(sizeof *l->freq * nrare);
     int rc = 1;
+    if (!tok || !len || !l->own || !l->freq)
+        rc = qr_errf(e, QR_E_NOMEM, "out of memory bounding a phrase by its row shapes");
     for (uint32_t i = 0; i < nrare && rc == 1; i++) {
-        int64_t f = qr_phrase_shape_freq(&ps, q->offs, q->n, rare[i].shape, tok, len);
-        if (f < 0)
+        double f;
+        if (qr_phrase_shape_freq(&ps, q->offs, q->n, q->within, rare[i].shape, tok, len, &f) != 0)
             rc = 0;
         else if (f > 0)
-            l->own[l->n++] = (qr_shape_occ){rare[i].shape, (uint32_t)f};
+            l->own[l->n] = (qr_shape_occ){rare[i].shape, 0}, l->freq[l->n++] = f;
     }
     free(tok);
     free(len);
     if (rc != 1) { /* the leaf is not kept: nothing frees it later */
         free(l->own);
+        free(l->freq);
         l->own = NULL;
+        l->freq = NULL;
+        l->n = 0;
     }
     l->occ = l->own;
     return rc;
@@ -159,7 +162,7 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     if (b->nleaves == MAX_LEAVES || *num >= b->qw->n)
         return 0;
     if (q->type == Q_PHRASE) { /* exact, of words none of them variable */
-        if (q->within || q->n > QR_PHRASE_MAX_WORDS)
+        if (q->n > QR_PHRASE_MAX_WORDS)
             return 0;
         for (uint32_t i = 0; i < q->n; i++)
             if (q->term_lens[i] > QR_MAX_TERM || qr_shape_variable(q->terms[i], q->term_lens[i]))
@@ -274,7 +277,11 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
         uint32_t next = UINT32_MAX;
         for (uint32_t i = 0; i < b.nleaves; i++) {
             leaf *l = &b.leaves[i];
-            l->tf = l->at < l->n && l->occ[l->at].shape == s ? l->occ[l->at++].tf : 0;
+            l->tf = 0;
+            if (l->at < l->n && l->occ[l->at].shape == s) {
+                l->tf = l->freq ? l->freq[l->at] : l->occ[l->at].tf;
+                l->at++;
+            }
             if (l->at < l->n && l->occ[l->at].shape < next)
                 next = l->occ[l->at].shape;
         }
@@ -284,7 +291,9 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
             break;
         s = next;
     }
-    for (uint32_t i = 0; i < b.nleaves; i++)
+    for (uint32_t i = 0; i < b.nleaves; i++) {
         free(b.leaves[i].own);
+        free(b.leaves[i].freq);
+    }
     return r;
 }

@@ -108,11 +108,15 @@ static const char *queries[] = {
     "failed -cache",
     "\"failed to place order\"",
     "\"failed ? ? order\"",
-    /* phrases among words; a repeated word; slop (not bounded by shapes) */
+    /* phrases among words; a repeated word; proximity (1/d summed) */
     "\"place order\" OR failed",
     "\"failed to\" AND card",
     "\"to to\" OR cache",
     "\"to place order\" OR \"error error\"",
+    "\"order failed\"~2",
+    "\"failed order\"~2 OR cache", /* at exactly the reach: failed to place order */
+    "\"failed order\"~6 AND card",
+    "\"error error\"~3 OR \"failed to\"~1",
     "\"order failed\"",
     "\"failed order\"~3 OR error",
     "failed OR ord*",
@@ -188,7 +192,7 @@ static uint64_t check_pruned(qr_segment **segs, uint32_t nsegs, const char *cons
 }
 
 /* Does every scored clause of q come from words alone (AND, OR,
- * at-least-k of non-variable words or exact phrases of them, no filter)?
+ * at-least-k of non-variable words or phrases of them, no filter)?
  * Then the bound from the
  * row shapes is exact: a segment is passed over exactly when no row beats
  * the threshold. */
@@ -196,11 +200,11 @@ static int words_only(const qr_query *q)
 {
     if (q->type == Q_TERM)
         return q->scored && !qr_shape_variable(q->text, q->len);
-    if (q->type == Q_PHRASE) { /* exact phrases too: their frequency is the shape's */
+    if (q->type == Q_PHRASE) { /* phrases too: their frequency is the shape's */
         for (uint32_t i = 0; i < q->n; i++)
             if (qr_shape_variable(q->terms[i], q->term_lens[i]))
                 return 0;
-        return q->scored && !q->within;
+        return q->scored;
     }
     if (q->type != Q_AND && q->type != Q_OR && q->type != Q_MINMATCH)
         return 0;
