@@ -95,7 +95,8 @@ for q in failed 'failed AND order' 'error OR failed' 'atleast(2, error, failed, 
     line count "$q" --count
 done
 for q in 'connection OR request OR conversion OR post' 'failed OR error' 'failed AND order' \
-    'atleast(2, error, failed, charge, cache)' charge '"failed to place order"' 'error -cache' \
+    'atleast(2, error, failed, charge, cache)' charge '"failed to place order"' \
+    '"failed ? ? order"' '"failed order"~3' 'error -cache' \
     'service:payment AND failed' '(failed OR error) AND service:cart' \
     'service:ad AND connection' 'service:currency AND (failed OR error)'; do
     line top100 "$q" --top 100 --by score
