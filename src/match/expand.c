@@ -298,7 +298,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
 {
     const char *off = getenv("QUARRY_NO_SHAPES");
     if ((q->type != Q_PREFIX && q->type != Q_REGEXP && q->type != Q_LIKE && q->type != Q_FUZZY) ||
-        ss->seg->deleted || (off && *off && strcmp(off, "0") != 0))
+        (off && *off && strcmp(off, "0") != 0))
         return 0;
     qr_invfield *f = qr_segsearch_field(ss, q->field, e);
     if (!f)
@@ -326,14 +326,18 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         if (pn)
             pn->terms += ts.n;
         if (!m.variable) { /* a row holds a matched word iff its shape does */
-            uint64_t n = 0;
+            uint64_t n = 0, gone = 0;
             for (uint32_t j = 1; j <= k; j++)
                 n += m.mark[j] ? rows[j] : 0;
             ss->terms_expanded += ts.n;
-            *count = n;
-            mt_record(ss, q, NULL, "counted by row shapes", n);
-        } else {
-            qr_it *it = mt_union_of(ss, f, &ts, a, e);
+            if (mt_deleted_marked(ss, f, m.mark, &gone, e) != 0) {
+                rc = -1;
+            } else {
+                *count = n - gone;
+                mt_record(ss, q, NULL, "counted by row shapes", *count);
+            }
+        } else { /* the words' lists, minus the rows a DELETE removed */
+            qr_it *it = mt_live_only(ss, mt_union_of(ss, f, &ts, a, e), a, e);
             if (!it) {
                 rc = -1;
             } else {

@@ -106,13 +106,15 @@ typedef struct qr_phrase_shapes {
 } qr_phrase_shapes;
 qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, const uint32_t *offs,
                     uint32_t n, uint32_t within, const qr_phrase_shapes *shapes);
-/* The rows of a segment without deletions that hold the phrase (offs, n,
- * within as for qr_it_phrase), from the shapes' text alone: the sum of the
- * rows of the shapes whose text holds it (ps: all set, no word variable).
- * No list, bitmap or row number is read. -1 when some shape cannot say
- * (more tokens than a walk reads positions of); then the rows are walked. */
+/* The rows of a segment that hold the phrase (offs, n, within as for
+ * qr_it_phrase), deleted ones included, from the shapes' text alone: the
+ * sum of the rows of the shapes whose text holds it (ps: all set, no word
+ * variable). No list, bitmap or row number is read. -1 when some shape
+ * cannot say (more tokens than a walk reads positions of); then the rows
+ * are walked. holds (k + 1 bytes, or NULL): set to whether each shape
+ * holds it, for taking deleted rows off by their shapes. */
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
-                             uint32_t within);
+                             uint32_t within, uint8_t *holds);
 /* The phrase frequency the iterator gives each row of shape j (1..k),
  * from the shape's text, into *freq: an exact phrase's start positions
  * where every word sits at its offset; the slop form's sum of 1/d over

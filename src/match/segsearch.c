@@ -474,7 +474,7 @@ static qr_it *compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *
  * a bitmap or a row range stays a bitmap (the deleted words cleared, so
  * counts and selections keep their word-at-a-time paths); any other
  * iterator is walked minus the deleted rows' bitmap. */
-static qr_it *live_only(qr_segsearch *ss, qr_it *it, qr_arena *a, qr_err *e)
+qr_it *mt_live_only(qr_segsearch *ss, qr_it *it, qr_arena *a, qr_err *e)
 {
     const qr_segment *seg = ss->seg;
     if (!it || !seg->deleted)
@@ -535,7 +535,7 @@ int qr_segsearch_row_bounds(qr_segsearch *ss, const qr_query *q, qr_arena *a, ui
 
 qr_it *qr_segsearch_compile(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
 {
-    return live_only(ss, compile(ss, q, a, e), a, e);
+    return mt_live_only(ss, compile(ss, q, a, e), a, e);
 }
 
 qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e)
@@ -550,15 +550,44 @@ qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_a
     return it;
 }
 
-/* A count of phrase q alone over a segment without deletions, from the
- * shapes' text (qr_phrase_count_text): the words' lists, bitmaps and the
- * rows' shape numbers are never read, nor verified, so a first query pays
- * for the text only. 1 counted, 0 when the shapes cannot say (a word
- * variable, no shapes, QUARRY_NO_SHAPES, a shape too long), -1 with e set. */
-static int count_phrase_text(qr_segsearch *ss, const qr_query *q, uint64_t *count, qr_err *e)
+int mt_deleted_marked(qr_segsearch *ss, qr_invfield *f, const uint8_t *mark, uint64_t *n, qr_err *e)
+{
+    *n = 0;
+    const uint64_t *del = ss->seg->deleted;
+    if (!del)
+        return 0;
+    if (qr_invfield_load_shapes(f, e) != 0)
+        return -1;
+    const qr_shapes *sh = qr_invfield_shapes(f);
+    if (!sh)
+        return qr_errf(e, QR_E_INTERNAL,
+                       "segment %s: %s index: deleted rows' shapes before the shapes",
+                       ss->seg->path, f->def.name);
+    for (size_t w = 0; w < ((size_t)f->rows + 63) / 64; w++)
+        for (uint64_t x = del[w]; x; x &= x - 1) {
+            uint32_t r = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(x)), j;
+            if (r >= f->rows)
+                break;
+            if ((j = qr_shape_of(sh, r)) > sh->k)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
+                               ss->seg->path, f->def.name, r, j, sh->k);
+            *n += mark[j] != 0;
+        }
+    return 0;
+}
+
+/* A count of phrase q alone, from the shapes' text (qr_phrase_count_text):
+ * the words' lists, bitmaps and (without deletions) the rows' shape
+ * numbers are never read, nor verified, so a first query pays for the text
+ * only; rows a DELETE removed are taken off by their shapes. 1 counted, 0
+ * when the shapes cannot say (a word variable, no shapes,
+ * QUARRY_NO_SHAPES, a shape too long), -1 with e set. */
+static int count_phrase_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
+                             qr_err *e)
 {
     const char *off = getenv("QUARRY_NO_SHAPES");
-    if (q->type != Q_PHRASE || ss->seg->deleted || (off && *off && strcmp(off, "0") != 0))
+    if (q->type != Q_PHRASE || (off && *off && strcmp(off, "0") != 0))
         return 0;
     for (uint32_t i = 0; i < q->n; i++)
         if (qr_shape_variable(q->terms[i], q->term_lens[i]))
@@ -572,10 +601,16 @@ static int count_phrase_text(qr_segsearch *ss, const qr_query *q, uint64_t *coun
         return 0;
     if (!(ps.st = qr_invfield_shape_stats(f, e)))
         return -1;
-    int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within);
+    uint8_t *holds = ss->seg->deleted ? qr_arena_alloc(a, (size_t)ps.sh->k + 1) : NULL;
+    if (ss->seg->deleted && !holds)
+        return (void)mt_nomem(e), -1;
+    int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within, holds);
     if (n < 0)
         return 0;
-    *count = (uint64_t)n;
+    uint64_t gone = 0;
+    if (holds && mt_deleted_marked(ss, f, holds, &gone, e) != 0)
+        return -1;
+    *count = (uint64_t)n - gone;
     mt_record(ss, q, NULL, "counted by row shapes", *count);
     return 1;
 }
@@ -587,7 +622,7 @@ int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_
      * can say */
     int r = mt_count_multi(ss, q, a, count, e);
     if (r == 0)
-        r = count_phrase_text(ss, q, count, e);
+        r = count_phrase_text(ss, q, a, count, e);
     if (r != 0)
         return r < 0 ? -1 : 0;
     qr_it *it = qr_segsearch_compile(ss, q, a, e);

@@ -192,6 +192,79 @@ static void test_multi_term(void **st)
     assert_int_equal(check_query("/c.che/"), check_query("cache"));
 }
 
+/* Counts over segments with rows deleted (every 7th, and a run): a phrase
+ * or a multi-term node alone is still counted by the row shapes, the
+ * deleted rows taken off by their shapes; a multi-term node with a variable
+ * match takes the words' lists minus the deleted rows. Both equal the
+ * brute force over the rows left, and the count without shapes. */
+static void test_counts_with_deleted_rows(void **st)
+{
+    (void)st;
+    const char *qs[] = {"\"failed to place order\"",
+                        "\"failed ? ? order\"",
+                        "\"failed order\"~3",
+                        "\"order failed\"~2",
+                        "ord*",
+                        "e8*",
+                        "/c.che/",
+                        "/[0-9]{3}/",
+                        "like:%tion",
+                        "cahce~1",
+                        "zzz*",
+                        "\"zzz yyy\""};
+    uint64_t *del[NSEG];
+    for (int s = 0; s < NSEG; s++) {
+        uint32_t rows = (uint32_t)od.segs[s]->rows, n = 0;
+        del[s] = calloc((rows + 63) / 64, 8);
+        for (uint32_t r = 0; r < rows; r++)
+            if (r % 7 == 3 || (r >= 1000 && r < 1300)) {
+                del[s][r >> 6] |= 1ull << (r & 63);
+                n++;
+            }
+        od.segs[s]->deleted = del[s];
+        od.segs[s]->ndeleted = n;
+    }
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        qr_arena a;
+        qr_arena_init(&a, 1 << 16, 0);
+        qr_err e;
+        qr_query *q = oracle_parse(qs[i], &a);
+        regex_t *res[16];
+        int nre = 0;
+        oracle_collect_regexes(q, res, &nre);
+        for (int s = 0; s < NSEG; s++) {
+            uint64_t want = 0, c;
+            for (uint32_t r = 0; r < od.segs[s]->rows; r++) {
+                int ri = 0;
+                want +=
+                    !qr_seg_is_deleted(od.segs[s], r) && oracle_full(&od.rows[s][r], q, res, &ri);
+            }
+            for (int no_shapes = 0; no_shapes < 2; no_shapes++) {
+                if (no_shapes)
+                    setenv("QUARRY_NO_SHAPES", "1", 1);
+                qr_segsearch ss;
+                qr_segsearch_init(&ss, od.segs[s]);
+                if (qr_segsearch_count(&ss, q, &a, &c, &e) != 0)
+                    fail_msg("%s: %s", qs[i], e.msg);
+                qr_segsearch_close(&ss);
+                unsetenv("QUARRY_NO_SHAPES");
+                if (c != want)
+                    fail_msg("%s: segment %d with rows deleted: %llu (%s), want %llu", qs[i], s,
+                             (unsigned long long)c, no_shapes ? "without shapes" : "by shapes",
+                             (unsigned long long)want);
+            }
+        }
+        qr_query_release(q);
+        oracle_free_regexes(res, nre);
+        qr_arena_free(&a);
+    }
+    for (int s = 0; s < NSEG; s++) {
+        od.segs[s]->deleted = NULL;
+        od.segs[s]->ndeleted = 0;
+        free(del[s]);
+    }
+}
+
 static void test_keyword_numeric_time(void **st)
 {
     (void)st;
@@ -313,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_unions_without_dense_members),
         cmocka_unit_test(test_phrases_and_proximity),
         cmocka_unit_test(test_multi_term),
+        cmocka_unit_test(test_counts_with_deleted_rows),
         cmocka_unit_test(test_keyword_numeric_time),
         cmocka_unit_test(test_parallel_count),
         cmocka_unit_test(test_tree_owns_its_strings),
