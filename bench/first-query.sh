@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bench/first-query.sh - the first query after opening a table, old binary
+# against new: each query runs in a new process (`quarry search --repeat 2`,
+# its "first" figure: the search that opens every segment, page cache as
+# it is), binaries alternating, ROUNDS times; prints min-max per binary.
+# Warm the page cache first (a few queries) for figures that do not measure
+# the disk. Used for issue 16's item 4 (a 525-segment table under 50 ms).
+#
+# Usage: D=bench/out/scale-100000000 R=3 bash bench/first-query.sh OLD NEW ...
+set -u
+D=${D:-bench/out/scale-100000000}
+R=${R:-3}
+declare -a QS=(
+"count|failed" "count|\"failed to place order\"" "count|ord*" "count|like:%tion" "count|/c.che/" "count|cahce~1" "count|error -cache" "count|atleast(2, error, failed, charge, cache)" "count|zzzqqq"
+"score|connection OR request OR conversion OR post" "score|service:payment AND failed" "score|(failed OR error) AND service:cart" "score|atleast(2, error, failed, charge, cache)" "score|\"failed to place order\"" "score|error -cache"
+"time|service:checkout AND failed AND order" "time|failed")
+declare -A MIN MAX
+for r in $(seq $R); do
+  for b in "$@"; do
+    for qq in "${QS[@]}"; do
+      kind=${qq%%|*}; q=${qq#*|}
+      case $kind in
+        count) v=$($b search --data $D --table logs --count --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+        score) v=$($b search --data $D --table logs --top 100 --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+        time) v=$($b search --data $D --table logs --top 100 --by time --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+      esac
+      k="$b|$qq"
+      if [ -z "${MIN[$k]:-}" ] || (( $(echo "$v < ${MIN[$k]}" | bc) )); then MIN[$k]=$v; fi
+      if [ -z "${MAX[$k]:-}" ] || (( $(echo "$v > ${MAX[$k]}" | bc) )); then MAX[$k]=$v; fi
+    done
+  done
+done
+printf "| query |"; for b in "$@"; do printf " %s |" $(basename $b); done; echo
+printf "|---|"; for b in "$@"; do printf "%s" "---:|"; done; echo
+for qq in "${QS[@]}"; do
+  printf "| %s \`%s\` |" "${qq%%|*}" "${qq#*|}"
+  for b in "$@"; do k="$b|$qq"; printf " %.1f-%.1f |" ${MIN[$k]} ${MAX[$k]}; done; echo
+done
