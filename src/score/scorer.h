@@ -91,10 +91,12 @@ qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
 /* Is it shown, from the segment's row shapes (index/shapes.h) and before
  * any posting is read, that no row of it scores above min (min
  * -INFINITY: that no row matches)? Applies when
- * every scored clause of q is a non-variable word of one field with
- * shapes (shapebound.c); not under QUARRY_NO_SHAPES=1. 1 shown, 0 not,
- * -1 with e set (out of memory, corrupt shapes). */
+ * every scored clause of q is a non-variable word, or a phrase of such
+ * words, of one field with shapes (shapebound.c); not under
+ * QUARRY_NO_SHAPES=1. A phrase's shapes and frequencies come from `a`
+ * (the query's memory limit). 1 shown, 0 not, -1 with e set (out of
+ * memory, corrupt shapes). */
 int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
-                          qr_err *e);
+                          qr_arena *a, qr_err *e);
 
 #endif

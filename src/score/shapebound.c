@@ -55,15 +55,15 @@ enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN };
 
 typedef struct leaf {
     const qr_shape_occ *occ; /* the shapes holding the word, in number order */
-    qr_shape_occ *own;       /* a phrase's: malloc'ed (freed by the caller of prepare) */
     uint32_t n, at;          /* at: the cursor of the walk over the shapes */
-    double *freq;            /* a phrase's frequency per entry of occ (malloc'ed), or NULL */
+    double *freq;            /* a phrase's frequency per entry of occ, or NULL */
     double tf;               /* in the shape being scored (0: none) */
     double w;
 } leaf;
 
 typedef struct bound {
     qr_segsearch *ss;
+    qr_arena *a; /* phrases' shapes and frequencies (the query's memory limit) */
     const qr_qweights *qw;
     qr_invfield *f; /* the scored words' field */
     const qr_shape_words *sw;
@@ -96,31 +96,21 @@ static int phrase_occ(bound *b, const qr_query *q, leaf *l, qr_err *e)
                            q->term_lens};
     if (!ps.sh || !(ps.st = qr_invfield_shape_stats(b->f, e)))
         return ps.sh ? -1 : 0;
-    const unsigned char **tok = malloc(sizeof *tok * QR_PHRASE_MAX_POS);
-    uint32_t *len = malloc(sizeof *len * QR_PHRASE_MAX_POS);
-    l->own = malloc(sizeof *l->own * nrare);
-    l->freq = malloc(sizeof *l->freq * nrare);
-    int rc = 1;
-    if (!tok || !len || !l->own || !l->freq)
-        rc = qr_errf(e, QR_E_NOMEM, "out of memory bounding a phrase by its row shapes");
-    for (uint32_t i = 0; i < nrare && rc == 1; i++) {
+    const unsigned char **tok = qr_arena_alloc(b->a, sizeof *tok * QR_PHRASE_MAX_POS);
+    uint32_t *len = qr_arena_alloc(b->a, sizeof *len * QR_PHRASE_MAX_POS);
+    qr_shape_occ *occ = qr_arena_alloc(b->a, sizeof *occ * nrare);
+    l->freq = qr_arena_alloc(b->a, sizeof *l->freq * nrare);
+    if (!tok || !len || !occ || !l->freq)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    for (uint32_t i = 0; i < nrare; i++) {
         double f;
         if (qr_phrase_shape_freq(&ps, q->offs, q->n, q->within, rare[i].shape, tok, len, &f) != 0)
-            rc = 0;
-        else if (f > 0)
-            l->own[l->n] = (qr_shape_occ){rare[i].shape, 0}, l->freq[l->n++] = f;
+            return 0;
+        if (f > 0)
+            occ[l->n] = (qr_shape_occ){rare[i].shape, 0}, l->freq[l->n++] = f;
     }
-    free(tok);
-    free(len);
-    if (rc != 1) { /* the leaf is not kept: nothing frees it later */
-        free(l->own);
-        free(l->freq);
-        l->own = NULL;
-        l->freq = NULL;
-        l->n = 0;
-    }
-    l->occ = l->own;
-    return rc;
+    l->occ = occ;
+    return 1;
 }
 
 /* Check q, find its words' shapes (leaves numbered as scorer.c numbers
@@ -161,7 +151,7 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     }
     if (b->nleaves == MAX_LEAVES || *num >= b->qw->n)
         return 0;
-    if (q->type == Q_PHRASE) { /* exact, of words none of them variable */
+    if (q->type == Q_PHRASE) { /* of words none of them variable */
         if (q->n > QR_PHRASE_MAX_WORDS)
             return 0;
         for (uint32_t i = 0; i < q->n; i++)
@@ -259,12 +249,12 @@ static int resolve_values(bound *b, qr_err *e)
 }
 
 int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
-                          qr_err *e)
+                          qr_arena *a, qr_err *e)
 {
     const char *off = getenv("QUARRY_NO_SHAPES");
     if (off && *off && strcmp(off, "0") != 0)
         return 0; /* (min -INFINITY: is there any shape the query can match?) */
-    bound b = {.ss = ss, .qw = qw};
+    bound b = {.ss = ss, .a = a, .qw = qw};
     uint32_t num = 0;
     int r = prepare(&b, q, &num, e);
     if (r > 0 && !b.f) /* (no scored word: the shapes cannot say) */
@@ -290,10 +280,6 @@ int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights
         else if (next == UINT32_MAX)
             break;
         s = next;
-    }
-    for (uint32_t i = 0; i < b.nleaves; i++) {
-        free(b.leaves[i].own);
-        free(b.leaves[i].freq);
     }
     return r;
 }

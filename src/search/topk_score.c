@@ -83,7 +83,7 @@ static int score_segment(task *k, uint32_t si)
      * is full, those where no row can match: `service:ad AND connection`) */
     int lose = sh->exhaustive
                    ? 0
-                   : qr_scorer_shapes_lose(&p->ss[si], p->q[k->t], sh->qw, applied, &k->err);
+                   : qr_scorer_shapes_lose(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
     if (lose < 0)
         return -1;
     if (lose) {

@@ -276,7 +276,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
         qr_invfield *kw = qr_segsearch_field(&ss[s], SEC_KW_SERVICE, &e);
         assert_non_null(kw);
         int exact = words_only(q) || (words_and_value(q) && kw->valshapes_map);
-        int none = qr_scorer_shapes_lose(&ss[s], q, &qw, -INFINITY, &e);
+        int none = qr_scorer_shapes_lose(&ss[s], q, &qw, -INFINITY, &a, &e);
         if (none < 0)
             fail_msg("%s: %s", text, e.msg);
         if (none ? n > 0 : n == 0 && exact && !getenv("QUARRY_NO_SHAPES"))
@@ -301,7 +301,7 @@ static void check_thresholds(qr_segment **segs, uint32_t nsegs, const char *text
                 want += hit[d] && ref[d] > min;
             /* the row shapes pass the segment over only when no row beats
              * min; for words alone, exactly then */
-            int lose = qr_scorer_shapes_lose(&ss[s], q, &qw, min, &e);
+            int lose = qr_scorer_shapes_lose(&ss[s], q, &qw, min, &a, &e);
             if (lose < 0)
                 fail_msg("%s: %s", text, e.msg);
             if (lose && want)
@@ -468,6 +468,38 @@ static void run_repeats(int one_repeat)
     tu_rmdir(dir);
 }
 
+/* A phrase's bound takes its scratch and its shapes' frequencies from the
+ * arena it is given, under that arena's limit: past it, 53200 and no
+ * answer; within it, the same answer as ever. */
+static void test_phrase_bound_under_memory_limit(void **st)
+{
+    (void)st;
+    qr_arena qa, small, big;
+    qr_arena_init(&qa, 1 << 16, 0);
+    qr_arena_init(&small, 4096, 16384);
+    qr_arena_init(&big, 1 << 16, 0);
+    qr_err e;
+    const char *text = "\"failed to place order\"";
+    qr_query *q = qr_query_parse(text, strlen(text), &qa, &e);
+    assert_non_null(q);
+    qr_segsearch ss;
+    qr_segsearch_init(&ss, tb.segs[0]);
+    qr_qweights qw;
+    assert_int_equal(qr_qweights_compute(&qw, &ss, 1, q, &qa, NULL, NULL, 1, &e), 0);
+    qr_err_clear(&e);
+    assert_int_equal(qr_scorer_shapes_lose(&ss, q, &qw, -INFINITY, &small, &e), -1);
+    assert_string_equal(e.code, QR_E_NOMEM);
+    /* the segment has rows holding the phrase: not passed over without a
+     * threshold, passed over above the best score there is */
+    assert_int_equal(qr_scorer_shapes_lose(&ss, q, &qw, -INFINITY, &big, &e), 0);
+    assert_int_equal(qr_scorer_shapes_lose(&ss, q, &qw, 1e9, &big, &e), 1);
+    qr_segsearch_close(&ss);
+    qr_query_release(q);
+    qr_arena_free(&small);
+    qr_arena_free(&big);
+    qr_arena_free(&qa);
+}
+
 static void test_pruned_equals_exhaustive_with_repeats(void **st)
 {
     (void)st;
@@ -593,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_pruned_equals_exhaustive_with_ties),
         cmocka_unit_test(test_pruned_equals_exhaustive_with_repeats),
         cmocka_unit_test(test_or_of_words_no_row_shares),
+        cmocka_unit_test(test_phrase_bound_under_memory_limit),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
