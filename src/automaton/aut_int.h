@@ -72,7 +72,5 @@ void aut_describe(char *out, size_t cap, const char *kind, const char *p, size_t
  * copied, the caller still frees it. `desc` names the pattern in later
  * messages. NULL with QR_E_NOMEM in e when memory runs out. */
 qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err *e);
-/* Narrow the bounds qr_aut_cp_bounds reports (the front ends that know). */
-void aut_set_cp_bounds(qr_aut *a, uint32_t lo, uint32_t hi);
 
 #endif

@@ -129,11 +129,36 @@ int qr_aut_matches(qr_aut *a, const char *s, size_t n);
  * 1024 bytes (a longer one is cut, which is still a valid seek key). */
 size_t qr_aut_literal_prefix(const qr_aut *a, const char **p);
 
-/* Bounds on the code point length of every accepted term (lo <= length <=
- * hi): a fuzzy automaton's are the term's length -+ its edits, others'
- * 0 and UINT32_MAX. The dictionary orders terms by that length first, so
- * a walk reads only the lengths within. */
-void qr_aut_cp_bounds(const qr_aut *a, uint32_t *lo, uint32_t *hi);
+/* Lengths. The dictionary orders terms by their length in code points
+ * (bytes that are not UTF-8 continuation bytes 0x80..0xBF, whatever the
+ * bytes) first, so a walk takes one length at a time and, knowing it, can
+ * drop every prefix no accepted term of that length starts with: /c.che/
+ * reads only 5-character terms, cahce~1 at length 4 only those starting
+ * with what a deletion leaves ("a", "c"), not every hex piece of an id.
+ * Lengths are tracked up to QR_AUT_LEN_MAX code points (no term is longer:
+ * QR_MAX_TERM bytes); none above is ever reported. A pattern too large for
+ * its lengths to be worked out (many thousands of NFA states) reports every
+ * length 0..QR_AUT_LEN_MAX for every live state: walks are then as without.
+ *
+ * 1 when some accepted term goes on from the bytes that led to s with
+ * exactly `cps` more code points; 0 when none does (always for s = 0). */
+#define QR_AUT_LEN_MAX 255u
+int qr_aut_can_end(const qr_aut *a, qr_aut_state s, uint32_t cps);
+/* The smallest cps >= from for which qr_aut_can_end(a, s, cps), or
+ * UINT32_MAX when there is none: from the start state, the next term
+ * length the walk needs. */
+uint32_t qr_aut_next_len(const qr_aut *a, qr_aut_state s, uint32_t from);
+/* qr_aut_walk for a term of `len` code points: cps[0] holds those before
+ * bytes[0]; stores the state after byte i in out[i] and the code points so
+ * far in cps[i + 1]; stops at the first state that is dead or can no
+ * longer end in `len` (returns its i), else returns n. */
+size_t qr_aut_walk_ending(qr_aut *a, qr_aut_state s, const unsigned char *bytes, size_t n,
+                          uint32_t len, qr_aut_state *out, uint32_t *cps);
+/* As qr_aut_next_byte, for a term that has `cps` code points left after
+ * the bytes that led to s: the smallest byte b >= from whose state can end
+ * with the code points left after b (cps - 1, or cps for a continuation
+ * byte). -1 when none. */
+int qr_aut_next_byte_ending(qr_aut *a, qr_aut_state s, unsigned from, uint32_t cps);
 
 /* 0 while every step so far was exact. -1 with `e` filled (QR_E_TOO_LONG)
  * once a step could not build a state within the cache limit and returned 0

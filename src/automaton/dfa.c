@@ -2,9 +2,13 @@
  * a front end's NFA (CSR adjacency, liveness, byte classes), the lazily
  * built DFA and its bounded cache, and the literal prefix.
  *
- * DFA layout: one row of (ncls + 1) uint32 per DFA state in `trans`; entries
- * 0..ncls-1 hold the next state per byte class (AUT_UNK until computed),
- * entry ncls holds flags (bit 0 = accepting). A state id is its row offset,
+ * DFA layout: one row of (ncls + 1 + LEN_WORDS) uint32 per DFA state in
+ * `trans`; entries 0..ncls-1 hold the next state per byte class (AUT_UNK
+ * until computed), entry ncls holds flags (bit 0 = accepting), the last
+ * LEN_WORDS the state's lengths: bit r set when some accepted term goes
+ * on from it with exactly r more code points (see qr_aut_can_end; the
+ * union of its NFA states', found once per automaton by a fixpoint over
+ * the NFA, nfa_lengths). A state id is its row offset,
  * so a step is trans[s + cls[byte]]; row 0 is the dead state, all zeros.
  * A DFA state stands for a sorted set of NFA states, keeping only live ones
  * (an accepting state is reachable) that have byte edges or accept: the
@@ -24,6 +28,10 @@
 #define NF_LIVE    2u
 #define NF_KEEP    4u
 #define PREFIX_MAX 1024
+#define LEN_WORDS  8u /* 256 bits: code point counts 0..QR_AUT_LEN_MAX */
+/* edge visits nfa_lengths may spend before it gives up (every length is
+ * then taken as possible: no pruning, still exact matching): a few ms */
+#define LEN_BUDGET (1u << 20)
 
 struct qr_aut {
     /* NFA, adjacency in CSR form */
@@ -36,7 +44,7 @@ struct qr_aut {
     uint8_t *nflag;
     /* byte classes: bytes no edge tells apart share a class */
     uint8_t cls[256];
-    uint32_t ncls, w; /* w = ncls + 1 = row width */
+    uint32_t ncls, w; /* w = ncls + 1 + LEN_WORDS = row width */
     uint8_t rep[256]; /* a byte of each class (its first: classes are ranges) */
     uint8_t run_end[256]; /* the last byte of each byte's class */
     uint16_t csize[256];
@@ -60,9 +68,11 @@ struct qr_aut {
     /* scratch for closures, nn entries each */
     uint32_t *mark, gen;
     uint32_t *stk, *tmp;
+    /* per NFA state, LEN_WORDS words: the code point counts of its accepted
+     * continuations; NULL when not computed (too large a pattern) */
+    uint32_t *nlen;
     char prefix[PREFIX_MAX];
     size_t nprefix;
-    uint32_t cp_lo, cp_hi; /* accepted terms' code point lengths */
     char desc[160];
 };
 
@@ -160,6 +170,11 @@ static uint32_t dfa_state(qr_aut *a, const uint32_t *s, uint32_t n)
     for (uint32_t c = 0; c < a->ncls; c++)
         row[c] = AUT_UNK;
     row[a->ncls] = flags;
+    uint32_t *lens = row + a->ncls + 1;
+    memset(lens, a->nlen ? 0 : 0xff, LEN_WORDS * sizeof *lens);
+    for (uint32_t i = 0; a->nlen && i < n; i++)
+        for (uint32_t k = 0; k < LEN_WORDS; k++)
+            lens[k] |= a->nlen[(size_t)s[i] * LEN_WORDS + k];
     memcpy(a->pool + a->npool, s, n * sizeof *s);
     a->ds[r] = (struct dstate){(uint32_t)a->npool, n, h};
     a->npool += n;
@@ -329,16 +344,65 @@ size_t qr_aut_literal_prefix(const qr_aut *a, const char **p)
     return a->nprefix;
 }
 
-void qr_aut_cp_bounds(const qr_aut *a, uint32_t *lo, uint32_t *hi)
+static inline int can_end(const qr_aut *a, qr_aut_state s, uint32_t cps)
 {
-    *lo = a->cp_lo;
-    *hi = a->cp_hi;
+    if (cps > QR_AUT_LEN_MAX)
+        return 0;
+    return (int)(a->trans[s + a->ncls + 1 + (cps >> 5)] >> (cps & 31) & 1);
 }
 
-void aut_set_cp_bounds(qr_aut *a, uint32_t lo, uint32_t hi)
+int qr_aut_can_end(const qr_aut *a, qr_aut_state s, uint32_t cps) { return can_end(a, s, cps); }
+
+/* A byte's code point weight: 0 for a UTF-8 continuation byte, else 1 (as
+ * the dictionary counts code points). */
+static inline uint32_t byte_cps(unsigned b) { return (b & 0xC0u) != 0x80u; }
+
+size_t qr_aut_walk_ending(qr_aut *a, qr_aut_state s, const unsigned char *bytes, size_t n,
+                          uint32_t len, qr_aut_state *out, uint32_t *cps)
 {
-    a->cp_lo = lo;
-    a->cp_hi = hi;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = a->trans[s + a->cls[bytes[i]]];
+        if (__builtin_expect(t == AUT_UNK, 0))
+            t = step_slow(a, s, bytes[i]);
+        uint32_t c = cps[i] + byte_cps(bytes[i]);
+        out[i] = t;
+        cps[i + 1] = c;
+        if (!t || c > len || !can_end(a, t, len - c))
+            return i;
+        s = t;
+    }
+    return n;
+}
+
+uint32_t qr_aut_next_len(const qr_aut *a, qr_aut_state s, uint32_t from)
+{
+    const uint32_t *lens = a->trans + s + a->ncls + 1;
+    for (uint32_t k = from >> 5; from <= QR_AUT_LEN_MAX && k < LEN_WORDS; k++) {
+        uint32_t w = lens[k] & (k == from >> 5 ? ~0u << (from & 31) : ~0u);
+        if (w)
+            return k * 32 + (uint32_t)__builtin_ctz(w);
+    }
+    return UINT32_MAX;
+}
+
+int qr_aut_next_byte_ending(qr_aut *a, qr_aut_state s, unsigned from, uint32_t cps)
+{
+    if (!s)
+        return -1;
+    /* one step per run of bytes of one class and one weight */
+    for (unsigned b = from; b < 256;) {
+        unsigned end = a->run_end[b], wend = b < 0x80 ? 0x7F : b < 0xC0 ? 0xBF : 0xFF;
+        if (end > wend)
+            end = wend;
+        uint32_t w = byte_cps(b);
+        if (w <= cps) {
+            qr_aut_state t = qr_aut_step(a, s, (unsigned char)b);
+            if (t && can_end(a, t, cps - w))
+                return (int)b;
+        }
+        b = end + 1u;
+    }
+    return -1;
 }
 
 int qr_aut_error(const qr_aut *a, qr_err *e)
@@ -378,6 +442,7 @@ void qr_aut_free(qr_aut *a)
     free(a->poff);
     free(a->pto);
     free(a->nflag);
+    free(a->nlen);
     free(a->trans);
     free(a->ds);
     free(a->pool);
@@ -457,6 +522,116 @@ static int mark_live(qr_aut *a, const aut_nfa *n)
     return 0;
 }
 
+/* out |= what an edge from a state to one with lengths in[] gives it:
+ * in[] shifted by one where a byte of the edge starts a code point
+ * (lead), as it is where one continues it (0x80..0xBF) or for an epsilon
+ * edge (same); a byte edge may hold both kinds. */
+static void len_edge(uint32_t *out, const uint32_t *in, int lead, int same)
+{
+    for (uint32_t k = 0; k < LEN_WORDS; k++) {
+        uint32_t v = same ? in[k] : 0;
+        if (lead)
+            v |= in[k] << 1 | (k ? in[k - 1] >> 31 : 0);
+        out[k] |= v;
+    }
+}
+
+/* Lengths: for every NFA state, the code point counts 0..QR_AUT_LEN_MAX of
+ * the accepted strings that go on from it. The least fixpoint of
+ *   L(q) = {0 if q accepts} | L(p) over epsilon edges q -> p
+ *          | L(p) + 1 over a byte edge of lead bytes | L(p) over one of
+ *          continuation bytes,
+ * found by passes over the states in DFS postorder (successors first), so
+ * an acyclic NFA (a fuzzy term's, most regexps') is done in one pass and
+ * checked by a second; a loop adds at least one length a pass. Past
+ * LEN_BUDGET edge visits (a pattern of thousands of states with loops) it
+ * gives up and leaves a->nlen NULL: every length possible. -1 when out of
+ * memory. */
+static int nfa_lengths(qr_aut *a)
+{
+    uint32_t nn = a->nn;
+    uint32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
+    uint32_t *stk = malloc(((size_t)nn + 1) * sizeof *stk);
+    uint32_t *next = malloc(((size_t)nn + 1) * sizeof *next); /* DFS: next edge to follow */
+    uint8_t *seen = calloc((size_t)nn + 1, 1);
+    uint32_t *L = calloc((size_t)nn * LEN_WORDS + 1, sizeof *L);
+    int rc = -1;
+    if (!order || !stk || !next || !seen || !L)
+        goto out;
+    /* postorder over byte and epsilon edges (edge k < nb: byte, else epsilon) */
+    uint32_t no = 0;
+    for (uint32_t root = 0; root < nn; root++) {
+        if (seen[root])
+            continue;
+        uint32_t ns = 0;
+        stk[ns++] = root;
+        seen[root] = 1;
+        next[root] = 0;
+        while (ns) {
+            uint32_t q = stk[ns - 1], nb = a->eoff[q + 1] - a->eoff[q];
+            uint32_t deg = nb + (a->poff[q + 1] - a->poff[q]);
+            if (next[q] == deg) {
+                order[no++] = q;
+                ns--;
+                continue;
+            }
+            uint32_t k = next[q]++;
+            uint32_t p = k < nb ? a->eto[a->eoff[q] + k] : a->pto[a->poff[q] + (k - nb)];
+            if (!seen[p]) {
+                seen[p] = 1;
+                next[p] = 0;
+                stk[ns++] = p;
+            }
+        }
+    }
+    size_t spent = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (uint32_t i = 0; i < no; i++) {
+            uint32_t q = order[i], *lq = L + (size_t)q * LEN_WORDS, v[LEN_WORDS] = {0};
+            v[0] = (a->nflag[q] & NF_ACCEPT) != 0;
+            int loop = 0; /* a byte edge back to q that starts a code point */
+            for (uint32_t k = a->eoff[q]; k < a->eoff[q + 1]; k++) {
+                uint8_t lo = a->elo[k], hi = a->ehi[k];
+                int lead = lo < 0x80 || hi > 0xBF, cont = lo <= 0xBF && hi >= 0x80;
+                loop |= a->eto[k] == q && lead;
+                len_edge(v, L + (size_t)a->eto[k] * LEN_WORDS, lead, cont);
+            }
+            for (uint32_t k = a->poff[q]; k < a->poff[q + 1]; k++)
+                len_edge(v, L + (size_t)a->pto[k] * LEN_WORDS, 0, 1);
+            if (loop) { /* q -> q again and again: every length from its least on */
+                uint32_t k = 0;
+                while (k < LEN_WORDS && !v[k])
+                    k++;
+                if (k < LEN_WORDS) {
+                    v[k] |= ~0u << __builtin_ctz(v[k]);
+                    while (++k < LEN_WORDS)
+                        v[k] = ~0u;
+                }
+            }
+            if (memcmp(v, lq, sizeof v) != 0) {
+                memcpy(lq, v, sizeof v);
+                changed = 1;
+            }
+            spent += 1 + (a->eoff[q + 1] - a->eoff[q]) + (a->poff[q + 1] - a->poff[q]);
+        }
+        if (spent > LEN_BUDGET) { /* give up: no pruning by length */
+            rc = 0;
+            goto out;
+        }
+    }
+    a->nlen = L;
+    L = NULL;
+    rc = 0;
+out:
+    free(order);
+    free(stk);
+    free(next);
+    free(seen);
+    free(L);
+    return rc;
+}
+
 static void make_classes(qr_aut *a, const aut_nfa *n)
 {
     uint8_t bound[257] = {0};
@@ -473,7 +648,7 @@ static void make_classes(qr_aut *a, const aut_nfa *n)
         a->csize[c]++;
     }
     a->ncls = c + 1;
-    a->w = a->ncls + 1;
+    a->w = a->ncls + 1 + LEN_WORDS;
     for (int b = 255, end = 255; b >= 0; b--) {
         a->run_end[b] = (uint8_t)end;
         if (b && a->cls[b - 1] != a->cls[b])
@@ -531,7 +706,7 @@ qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err 
         if (n->accept[q] || a->eoff[q + 1] > a->eoff[q])
             a->nflag[q] |= NF_KEEP;
     }
-    if (mark_live(a, n))
+    if (mark_live(a, n) || nfa_lengths(a))
         goto oom;
     make_classes(a, n);
     /* the dead row */
@@ -554,8 +729,6 @@ qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err 
         goto oom;
     find_literal_prefix(a);
     a->overflow = 0; /* the prefix is an optimisation; walks start clean */
-    a->cp_lo = 0;
-    a->cp_hi = UINT32_MAX;
     return a;
 oom:
     qr_aut_free(a);

@@ -82,8 +82,6 @@ qr_aut *qr_aut_fuzzy(const char *term, size_t n, unsigned max_edits, qr_err *e)
         qr_errf(e, QR_E_NOMEM, "%s: out of memory", desc);
     else
         a = aut_from_nfa(&nfa, S0, desc, e);
-    if (a) /* k edits change the length by k code points at most */
-        aut_set_cp_bounds(a, (uint32_t)(m > k ? m - k : 0), (uint32_t)(m + k));
     aut_nfa_free(&nfa);
     return a;
 }

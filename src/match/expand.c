@@ -66,16 +66,21 @@ int mt_termset_add(termset *s, const qr_terminfo *ti)
     return 0;
 }
 
-/* The smallest string > term[0..d] (d = where the automaton died on term)
- * that the automaton can still continue: the same first `depth` bytes and
- * a next byte above term[depth] with a live transition from st[depth],
- * backing up a byte when there is none. Never backs into the literal
- * prefix (`keep` bytes). Returns its length in out, 0 when none is left. */
-static size_t next_live(qr_aut *aut, const qr_aut_state *st, const char *term, size_t d,
-                        size_t keep, char *out)
+/* The smallest string > term[0..d] (d = where the walk left term) that
+ * the automaton can still continue to an accepted term of `len` code
+ * points: the same first `depth` bytes and a next byte above term[depth]
+ * whose state can end in the code points left (cp[depth]: those of the
+ * first depth bytes), backing up a byte when there is none. Never backs
+ * into the literal prefix (`keep` bytes). Returns its length in out, 0
+ * when none is left. */
+static size_t next_live(qr_aut *aut, const qr_aut_state *st, const uint32_t *cp, uint32_t len,
+                        const char *term, size_t d, size_t keep, char *out)
 {
     for (size_t depth = d + 1; depth-- > keep;) {
-        int c = qr_aut_next_byte(aut, st[depth], (unsigned char)term[depth] + 1u);
+        int c = cp[depth] <= len
+                    ? qr_aut_next_byte_ending(aut, st[depth], (unsigned char)term[depth] + 1u,
+                                              len - cp[depth])
+                    : -1;
         if (c >= 0) {
             memcpy(out, term, depth);
             out[depth] = (char)c;
@@ -113,23 +118,27 @@ static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
 /* Walk f's dictionary with automaton `aut`, collecting accepted terms
  * (Lucene's automaton intersection). The dictionary orders terms by code
  * point length, then bytes; the walk takes the lengths the automaton can
- * accept one after the other, and within one it is the classic walk. st[i]
- * is the state after the first i bytes of the last term walked; a new term
+ * accept one after the other (qr_aut_next_len), and within one it is the
+ * classic walk, knowing the length: st[i] is the state after the first i
+ * bytes of the last term walked, cp[i] their code points; a new term
  * re-walks only from the prefix it shares with it. When the automaton dies
- * at byte d of a term, the walk seeks straight to the next string the
- * automaton can continue (a live byte above term[d], else above term[d-1],
- * ...), so a dead prefix costs one seek, not a walk over its terms. */
+ * at byte d of a term, or can no longer end in the term's length, and the
+ * next term starts with the same d + 1 bytes, the walk seeks straight to
+ * the next string it can continue to that length (a byte above term[d]
+ * that can, else above term[d-1], ...), so a dead prefix costs one seek,
+ * not a walk over its terms. */
 static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, termset *out,
                   qr_err *e)
 {
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
-    uint32_t len, len_hi;
-    qr_aut_cp_bounds(aut, &len, &len_hi);
     qr_aut_state st[QR_MAX_TERM + 1];
+    uint32_t cp[QR_MAX_TERM + 1];
     size_t valid = 0; /* st[0..valid] are states of the previous term's prefix */
     st[0] = qr_aut_start(aut);
-    if (!st[0])
+    cp[0] = 0;
+    uint32_t len = qr_aut_next_len(aut, st[0], 0);
+    if (len == UINT32_MAX)
         return 0;
     qr_titer it;
     int r = qr_tdict_seek_at(&f->dict, &it, len, lit, litn, e);
@@ -140,9 +149,17 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         if (mt_tick(ss, e) != 0)
             return -1;
         uint32_t cur = qr_titer_cpl(&it);
-        if (cur > len_hi)
-            break; /* longer than any match */
-        len = cur;
+        if (cur != len) { /* into longer terms: on to the next length the automaton takes */
+            uint32_t want = qr_aut_next_len(aut, st[0], cur);
+            if (want == UINT32_MAX)
+                break;
+            len = want;
+            if (want != cur) {
+                r = qr_titer_seek_at(&it, len, lit, litn, e);
+                shared = valid = 0;
+                continue;
+            }
+        }
         /* every step must move forward: on a damaged dictionary whose order
          * is broken a seek could land back on a term already walked */
         if (it.blk < at_blk || (it.blk == at_blk && it.in_blk <= at_in))
@@ -151,9 +168,11 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         at_in = it.in_blk;
         int lv = litn ? vs_literal(&it, lit, litn) : 0;
         if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
-            if (len == UINT32_MAX)
+            uint32_t want = lv < 0 ? len : qr_aut_next_len(aut, st[0], len + 1);
+            if (want == UINT32_MAX)
                 break;
-            r = qr_titer_seek_at(&it, lv < 0 ? len : len + 1, lit, litn, e);
+            len = want;
+            r = qr_titer_seek_at(&it, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }
@@ -169,11 +188,10 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
             }
         }
         size_t depth = shared < valid ? shared : valid, dead = SIZE_MAX;
-        for (size_t i = depth; i < it.len; i++)
-            if (!(st[i + 1] = qr_aut_step(aut, st[i], (unsigned char)it.term[i]))) {
-                dead = i;
-                break;
-            }
+        size_t live = qr_aut_walk_ending(aut, st[depth], (const unsigned char *)it.term + depth,
+                                         it.len - depth, len, st + depth + 1, cp + depth);
+        if (live < it.len - depth)
+            dead = depth + live;
         if (dead == SIZE_MAX) {
             valid = it.len;
             if (qr_aut_accepts(aut, st[it.len])) {
@@ -189,18 +207,33 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
             shared = it.shared;
             continue;
         }
+        /* dead at byte `dead`: the next term is often past the dead
+         * prefix already (it shares at most `dead` bytes with this one),
+         * and the walk goes on from it; a seek pays only when terms start
+         * with the dead prefix (a run of hex pieces, say), and then the
+         * next term's first dead + 1 bytes are this one's */
+        valid = dead;
+        r = qr_titer_next(&it, e);
+        if (r != 1)
+            continue;
+        if (it.shared <= dead) {
+            shared = it.shared;
+            continue;
+        }
         char target[QR_MAX_TERM + 1];
-        size_t tn = next_live(aut, st, it.term, dead, litn, target);
+        size_t tn = next_live(aut, st, cp, len, it.term, dead, litn, target);
         if (tn == 0) { /* nothing more of this length can be accepted */
-            if (len == UINT32_MAX)
+            uint32_t want = qr_aut_next_len(aut, st[0], len + 1);
+            if (want == UINT32_MAX)
                 break;
-            r = qr_titer_seek_at(&it, len + 1, lit, litn, e);
+            len = want;
+            r = qr_titer_seek_at(&it, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }
         r = qr_titer_seek_at(&it, len, target, tn, e);
-        /* st[0..tn-1] hold for target's first tn-1 bytes: keep those the
-         * found term shares with it */
+        /* st[0..tn-1] and cp[0..tn-1] hold for target's first tn-1 bytes:
+         * keep those the found term shares with it */
         shared = 0;
         while (r == 1 && shared < tn - 1 && shared < it.len && it.term[shared] == target[shared])
             shared++;
@@ -210,6 +243,8 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         return -1;
     return qr_aut_error(aut, e);
 }
+
+_Static_assert(QR_MAX_TERM <= QR_AUT_LEN_MAX, "a term's length is one the automata track");
 
 qr_it *mt_union_of(qr_segsearch *ss, qr_invfield *f, termset *ts, qr_arena *a, qr_err *e)
 {

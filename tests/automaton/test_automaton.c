@@ -1394,6 +1394,195 @@ static void test_sorted_walk_with_pruning(void **st)
     }
 }
 
+/* ---- lengths: what a dictionary walk that knows a term's length prunes by ---- */
+
+/* A small alphabet of one-, two- and three-byte characters that holds a
+ * representative of every class the patterns below tell apart. */
+static const char *const LALPHA[] = {"a", "b", "c", "e", "h", "x", "0", "é", "日"};
+#define NLALPHA (sizeof LALPHA / sizeof *LALPHA)
+
+/* The automaton of pattern i of the length tests. */
+static qr_aut *len_pattern(int i, qr_err *e)
+{
+    static const char *const re[] = {"c.che", "ab|ba*",  "(ab)*c?", "é.{2,3}",     "[0-9]{1,2}x",
+                                     ".*e",   "a.*b.*c", "日+|x",   "(a|é)(b|日)?"};
+    int nre = (int)(sizeof re / sizeof *re);
+    if (i < nre)
+        return qr_aut_regexp(re[i], strlen(re[i]), e);
+    switch (i - nre) {
+    case 0:
+        return qr_aut_like("%he", 3, e);
+    case 1:
+        return qr_aut_like("c_%e", 4, e);
+    case 2:
+        return qr_aut_fuzzy("cahce", 5, 1, e);
+    case 3:
+        return qr_aut_fuzzy("caé", 4, 2, e);
+    case 4:
+        return qr_aut_fuzzy("a", 1, 1, e);
+    case 5:
+        return qr_aut_prefix("ca", 2, e);
+    case 6:
+        return qr_aut_prefix("\xc3", 1, e); /* a prefix that ends inside é */
+    default:
+        return NULL;
+    }
+}
+
+/* The alphabet strings of k characters, numbered 0..NLALPHA^k - 1. */
+static size_t len_string(unsigned k, unsigned num, char *o)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < k; i++, num /= NLALPHA) {
+        const char *c = LALPHA[num % NLALPHA];
+        memcpy(o + n, c, strlen(c));
+        n += strlen(c);
+    }
+    return n;
+}
+
+/* qr_aut_can_end of every state reached by an alphabet prefix u (up to 2
+ * characters) equals whether some alphabet continuation v of exactly r
+ * characters makes u v an accepted term, for r = 0..4; qr_aut_next_len
+ * agrees with it. Both ways: a 0 would lose matches, a 1 lose pruning. */
+static void test_lengths_exact(void **st)
+{
+    (void)st;
+    qr_err e;
+    for (int pi = 0;; pi++) {
+        qr_aut *a = len_pattern(pi, &e);
+        if (!a)
+            break;
+        unsigned pw = 1;
+        for (unsigned ku = 0; ku <= 2; ku++, pw *= NLALPHA)
+            for (unsigned u = 0; u < pw; u++) {
+                char buf[64];
+                size_t un = len_string(ku, u, buf);
+                qr_aut_state s = qr_aut_start(a);
+                for (size_t i = 0; i < un && s; i++)
+                    s = qr_aut_step(a, s, (unsigned char)buf[i]);
+                unsigned vw = 1;
+                for (unsigned r = 0; r <= 4; r++, vw *= NLALPHA) {
+                    int want = 0;
+                    for (unsigned v = 0; v < vw && !want; v++) {
+                        size_t vn = len_string(r, v, buf + un);
+                        want = qr_aut_matches(a, buf, un + vn);
+                    }
+                    if (qr_aut_can_end(a, s, r) != want)
+                        fail_msg("pattern %d, prefix %u of %u chars, %u more: can_end %d, "
+                                 "enumeration %d",
+                                 pi, u, ku, r, qr_aut_can_end(a, s, r), want);
+                    uint32_t nl = qr_aut_next_len(a, s, r);
+                    assert_true(nl >= r);
+                    if (want)
+                        assert_int_equal(nl, r);
+                    else
+                        assert_true(nl == UINT32_MAX || qr_aut_can_end(a, s, nl));
+                }
+                assert_int_equal(qr_aut_can_end(a, s, QR_AUT_LEN_MAX + 1), 0);
+            }
+        assert_int_equal(qr_aut_error(a, &e), 0);
+        qr_aut_free(a);
+    }
+}
+
+/* qr_aut_next_byte_ending against trying all 256 bytes, from states
+ * reached by random prefixes (malformed bytes included), for every `from`
+ * and code points left 0..5: the byte runs it steps over split classes
+ * where lead and continuation bytes meet (the prefix automaton's one class
+ * of every byte). qr_aut_walk_ending against stepping one byte at a time. */
+static void test_next_byte_ending(void **st)
+{
+    (void)st;
+    qr_err e;
+    for (int pi = 0;; pi++) {
+        qr_aut *a = len_pattern(pi, &e);
+        if (!a)
+            break;
+        for (int trial = 0; trial < 60; trial++) {
+            unsigned char p[16];
+            size_t n = rand_string(p, 4, 1);
+            qr_aut_state s = qr_aut_start(a);
+            for (size_t i = 0; i < n && s; i++)
+                s = qr_aut_step(a, s, p[i]);
+            for (uint32_t left = 0; left <= 5; left++)
+                for (unsigned from = 0; from <= 256; from += 1 + rn(7)) {
+                    int want = -1;
+                    for (unsigned b = from; b < 256 && want < 0; b++) {
+                        uint32_t w = (b & 0xC0) != 0x80;
+                        qr_aut_state t = qr_aut_step(a, s, (unsigned char)b);
+                        if (w <= left && t && qr_aut_can_end(a, t, left - w))
+                            want = (int)b;
+                    }
+                    assert_int_equal(qr_aut_next_byte_ending(a, s, from, left), want);
+                }
+            /* the walk of a random term of its own length */
+            unsigned char t[16];
+            size_t tn = rand_string(t, 6, 1);
+            uint32_t len = 0;
+            for (size_t i = 0; i < tn; i++)
+                len += (t[i] & 0xC0) != 0x80;
+            qr_aut_state out[17], one = qr_aut_start(a);
+            uint32_t cps[18] = {0};
+            size_t live = qr_aut_walk_ending(a, qr_aut_start(a), t, tn, len, out, cps);
+            size_t want = tn;
+            uint32_t c = 0;
+            for (size_t i = 0; i < tn; i++) {
+                one = qr_aut_step(a, one, t[i]);
+                c += (t[i] & 0xC0) != 0x80;
+                assert_int_equal(cps[i + 1], c);
+                if (!one || !qr_aut_can_end(a, one, len - c)) {
+                    want = i;
+                    break;
+                }
+                assert_int_equal(out[i], one);
+            }
+            assert_int_equal(live, want);
+            if (live == tn && tn) /* it can end in its own length: it is accepted */
+                assert_int_equal(qr_aut_accepts(a, out[tn - 1]), qr_aut_matches(a, (char *)t, tn));
+        }
+        qr_aut_free(a);
+    }
+}
+
+/* Lengths of large patterns: loops and thousands of states are worked out
+ * exactly within the budget; one past it (a loop that needs a pass per
+ * length behind 1000 optional characters) still matches exactly and
+ * reports every length of a live state: no pruning, nothing lost. */
+static void test_lengths_of_large_patterns(void **st)
+{
+    (void)st;
+    qr_err e;
+    const char *big = "((.|日){1,120}é){1,8}x";
+    qr_aut *a = qr_aut_regexp(big, strlen(big), &e);
+    assert_non_null(a);
+    qr_aut_state s = qr_aut_start(a);
+    for (uint32_t r = 0; r <= QR_AUT_LEN_MAX; r++) /* "a..aéx" of every length from 3 */
+        assert_int_equal(qr_aut_can_end(a, s, r), r >= 3);
+    qr_aut_free(a);
+    a = qr_aut_regexp("z((ab){1,500}x)*", 16, &e);
+    s = qr_aut_start(a);
+    /* z, then pieces of 2k + 1 (k >= 1) characters: odd sums from 3, even
+     * ones from 6 */
+    for (uint32_t r = 0; r <= QR_AUT_LEN_MAX; r++)
+        assert_int_equal(qr_aut_can_end(a, s, r),
+                         r == 1 || (r % 2 == 0 && r >= 4) || (r % 2 == 1 && r >= 7));
+    qr_aut_free(a);
+    const char *past = ".{0,1000}(ab)*z";
+    a = qr_aut_regexp(past, strlen(past), &e);
+    assert_non_null(a);
+    s = qr_aut_start(a);
+    for (uint32_t r = 0; r <= QR_AUT_LEN_MAX; r++)
+        assert_int_equal(qr_aut_can_end(a, s, r), 1);
+    assert_int_equal(qr_aut_next_len(a, s, 0), 0);
+    assert_true(qr_aut_matches(a, "z", 1));
+    assert_true(qr_aut_matches(a, "qabz", 4));
+    assert_false(qr_aut_matches(a, "", 0));
+    assert_false(qr_aut_matches(a, "zq", 2));
+    assert_int_equal(qr_aut_can_end(a, 0, 0), 0);
+    qr_aut_free(a);
+}
+
 int main(void)
 {
     const char *seed = getenv("QR_TEST_SEED"); /* to explore more: QR_TEST_SEED=n */
@@ -1412,6 +1601,9 @@ int main(void)
         cmocka_unit_test(test_utf8_ranges_exact),
         cmocka_unit_test(test_cache_limit),
         cmocka_unit_test(test_sorted_walk_with_pruning),
+        cmocka_unit_test(test_lengths_exact),
+        cmocka_unit_test(test_next_byte_ending),
+        cmocka_unit_test(test_lengths_of_large_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
