@@ -6,7 +6,7 @@
 CC      ?= cc
 CSTD    := -std=gnu11
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-DEPS_LIBS := -lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lunistring -lssl -lcrypto -lpthread -lm
+DEPS_LIBS := -lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm
 INC     := -Isrc -Ibuild/gen
 # the tests' independent oracle for GROUP BY answers; libpq for the server's client tests
 TEST_LIBS := -lsqlite3 -lpq

@@ -18,7 +18,7 @@ if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
 fi
 
 CFLAGS=(-std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Isrc -Ibuild/gen)
-LIBS=(-lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lunistring -lssl -lcrypto -lpthread -lm)
+LIBS=(-lpg_query -lprotobuf-c -lmicrohttpd -lz -lzstd -lxxhash -lunistring -lssl -lcrypto -lpthread -lm)
 shopt -s nullglob
 # the generated OTLP messages too (make fuzz makes them first)
 lib_src=($(ls src/*/*.c | grep -v "^src/cli/") build/gen/http/otlp_logs.pb-c.c)
