@@ -100,7 +100,10 @@ static void mark_shapes(shape_marks *m, const char *t, size_t n)
     uint32_t cnt;
     const qr_shape_occ *o = qr_shape_words_find(m->sw, t, n, &cnt);
     for (uint32_t i = 0; i < cnt; i++)
-        m->mark[o[i].shape] = 1;
+        if (!m->mark[o[i].shape]) { /* a shape's rows counted once */
+            m->mark[o[i].shape] = 1;
+            m->marked_rows += m->rows[o[i].shape];
+        }
 }
 
 /* Where term (of the walk's current length) stands against the literal
@@ -343,9 +346,8 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     /* the words' shapes and the shapes' rows, not the shapes' text */
     if (qr_invfield_load_shape_words(f, e) != 0 || qr_invfield_load_shape_rows(f, e) != 0)
         return -1;
-    shape_marks m = {qr_invfield_shape_words(f), NULL, 0};
-    const uint32_t *rows = qr_invfield_shape_rows(f);
-    if (!m.sw || !rows)
+    shape_marks m = {qr_invfield_shape_words(f), NULL, qr_invfield_shape_rows(f), 0, 0};
+    if (!m.sw || !m.rows)
         return 0;
     uint32_t k = m.sw->k;
     qr_aut *aut = node_aut(ss, q, e);
@@ -361,9 +363,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         if (pn)
             pn->terms += ts.n;
         if (!m.variable) { /* a row holds a matched word iff its shape does */
-            uint64_t n = 0, gone = 0;
-            for (uint32_t j = 1; j <= k; j++)
-                n += m.mark[j] ? rows[j] : 0;
+            uint64_t n = m.marked_rows, gone = 0;
             ss->terms_expanded += ts.n;
             if (mt_deleted_marked(ss, f, m.mark, &gone, e) != 0) {
                 rc = -1;

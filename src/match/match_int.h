@@ -95,7 +95,9 @@ static inline int bm_add_iter(uint64_t *dst, qr_it *it, uint32_t rows)
  * any shape: the marks cannot say). */
 typedef struct shape_marks {
     const qr_shape_words *sw;
-    uint8_t *mark; /* [k + 1] */
+    uint8_t *mark;        /* [k + 1] */
+    const uint32_t *rows; /* [k + 1]: each shape's rows (SHAPEROWS) */
+    uint64_t marked_rows; /* the rows of the shapes marked so far */
     int variable;
 } shape_marks;
 
