@@ -129,6 +129,14 @@ int qr_aut_matches(qr_aut *a, const char *s, size_t n);
  * 1024 bytes (a longer one is cut, which is still a valid seek key). */
 size_t qr_aut_literal_prefix(const qr_aut *a, const char **p);
 
+/* The bytes every accepted term contains: bit b % 64 of out[b / 64] for
+ * byte b (only bytes the pattern fixes; a character class requires none
+ * of its members). A dictionary block whose byte mask lacks one of them
+ * holds no match: /.*nnec.* / skips every block without n, e and c, as
+ * LIKE '%nnec%' does. Exact for the patterns the front ends build (worked
+ * out from the NFA at compile time); none past the size budget. */
+void qr_aut_required_bytes(const qr_aut *a, uint64_t out[4]);
+
 /* Lengths. The dictionary orders terms by their length in code points
  * (bytes that are not UTF-8 continuation bytes 0x80..0xBF, whatever the
  * bytes) first, so a walk takes one length at a time and, knowing it, can

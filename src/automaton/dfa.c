@@ -71,6 +71,8 @@ struct qr_aut {
     /* per NFA state, LEN_WORDS words: the code point counts of its accepted
      * continuations; NULL when not computed (too large a pattern) */
     uint32_t *nlen;
+    /* bytes every accepted term contains (bit b of word b / 64) */
+    uint64_t req[4];
     char prefix[PREFIX_MAX];
     size_t nprefix;
     char desc[160];
@@ -338,6 +340,8 @@ int qr_aut_matches(qr_aut *a, const char *s, size_t n)
     return st ? qr_aut_accepts(a, st) : 0;
 }
 
+void qr_aut_required_bytes(const qr_aut *a, uint64_t out[4]) { memcpy(out, a->req, sizeof a->req); }
+
 size_t qr_aut_literal_prefix(const qr_aut *a, const char **p)
 {
     *p = a->prefix;
@@ -536,6 +540,40 @@ static void len_edge(uint32_t *out, const uint32_t *in, int lead, int same)
     }
 }
 
+/* The NFA's states in DFS postorder over byte and epsilon edges (a
+ * state after every state it reaches, except around loops) into order;
+ * stk, next and seen (zeroed) are scratch of nn entries. Returns nn. */
+static uint32_t postorder(const qr_aut *a, uint32_t *order, uint32_t *stk, uint32_t *next,
+                          uint8_t *seen)
+{
+    uint32_t nn = a->nn, no = 0;
+    for (uint32_t root = 0; root < nn; root++) {
+        if (seen[root])
+            continue;
+        uint32_t ns = 0;
+        stk[ns++] = root;
+        seen[root] = 1;
+        next[root] = 0;
+        while (ns) {
+            uint32_t q = stk[ns - 1], nb = a->eoff[q + 1] - a->eoff[q];
+            uint32_t deg = nb + (a->poff[q + 1] - a->poff[q]);
+            if (next[q] == deg) {
+                order[no++] = q;
+                ns--;
+                continue;
+            }
+            uint32_t k = next[q]++; /* edge k < nb: a byte edge, else epsilon */
+            uint32_t p = k < nb ? a->eto[a->eoff[q] + k] : a->pto[a->poff[q] + (k - nb)];
+            if (!seen[p]) {
+                seen[p] = 1;
+                next[p] = 0;
+                stk[ns++] = p;
+            }
+        }
+    }
+    return no;
+}
+
 /* Lengths: for every NFA state, the code point counts 0..QR_AUT_LEN_MAX of
  * the accepted strings that go on from it. The least fixpoint of
  *   L(q) = {0 if q accepts} | L(p) over epsilon edges q -> p
@@ -558,32 +596,7 @@ static int nfa_lengths(qr_aut *a)
     int rc = -1;
     if (!order || !stk || !next || !seen || !L)
         goto out;
-    /* postorder over byte and epsilon edges (edge k < nb: byte, else epsilon) */
-    uint32_t no = 0;
-    for (uint32_t root = 0; root < nn; root++) {
-        if (seen[root])
-            continue;
-        uint32_t ns = 0;
-        stk[ns++] = root;
-        seen[root] = 1;
-        next[root] = 0;
-        while (ns) {
-            uint32_t q = stk[ns - 1], nb = a->eoff[q + 1] - a->eoff[q];
-            uint32_t deg = nb + (a->poff[q + 1] - a->poff[q]);
-            if (next[q] == deg) {
-                order[no++] = q;
-                ns--;
-                continue;
-            }
-            uint32_t k = next[q]++;
-            uint32_t p = k < nb ? a->eto[a->eoff[q] + k] : a->pto[a->poff[q] + (k - nb)];
-            if (!seen[p]) {
-                seen[p] = 1;
-                next[p] = 0;
-                stk[ns++] = p;
-            }
-        }
-    }
+    uint32_t no = postorder(a, order, stk, next, seen);
     size_t spent = 0;
     for (int changed = 1; changed;) {
         changed = 0;
@@ -629,6 +642,81 @@ out:
     free(next);
     free(seen);
     free(L);
+    return rc;
+}
+
+/* Required bytes: for every NFA state, the bytes that every accepted
+ * string going on from it contains. The greatest fixpoint of
+ *   R(q) = {} if q accepts, else the intersection over its edges to live
+ *          states p of R(p) plus the edge's byte when it takes exactly
+ *          one (an epsilon edge adds none),
+ * from R = every byte: passes in DFS postorder until nothing shrinks
+ * (each pass removes a byte somewhere or ends it). The start state's set
+ * is what qr_aut_required_bytes reports: a dictionary block without one
+ * of those bytes holds no match (/.*nnec.* / needs n, e and c). Past the
+ * budget it reports none. -1 when out of memory. */
+static int nfa_required(qr_aut *a)
+{
+    uint32_t nn = a->nn;
+    uint64_t *R = malloc(((size_t)nn * 4 + 1) * sizeof *R);
+    uint32_t *order = malloc(((size_t)nn + 1) * sizeof *order);
+    uint32_t *stk = malloc(((size_t)nn + 1) * sizeof *stk);
+    uint32_t *next = malloc(((size_t)nn + 1) * sizeof *next);
+    uint8_t *seen = calloc((size_t)nn + 1, 1);
+    int rc = -1;
+    memset(a->req, 0, sizeof a->req);
+    if (!R || !order || !stk || !next || !seen)
+        goto out;
+    uint32_t no = postorder(a, order, stk, next, seen);
+    for (size_t i = 0; i < (size_t)nn * 4; i++)
+        R[i] = ~0ull;
+    size_t spent = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (uint32_t i = 0; i < no; i++) {
+            uint32_t q = order[i];
+            uint64_t v[4] = {0, 0, 0, 0};
+            if (!(a->nflag[q] & NF_ACCEPT)) {
+                v[0] = v[1] = v[2] = v[3] = ~0ull; /* no live edge: nothing to match */
+                for (uint32_t k = a->eoff[q]; k < a->eoff[q + 1]; k++) {
+                    uint32_t p = a->eto[k];
+                    if (!(a->nflag[p] & NF_LIVE))
+                        continue;
+                    for (int w = 0; w < 4; w++) {
+                        uint64_t with = R[(size_t)p * 4 + w];
+                        if (a->elo[k] == a->ehi[k] && a->elo[k] / 64 == w)
+                            with |= 1ull << (a->elo[k] % 64);
+                        v[w] &= with;
+                    }
+                }
+                for (uint32_t k = a->poff[q]; k < a->poff[q + 1]; k++) {
+                    uint32_t p = a->pto[k];
+                    if (a->nflag[p] & NF_LIVE)
+                        for (int w = 0; w < 4; w++)
+                            v[w] &= R[(size_t)p * 4 + w];
+                }
+            }
+            uint64_t *rq = R + (size_t)q * 4;
+            if (memcmp(v, rq, sizeof v) != 0) {
+                memcpy(rq, v, sizeof v);
+                changed = 1;
+            }
+            spent += 1 + (a->eoff[q + 1] - a->eoff[q]) + (a->poff[q + 1] - a->poff[q]);
+        }
+        if (spent > LEN_BUDGET) { /* give up: none required */
+            rc = 0;
+            goto out;
+        }
+    }
+    if (a->nstart < nn && (a->nflag[a->nstart] & NF_LIVE))
+        memcpy(a->req, R + (size_t)a->nstart * 4, sizeof a->req);
+    rc = 0;
+out:
+    free(R);
+    free(order);
+    free(stk);
+    free(next);
+    free(seen);
     return rc;
 }
 
@@ -706,7 +794,7 @@ qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err 
         if (n->accept[q] || a->eoff[q + 1] > a->eoff[q])
             a->nflag[q] |= NF_KEEP;
     }
-    if (mark_live(a, n) || nfa_lengths(a))
+    if (mark_live(a, n) || nfa_lengths(a) || nfa_required(a))
         goto oom;
     make_classes(a, n);
     /* the dead row */

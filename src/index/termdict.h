@@ -17,14 +17,13 @@
  *   first term in TERMINDEX, code point length, first term's length, 0);
  *   K u64 byte-class masks: bit qr_tdict_byte_class(b) is set when some
  *   term of the block has byte b; the K first terms, concatenated. A
- *   pattern whose every match must contain certain bytes (LIKE '%tion')
- *   skips blocks that lack one of them without decoding them: most blocks
- *   hold only hex ids. Format 8 stored per block: u32 offset, varint
- *   postings base, varint positions base, varint length + first term, u64
- *   mask, u32 terms length (after u32 K, u64 terms).
- * Supports exact lookup (binary search on the index, then a scan of one
- * block), ordered iteration, seeking to the first term >= a key, and so
- * intersection with automata that prune by prefix.
+ *   pattern whose every match must contain certain bytes (LIKE '%tion',
+ *   /.*nnec.* /: qr_aut_required_bytes) skips blocks that lack one of them
+ *   without decoding them: most blocks hold only hex ids. Format 8 stored per block: u32 offset,
+ * varint postings base, varint positions base, varint length + first term, u64 mask, u32 terms
+ * length (after u32 K, u64 terms). Supports exact lookup (binary search on the index, then a scan
+ * of one block), ordered iteration, seeking to the first term >= a key, and so intersection with
+ * automata that prune by prefix.
  */
 #ifndef QR_TERMDICT_H
 #define QR_TERMDICT_H

@@ -319,17 +319,25 @@ static qr_aut *node_aut(qr_segsearch *ss, const qr_query *q, qr_err *e)
     return aut;
 }
 
-/* LIKE: every literal byte of the pattern is in every match (the byte
- * classes a dictionary block must have). */
-static uint64_t like_needs(const qr_query *q)
+/* The byte classes every match has (those of the bytes the automaton
+ * requires, qr_aut_required_bytes: a LIKE pattern's literal bytes, a
+ * regexp's fixed ones): a dictionary block whose mask lacks one holds no
+ * match, and the walk passes over it (past the terms with the literal
+ * prefix too, ending the length early). None when the literal prefix
+ * alone has them all: the walk enters blocks by seeking to it, so every
+ * block it enters has them (a prefix walk checks no masks). */
+static uint64_t aut_needs(const qr_aut *aut)
 {
-    uint64_t need = 0;
-    for (size_t i = 0; q->type == Q_LIKE && i < q->len; i++) {
-        unsigned char c = (unsigned char)q->text[i];
-        if (c != '%' && c != '_' && c != '\\')
-            need |= 1ull << qr_tdict_byte_class(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
-    return need;
+    uint64_t req[4], need = 0, lit_classes = 0;
+    qr_aut_required_bytes(aut, req);
+    for (unsigned w = 0; w < 4; w++) /* a few bytes: their bits only */
+        for (uint64_t x = req[w]; x; x &= x - 1)
+            need |= 1ull << qr_tdict_byte_class((unsigned char)(w * 64 + __builtin_ctzll(x)));
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
+    for (size_t i = 0; i < litn; i++)
+        lit_classes |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
+    return (need & ~lit_classes) ? need : 0;
 }
 
 int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count, qr_err *e)
@@ -357,7 +365,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         return (void)mt_nomem(e), -1;
     memset(m.mark, 0, (size_t)k + 1);
     termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m};
-    int rc = expand(ss, f, aut, like_needs(q), &ts, e);
+    int rc = expand(ss, f, aut, aut_needs(aut), &ts, e);
     if (rc == 0) {
         qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
         if (pn)
@@ -400,7 +408,7 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     qr_qrun *run = mt_run(ss);
     termset ts = {.ctx = run->ctx};
     qr_it *it = NULL;
-    if (expand(ss, f, aut, like_needs(q), &ts, e) == 0) {
+    if (expand(ss, f, aut, aut_needs(aut), &ts, e) == 0) {
         qr_plan_node *pn = qr_plan_at(run->plan, q);
         if (pn)
             pn->terms += ts.n;

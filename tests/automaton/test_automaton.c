@@ -1398,7 +1398,7 @@ static void test_sorted_walk_with_pruning(void **st)
 
 /* A small alphabet of one-, two- and three-byte characters that holds a
  * representative of every class the patterns below tell apart. */
-static const char *const LALPHA[] = {"a", "b", "c", "e", "h", "x", "0", "é", "日"};
+static const char *const LALPHA[] = {"a", "b", "c", "e", "h", "x", "0", "5", "é", "日"};
 #define NLALPHA (sizeof LALPHA / sizeof *LALPHA)
 
 /* The automaton of pattern i of the length tests. */
@@ -1545,6 +1545,78 @@ static void test_next_byte_ending(void **st)
     }
 }
 
+/* qr_aut_required_bytes against every accepted alphabet string of up to
+ * 4 characters: each required byte is in all of them (else the walk would
+ * pass over a block holding a match), and each byte of some match that is
+ * not required is missing from another match (else a block it could skip
+ * is read; ASCII bytes). Exact answers for a few patterns besides. */
+static void test_required_bytes(void **st)
+{
+    (void)st;
+    qr_err e;
+    for (int pi = 0;; pi++) {
+        qr_aut *a = len_pattern(pi, &e);
+        if (!a)
+            break;
+        uint64_t req[4];
+        qr_aut_required_bytes(a, req);
+        uint64_t in_all[4] = {~0ull, ~0ull, ~0ull, ~0ull}, in_some[4] = {0};
+        int any = 0;
+        unsigned pw = 1;
+        for (unsigned k = 0; k <= 4; k++, pw *= NLALPHA)
+            for (unsigned num = 0; num < pw; num++) {
+                char buf[64];
+                size_t n = len_string(k, num, buf);
+                if (!qr_aut_matches(a, buf, n))
+                    continue;
+                uint64_t has[4] = {0};
+                for (size_t i = 0; i < n; i++)
+                    has[(unsigned char)buf[i] / 64] |= 1ull << ((unsigned char)buf[i] % 64);
+                for (int w = 0; w < 4; w++) {
+                    in_all[w] &= has[w];
+                    in_some[w] |= has[w];
+                }
+                any = 1;
+            }
+        for (int w = 0; w < 4; w++) {
+            if (!any)
+                break;
+            if ((req[w] & ~in_all[w]) != 0)
+                fail_msg("pattern %d: a required byte is missing from a match (word %d: %016llx "
+                         "against %016llx)",
+                         pi, w, (unsigned long long)req[w], (unsigned long long)in_all[w]);
+            /* precision on ASCII bytes: the alphabet's multi-byte
+             * characters bring all their bytes together (a byte prefix
+             * automaton's "\xc3" is always followed by é's 0xa9 here) */
+            if (w < 2 && req[w] != (in_all[w] & in_some[w]))
+                fail_msg("pattern %d: required bytes word %d %016llx, in every match %016llx", pi,
+                         w, (unsigned long long)req[w], (unsigned long long)in_all[w]);
+        }
+        qr_aut_free(a);
+    }
+    static const struct {
+        const char *re, *want;
+    } exact[] = {{".*nnec.*", "cen"},  {"c.che", "ceh"}, {"ab|ba*", "b"}, {"(ab)*c", "c"},
+                 {"[0-9]{1,2}x", "x"}, {"x|y", ""},      {"a*", ""},      {"(a|b)c(d|d)", "cd"}};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        qr_aut *a = qr_aut_regexp(exact[i].re, strlen(exact[i].re), &e);
+        uint64_t req[4], want[4] = {0};
+        for (const char *c = exact[i].want; *c; c++)
+            want[(unsigned char)*c / 64] |= 1ull << ((unsigned char)*c % 64);
+        qr_aut_required_bytes(a, req);
+        for (int w = 0; w < 4; w++)
+            if (req[w] != want[w])
+                fail_msg("/%s/: required bytes word %d %016llx, want %016llx", exact[i].re, w,
+                         (unsigned long long)req[w], (unsigned long long)want[w]);
+        qr_aut_free(a);
+    }
+    qr_aut *a = qr_aut_fuzzy("cahce", 5, 1, &e); /* one edit leaves a c */
+    uint64_t req[4];
+    qr_aut_required_bytes(a, req);
+    assert_true(req[1] == 1ull << ('c' - 64) && !req[0] && !req[2] && !req[3]);
+    qr_aut_free(a);
+}
+
 /* Lengths of large patterns: loops and thousands of states are worked out
  * exactly within the budget; one past it (a loop that needs a pass per
  * length behind 1000 optional characters) still matches exactly and
@@ -1604,6 +1676,7 @@ int main(void)
         cmocka_unit_test(test_lengths_exact),
         cmocka_unit_test(test_next_byte_ending),
         cmocka_unit_test(test_lengths_of_large_patterns),
+        cmocka_unit_test(test_required_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

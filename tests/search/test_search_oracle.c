@@ -191,7 +191,10 @@ static void test_multi_term(void **st)
          * (/c.che/), a few, every one from some on, lengths
          * in characters of two bytes, runs of hex pieces */
         "/gr.{2}e/", "/caf./", "/.{2}/", "/[a-f0-9]{4}/", "/c.{3,4}/", "/(ord|car)(er|d)?s?/",
-        "like:%é", "größe~1", "/.*e.*e.*/", "/[0-9]+/", "e8~1"};
+        "like:%é", "größe~1", "/.*e.*e.*/", "/[0-9]+/", "e8~1",
+        /* bytes every match has, from the automaton: a block without
+         * them is passed over */
+        "/.*rd.*/", "/[a-z]*che/", "/.*é.*/", "/.*(nn|ch)e.*/", "/x.*|.*q/"};
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         check_query(qs[i]);
     /* the only word starting with charg is charge; c.che matches only cache */
