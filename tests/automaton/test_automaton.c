@@ -1401,9 +1401,10 @@ static void test_sorted_walk_with_pruning(void **st)
 static const char *const LALPHA[] = {"a", "b", "c", "e", "h", "x", "0", "5", "é", "日"};
 #define NLALPHA (sizeof LALPHA / sizeof *LALPHA)
 
-/* The automaton of pattern i of the length tests. */
-static qr_aut *len_pattern(int i, qr_err *e)
+/* The automaton of pattern i of the length tests; NULL past the last. */
+static qr_aut *len_pattern(int i)
 {
+    qr_err err, *e = &err;
     static const char *const re[] = {"c.che", "ab|ba*",  "(ab)*c?", "é.{2,3}",     "[0-9]{1,2}x",
                                      ".*e",   "a.*b.*c", "日+|x",   "(a|é)(b|日)?"};
     int nre = (int)(sizeof re / sizeof *re);
@@ -1448,11 +1449,8 @@ static size_t len_string(unsigned k, unsigned num, char *o)
 static void test_lengths_exact(void **st)
 {
     (void)st;
-    qr_err e;
-    for (int pi = 0;; pi++) {
-        qr_aut *a = len_pattern(pi, &e);
-        if (!a)
-            break;
+    qr_aut *a;
+    for (int pi = 0; (a = len_pattern(pi)); pi++) {
         unsigned pw = 1;
         for (unsigned ku = 0; ku <= 2; ku++, pw *= NLALPHA)
             for (unsigned u = 0; u < pw; u++) {
@@ -1481,6 +1479,7 @@ static void test_lengths_exact(void **st)
                 }
                 assert_int_equal(qr_aut_can_end(a, s, QR_AUT_LEN_MAX + 1), 0);
             }
+        qr_err e;
         assert_int_equal(qr_aut_error(a, &e), 0);
         qr_aut_free(a);
     }
@@ -1494,11 +1493,8 @@ static void test_lengths_exact(void **st)
 static void test_next_byte_ending(void **st)
 {
     (void)st;
-    qr_err e;
-    for (int pi = 0;; pi++) {
-        qr_aut *a = len_pattern(pi, &e);
-        if (!a)
-            break;
+    qr_aut *a;
+    for (int pi = 0; (a = len_pattern(pi)); pi++) {
         for (int trial = 0; trial < 60; trial++) {
             unsigned char p[16];
             size_t n = rand_string(p, 4, 1);
@@ -1553,11 +1549,8 @@ static void test_next_byte_ending(void **st)
 static void test_required_bytes(void **st)
 {
     (void)st;
-    qr_err e;
-    for (int pi = 0;; pi++) {
-        qr_aut *a = len_pattern(pi, &e);
-        if (!a)
-            break;
+    qr_aut *a;
+    for (int pi = 0; (a = len_pattern(pi)); pi++) {
         uint64_t req[4];
         qr_aut_required_bytes(a, req);
         uint64_t in_all[4] = {~0ull, ~0ull, ~0ull, ~0ull}, in_some[4] = {0};
@@ -1598,8 +1591,9 @@ static void test_required_bytes(void **st)
         const char *re, *want;
     } exact[] = {{".*nnec.*", "cen"},  {"c.che", "ceh"}, {"ab|ba*", "b"}, {"(ab)*c", "c"},
                  {"[0-9]{1,2}x", "x"}, {"x|y", ""},      {"a*", ""},      {"(a|b)c(d|d)", "cd"}};
+    qr_err e;
     for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
-        qr_aut *a = qr_aut_regexp(exact[i].re, strlen(exact[i].re), &e);
+        a = qr_aut_regexp(exact[i].re, strlen(exact[i].re), &e);
         uint64_t req[4], want[4] = {0};
         for (const char *c = exact[i].want; *c; c++)
             want[(unsigned char)*c / 64] |= 1ull << ((unsigned char)*c % 64);
@@ -1610,7 +1604,7 @@ static void test_required_bytes(void **st)
                          (unsigned long long)req[w], (unsigned long long)want[w]);
         qr_aut_free(a);
     }
-    qr_aut *a = qr_aut_fuzzy("cahce", 5, 1, &e); /* one edit leaves a c */
+    a = qr_aut_fuzzy("cahce", 5, 1, &e); /* one edit leaves a c */
     uint64_t req[4];
     qr_aut_required_bytes(a, req);
     assert_true(req[1] == 1ull << ('c' - 64) && !req[0] && !req[2] && !req[3]);
