@@ -398,6 +398,8 @@ void qr_tdict_close(qr_tdict *d)
     d->own = NULL;
     free(d->okbits);
     d->okbits = NULL;
+    free(d->lens);
+    d->lens = NULL;
     d->blk = NULL;
     d->blk_mask = NULL;
 }
@@ -821,4 +823,63 @@ int qr_tdict_lookup(const qr_tdict *d, const char *term, size_t n, qr_terminfo *
     if (it.len != n || memcmp(it.term, term, n) != 0)
         return 0;
     return qr_titer_info(&it, info, e) == 0 ? 1 : -1;
+}
+
+/* The length cache of qr_tdict_len_below, made on first use: slot 0 the
+ * longest length + 1 (0: not read yet), slot cpl the smallest key8 known
+ * to be above every term of that length (UINT64_MAX: none known). */
+static uint64_t *len_cache(const qr_tdict *d)
+{
+    uint64_t **at = (uint64_t **)&((qr_tdict *)d)->lens; /* the cache is the mutable part */
+    uint64_t *c = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    if (c)
+        return c;
+    uint64_t *mine = malloc(256 * sizeof *mine), *none = NULL;
+    if (!mine)
+        return NULL;
+    mine[0] = 0;
+    for (int i = 1; i < 256; i++)
+        mine[i] = UINT64_MAX;
+    if (__atomic_compare_exchange_n(at, &none, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return mine;
+    free(mine); /* another thread's is the one */
+    return none;
+}
+
+/* A key whose key8 stands for it exactly: at most 8 bytes, no NUL. */
+static int exact8(const char *key, size_t n) { return n >= 1 && n <= 8 && !memchr(key, 0, n); }
+
+int qr_tdict_len_below(const qr_tdict *d, uint32_t cpl, const char *key, size_t n, qr_err *e)
+{
+    if (cpl == 0 || cpl > 255 || n == 0 || d->nblocks == 0)
+        return 0;
+    uint64_t *c = len_cache(d);
+    if (!c)
+        return 0; /* no memory for the cache: seek as without it */
+    uint64_t longest = __atomic_load_n(&c[0], __ATOMIC_RELAXED);
+    if (!longest) { /* the last block's length, from its record */
+        if (rec_ok(d, d->nblocks - 1, e) != 0)
+            return -1;
+        longest = (uint64_t)d->blk[d->nblocks - 1].cpl + 1;
+        __atomic_store_n(&c[0], longest, __ATOMIC_RELAXED);
+    }
+    if (cpl >= longest)
+        return 2;
+    uint64_t above = __atomic_load_n(&c[cpl], __ATOMIC_RELAXED);
+    /* every term < above <= key: none is >= key (above is some exact8
+     * key's key8, so key8 order is byte order here) */
+    return above != UINT64_MAX && !memchr(key, 0, n < 8 ? n : 8) && key8(key, n) >= above;
+}
+
+void qr_tdict_note_below(const qr_tdict *d, uint32_t cpl, const char *key, size_t n)
+{
+    if (cpl == 0 || cpl > 255 || !exact8(key, n))
+        return;
+    uint64_t *c = len_cache(d);
+    if (!c)
+        return;
+    uint64_t k = key8(key, n), was = __atomic_load_n(&c[cpl], __ATOMIC_RELAXED);
+    while (k < was &&
+           !__atomic_compare_exchange_n(&c[cpl], &was, k, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }

@@ -148,6 +148,10 @@ typedef struct qr_tdict {
      * threads of a search): its record checked; its block entered (the
      * records around it and their order checked). Malloc'ed, or NULL. */
     uint64_t *okbits;
+    /* What walks learned of each code point length (qr_tdict_len_below):
+     * 256 words, malloc'ed on first use and published atomically (the
+     * dictionary is shared by the threads of a search); NULL until then. */
+    uint64_t *lens;
 } qr_tdict;
 
 /* Open the dictionary of TERMINDEX block `index` (verified by the caller,
@@ -194,6 +198,22 @@ static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t nee
     return 0;
 }
 void qr_tdict_close(qr_tdict *d);
+/* Lengths below a literal prefix. A walk over a literal prefix seeks at
+ * each term length (~17 a segment) and mostly lands past the length: its
+ * terms all sort below the prefix (`zzz*`). The dictionary remembers what
+ * such seeks found (qr_tdict_note_below: every term of length cpl is below
+ * key, a key of at most 8 bytes), so later walks pass those lengths over
+ * without a seek; it learns from seeks made anyway, so a first query reads
+ * nothing more.
+ * qr_tdict_len_below: 1 when no term of length cpl is >= key (so none
+ * starts with it), as noted for this key or a smaller one; 2 when no term
+ * is that long or longer; 0 when some may be, or nothing is known (or
+ * memory ran out); -1 with e set when the last block's record does not
+ * verify. */
+int qr_tdict_len_below(const qr_tdict *d, uint32_t cpl, const char *key, size_t n, qr_err *e);
+/* A seek to (cpl, key) found no term of length cpl >= key: remembered when
+ * key has at most 8 bytes and no NUL (its first 8 bytes stand for it). */
+void qr_tdict_note_below(const qr_tdict *d, uint32_t cpl, const char *key, size_t n);
 
 typedef struct qr_titer {
     const qr_tdict *d;

@@ -118,6 +118,38 @@ static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
     return it->len < litn ? -1 : 0;
 }
 
+/* The next term length from `from` on that the walk must read: one the
+ * automaton can end in and at which some term may start with the literal
+ * prefix (qr_tdict_len_below passes over the lengths an earlier walk
+ * found all below it, without a seek). *len = UINT32_MAX when none is
+ * left. 0, or -1 with e set. */
+static int walk_len(const qr_tdict *d, qr_aut *aut, qr_aut_state s0, uint32_t from, const char *lit,
+                    size_t litn, uint32_t *len, qr_err *e)
+{
+    for (uint32_t l = qr_aut_next_len(aut, s0, from);; l = qr_aut_next_len(aut, s0, l + 1)) {
+        int below = l == UINT32_MAX || !litn ? 0 : qr_tdict_len_below(d, l, lit, litn, e);
+        if (below < 0)
+            return -1;
+        if (below == 0 || below == 2) {
+            *len = below == 2 ? UINT32_MAX : l;
+            return 0;
+        }
+    }
+}
+
+/* Seek `it` (on a term of d, or NULL: from the start) to the literal
+ * prefix among the terms of length len; when none of that length is at or
+ * above it, the dictionary remembers (qr_tdict_note_below). */
+static int seek_lit(const qr_tdict *d, qr_titer *it, int fresh, uint32_t len, const char *lit,
+                    size_t litn, qr_err *e)
+{
+    int r = fresh ? qr_tdict_seek_at(d, it, len, lit, litn, e)
+                  : qr_titer_seek_at(it, len, lit, litn, e);
+    if (litn && (r == 0 || (r == 1 && qr_titer_cpl(it) > len)))
+        qr_tdict_note_below(d, len, lit, litn);
+    return r;
+}
+
 /* Walk f's dictionary with automaton `aut`, collecting accepted terms
  * (Lucene's automaton intersection). The dictionary orders terms by code
  * point length, then bytes; the walk takes the lengths the automaton can
@@ -140,11 +172,13 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
     size_t valid = 0; /* st[0..valid] are states of the previous term's prefix */
     st[0] = qr_aut_start(aut);
     cp[0] = 0;
-    uint32_t len = qr_aut_next_len(aut, st[0], 0);
+    uint32_t len;
+    if (walk_len(&f->dict, aut, st[0], 0, lit, litn, &len, e) != 0)
+        return -1;
     if (len == UINT32_MAX)
         return 0;
     qr_titer it;
-    int r = qr_tdict_seek_at(&f->dict, &it, len, lit, litn, e);
+    int r = seek_lit(&f->dict, &it, 1, len, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
@@ -153,12 +187,14 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
             return -1;
         uint32_t cur = qr_titer_cpl(&it);
         if (cur != len) { /* into longer terms: on to the next length the automaton takes */
-            uint32_t want = qr_aut_next_len(aut, st[0], cur);
+            uint32_t want;
+            if (walk_len(&f->dict, aut, st[0], cur, lit, litn, &want, e) != 0)
+                return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
             if (want != cur) {
-                r = qr_titer_seek_at(&it, len, lit, litn, e);
+                r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
                 shared = valid = 0;
                 continue;
             }
@@ -171,11 +207,13 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         at_in = it.in_blk;
         int lv = litn ? vs_literal(&it, lit, litn) : 0;
         if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
-            uint32_t want = lv < 0 ? len : qr_aut_next_len(aut, st[0], len + 1);
+            uint32_t want = len;
+            if (lv > 0 && walk_len(&f->dict, aut, st[0], len + 1, lit, litn, &want, e) != 0)
+                return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
-            r = qr_titer_seek_at(&it, len, lit, litn, e);
+            r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }
@@ -226,11 +264,13 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         char target[QR_MAX_TERM + 1];
         size_t tn = next_live(aut, st, cp, len, it.term, dead, litn, target);
         if (tn == 0) { /* nothing more of this length can be accepted */
-            uint32_t want = qr_aut_next_len(aut, st[0], len + 1);
+            uint32_t want;
+            if (walk_len(&f->dict, aut, st[0], len + 1, lit, litn, &want, e) != 0)
+                return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
-            r = qr_titer_seek_at(&it, len, lit, litn, e);
+            r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }

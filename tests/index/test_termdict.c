@@ -213,6 +213,88 @@ static void test_seek_random_keys(void **state)
     }
 }
 
+/* The lengths below a literal prefix, as walks learn them: seeks to
+ * random keys (of 1..12 bytes) at random lengths, each noted when it lands
+ * past the length (what a walk does), then asked about. A 1 only when no
+ * term of the length is >= the key (else a walk would skip matches), a 2
+ * only when no term is that long or longer; a key noted (of at most 8
+ * bytes) is answered 1 when asked again, and so is any key above it. */
+static void check_below(const fixture *f, uint32_t cpl, const char *key, size_t n, int got)
+{
+    if (got != 1)
+        return;
+    for (size_t i = 0; i < f->n; i++) /* brute force: every term of the length below it */
+        if (f->terms[i].chars == cpl) {
+            size_t m = n < f->terms[i].n ? n : f->terms[i].n;
+            int c = memcmp(f->terms[i].s, key, m);
+            if (!(c < 0 || (c == 0 && f->terms[i].n < n)))
+                fail_msg("length %u: said below a %zu-byte key, but a term is not", cpl, n);
+        }
+}
+
+static void test_lengths_below_keys(void **state)
+{
+    fixture *f = *state;
+    qr_err e = {0};
+    size_t longest = f->terms[f->n - 1].chars;
+    int fired = 0;
+    for (int k = 0; k < 40000; k++) {
+        term key;
+        random_term(&key);
+        key.n = 1 + rnd() % key.n;
+        uint32_t cpl = 1 + (uint32_t)(rnd() % 15);
+        if (k % 2 == 0) { /* a walk's seek */
+            qr_titer it;
+            int r = qr_tdict_seek_at(&f->d, &it, cpl, key.s, key.n, &e);
+            assert_true(r >= 0);
+            if (r == 0 || qr_titer_cpl(&it) > cpl) {
+                qr_tdict_note_below(&f->d, cpl, key.s, key.n);
+                if (key.n <= 8 && cpl <= longest) {
+                    assert_int_equal(qr_tdict_len_below(&f->d, cpl, key.s, key.n, &e), 1);
+                    fired++;
+                }
+                /* a longer key's first bytes are below it, not above the terms */
+                for (size_t cut = 1; cut < key.n && cpl <= longest; cut++)
+                    check_below(f, cpl, key.s, cut, qr_tdict_len_below(&f->d, cpl, key.s, cut, &e));
+            }
+            continue;
+        }
+        int got = qr_tdict_len_below(&f->d, cpl, key.s, key.n, &e);
+        assert_true(got >= 0);
+        if (got == 2) {
+            assert_true(cpl > longest);
+            continue;
+        }
+        assert_true(cpl <= longest);
+        check_below(f, cpl, key.s, key.n, got);
+    }
+    /* keys just above each length's last term: its bytes and one more,
+     * so their first 8 bytes (of a last term that long) are not above it */
+    for (size_t i = 0; i < f->n; i++) {
+        if (i + 1 < f->n && f->terms[i + 1].chars == f->terms[i].chars)
+            continue;
+        uint32_t cpl = (uint32_t)f->terms[i].chars;
+        char key[48];
+        size_t n = f->terms[i].n;
+        memcpy(key, f->terms[i].s, n);
+        key[n++] = 'z';
+        qr_titer it;
+        int r = qr_tdict_seek_at(&f->d, &it, cpl, key, n, &e);
+        assert_true(r == 0 || (r == 1 && qr_titer_cpl(&it) > cpl));
+        qr_tdict_note_below(&f->d, cpl, key, n);
+        for (size_t cut = 1; cut <= n; cut++)
+            check_below(f, cpl, key, cut, qr_tdict_len_below(&f->d, cpl, key, cut, &e));
+    }
+    if (fired < 20)
+        fail_msg("only %d seeks past a length to learn from", fired);
+    qr_tdict_close(&f->d);
+    /* what was learned goes with the dictionary; a reopened one knows none */
+    assert_int_equal(qr_tdict_open(&f->d, QR_SEG_VERSION, f->w.index.p, f->w.index.len, f->w.dict.p,
+                                   f->w.dict.len, 0, 0, "test", &e),
+                     0);
+    assert_null(f->d.lens);
+}
+
 /* Chains of qr_titer_seek from a positioned iterator: short steps inside a
  * block, jumps over many blocks, keys equal to or behind the current term,
  * and keys past the last term. */
@@ -512,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_damaged_index),
         cmocka_unit_test(test_seek_at_edges),
         cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_lengths_below_keys),
         cmocka_unit_test(test_format8_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
