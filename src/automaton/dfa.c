@@ -69,7 +69,7 @@ struct qr_aut {
     uint32_t *mark, gen;
     uint32_t *stk, *tmp;
     /* per NFA state, LEN_WORDS words: the code point counts of its accepted
-     * continuations; NULL when not computed (too large a pattern) */
+     * continuations (in mem); NULL when not computed (too large a pattern) */
     uint32_t *nlen;
     /* bytes every accepted term contains (bit b of word b / 64) */
     uint64_t req[4];
@@ -800,7 +800,9 @@ qr_aut *aut_from_nfa(const aut_nfa *n, uint32_t start, const char *desc, qr_err 
     /* the dead row */
     a->ht_cap = 16;
     a->ht = calloc(a->ht_cap, sizeof *a->ht);
-    a->mem = a->ht_cap * sizeof *a->ht;
+    /* the lengths table is the automaton's too: counted with the DFA
+     * cache, so qr_aut_set_ctx charges it to the query's budget */
+    a->mem = a->ht_cap * sizeof *a->ht + (a->nlen ? (size_t)nn * LEN_WORDS * sizeof *a->nlen : 0);
     if (!a->ht || grow_within(a, (void **)&a->trans, &a->trans_cap, a->w, 4) ||
         grow_within(a, (void **)&a->ds, &a->ds_cap, 1, sizeof *a->ds))
         goto oom;

@@ -137,9 +137,9 @@ static int walk_len(const qr_tdict *d, qr_aut *aut, qr_aut_state s0, uint32_t fr
     }
 }
 
-/* Seek `it` (on a term of d, or NULL: from the start) to the literal
- * prefix among the terms of length len; when none of that length is at or
- * above it, the dictionary remembers (qr_tdict_note_below). */
+/* Seek `it` to the literal prefix among the terms of length len (fresh: a
+ * new iterator on d, else on from where it is); when no term of that
+ * length is at or above it, the dictionary remembers (qr_tdict_note_below). */
 static int seek_lit(const qr_tdict *d, qr_titer *it, int fresh, uint32_t len, const char *lit,
                     size_t litn, qr_err *e)
 {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "automaton/automaton.h"
+#include "util/qctx.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void) { return tu_rand(&rng); }
@@ -1634,6 +1635,22 @@ static void test_lengths_of_large_patterns(void **st)
         assert_int_equal(qr_aut_can_end(a, s, r),
                          r == 1 || (r % 2 == 0 && r >= 4) || (r % 2 == 1 && r >= 7));
     qr_aut_free(a);
+    /* the lengths table is the automaton's memory: charged to a query's
+     * budget with its DFA cache (~32 bytes an NFA state; .{1,200}x has
+     * some 1,600 states) */
+    qr_qctx ctx;
+    qr_qctx_init(&ctx, 16 << 10);
+    a = qr_aut_regexp("ab", 2, &e);
+    assert_int_equal(qr_aut_set_ctx(a, &ctx), 0);
+    qr_aut_free(a);
+    assert_int_equal(atomic_load(&ctx.used), 0);
+    a = qr_aut_regexp(".{1,200}x", 9, &e);
+    assert_int_equal(qr_aut_set_ctx(a, &ctx), -1);
+    qr_qctx_init(&ctx, 0); /* unlimited: it holds more than the table */
+    assert_int_equal(qr_aut_set_ctx(a, &ctx), 0);
+    assert_true(atomic_load(&ctx.used) > (size_t)32 * 1000);
+    qr_aut_free(a);
+    assert_int_equal(atomic_load(&ctx.used), 0);
     const char *past = ".{0,1000}(ab)*z";
     a = qr_aut_regexp(past, strlen(past), &e);
     assert_non_null(a);
