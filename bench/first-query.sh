@@ -7,6 +7,8 @@
 # the disk. Used for issue 16's item 4 (a 525-segment table under 50 ms).
 #
 # Usage: D=bench/out/scale-100000000 R=3 bash bench/first-query.sh OLD NEW ...
+# A binary may name its own table as BIN@DIR (old and new formats: each
+# binary on the table it wrote), else it reads $D.
 set -u
 D=${D:-bench/out/scale-100000000}
 R=${R:-3}
@@ -16,23 +18,24 @@ declare -a QS=(
 "time|service:checkout AND failed AND order" "time|failed")
 declare -A MIN MAX
 for r in $(seq $R); do
-  for b in "$@"; do
+  for bd in "$@"; do
+    b=${bd%@*}; dir=$D; [[ $bd == *@* ]] && dir=${bd#*@}
     for qq in "${QS[@]}"; do
       kind=${qq%%|*}; q=${qq#*|}
       case $kind in
-        count) v=$($b search --data $D --table logs --count --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
-        score) v=$($b search --data $D --table logs --top 100 --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
-        time) v=$($b search --data $D --table logs --top 100 --by time --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+        count) v=$($b search --data $dir --table logs --count --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+        score) v=$($b search --data $dir --table logs --top 100 --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
+        time) v=$($b search --data $dir --table logs --top 100 --by time --repeat 2 "$q" 2>&1 >/dev/null | grep -o 'first [0-9.]*' | sed 's/first //');;
       esac
-      k="$b|$qq"
+      k="$bd|$qq"
       if [ -z "${MIN[$k]:-}" ] || (( $(echo "$v < ${MIN[$k]}" | bc) )); then MIN[$k]=$v; fi
       if [ -z "${MAX[$k]:-}" ] || (( $(echo "$v > ${MAX[$k]}" | bc) )); then MAX[$k]=$v; fi
     done
   done
 done
-printf "| query |"; for b in "$@"; do printf " %s |" $(basename $b); done; echo
+printf "| query |"; for bd in "$@"; do printf " %s |" $(basename ${bd%@*}); done; echo
 printf "|---|"; for b in "$@"; do printf "%s" "---:|"; done; echo
 for qq in "${QS[@]}"; do
   printf "| %s \`%s\` |" "${qq%%|*}" "${qq#*|}"
-  for b in "$@"; do k="$b|$qq"; printf " %.1f-%.1f |" ${MIN[$k]} ${MAX[$k]}; done; echo
+  for bd in "$@"; do k="$bd|$qq"; printf " %.1f-%.1f |" ${MIN[$k]} ${MAX[$k]}; done; echo
 done

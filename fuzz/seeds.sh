@@ -2,8 +2,9 @@
 # fuzz/seeds.sh - regenerate the segment and index seeds of the fuzz corpora
 # after a segment format change (old seeds would only be refused by version).
 # Usage: bash fuzz/seeds.sh   (needs build/rel: make)
-# The v8_* seeds are format 8 files of the old writer, kept (this build
-# still reads format 8); they are not regenerated.
+# The v8_* seeds are format 8 files of the old writer, and v11_chunked_40
+# a format 11 one (chunk checksums in the footer's entries), kept (this
+# build still reads both); they are not regenerated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=./build/rel/quarry
@@ -44,7 +45,7 @@ cat > "$T/wide.schema" <<'JSON'
 JSON
 { cat fuzz/corpus/ndjson/wide_all_types.json; echo; cat fuzz/corpus/ndjson/wide_sparse.json; echo; } > "$T/wide.ndjson"
 cp "$(seg wide "$T/wide.schema")" fuzz/corpus/segment/wide_types.qseg
-# a segment with chunk checksums in its footer (1 KiB chunks)
+# a segment with chunk checksums (1 KiB chunks)
 $Q gen --rows 40 --seed 5 > "$T/40.ndjson"
 "$T/mkseed" --chunked "$T/40.ndjson" fuzz/corpus/segment/chunked_40.qseg
 echo "seeds written"

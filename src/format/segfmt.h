@@ -2,7 +2,8 @@
  * writer and the reader. docs/FORMAT.md is the prose version; keep both in
  * step and bump QR_SEG_VERSION on any incompatible change.
  *
- *   [header 16 B][block]...[block][column dirs (zstd)]...[footer (zstd)][trailer 40 B]
+ *   [header 16 B][block]...[block][column dirs (zstd)]...[chunk checksums]
+ *   [footer (zstd)][trailer 40 B]
  *
  * header : "QRYSEG\r\n" | u32 version | u32 flags(0)
  * block  : bytes located only through the footer's directory; each carries
@@ -17,6 +18,8 @@
  *          column and index kind, with the same block directory. Format
  *          10: a column of many blocks has its directory out of line
  *          (QR_COLF_DIR_OUT below), read when the column is first read.
+ *          Format 12: the chunk checksums leave the footer for a table of
+ *          their own just before it (QR_SEG_SUMS_* below).
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
  *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
  * All integers little-endian.
@@ -28,7 +31,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION       11u /* what this build writes (11: dense words' tf >= 2 rows) */
+#define QR_SEG_VERSION       12u /* what this build writes (12: chunk checksum table) */
 #define QR_SEG_VERSION_MIN   8u /* the oldest it reads (8: no chunk checksums) */
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u
@@ -40,6 +43,17 @@
  * block checksum. The writer chunks every section block longer than one
  * chunk, with 4 KiB chunks (a page: docs/FORMAT.md says why); readers take
  * any k in range. */
+/* Format 12: the chunk checksums are not in the block entries but in one
+ * table, uncompressed little-endian u32s, that ends where the footer
+ * starts: every chunked block's checksums, in the order the footer lists
+ * the blocks (columns, then sections). The footer says how many u32s it
+ * holds and their checksum (two u32s after the column count). An open
+ * verifies the table where it is mapped and readers use it there: the
+ * checksums of ~3,400 chunks a segment were copied out of each footer
+ * into fresh memory at every open, the largest part of opening a table
+ * of many segments (page faults, and a decompression of incompressible
+ * bytes). */
+#define QR_SEG_VERSION_SUMS    12u
 #define QR_SEG_CHUNK_SHIFT     12u
 #define QR_SEG_CHUNK_SHIFT_MIN 10u
 #define QR_SEG_CHUNK_SHIFT_MAX 30u

@@ -86,9 +86,10 @@ typedef struct qr_blockref {
     /* Verification units: chunk_shift 0 = the whole block is one (its
      * checksum), else chunks of 2^chunk_shift bytes (format 9). nchunks of
      * them (a chunked empty block has none), the first at chunk0 in the
-     * segment's chunk tables. */
+     * segment's verified bits; a chunked block's checksums are from sum0 on in
+     * the segment's checksum table. */
     uint8_t chunk_shift;
-    uint32_t nchunks, chunk0;
+    uint32_t nchunks, chunk0, sum0;
     int64_t min, max;
 } qr_blockref;
 
@@ -143,13 +144,19 @@ typedef struct qr_segment {
     qr_blockref *all_blocks;
     size_t nall;
     uint32_t version;     /* format version (QR_SEG_VERSION_MIN..QR_SEG_VERSION) */
-    uint32_t *chunk_sums; /* per chunk of every block the footer lists (blockref.chunk0 + i) */
+    /* The chunked blocks' chunk checksums, little-endian u32s, block b's
+     * from index b->sum0 on: in the mapped file (format 12: the table
+     * before the footer, verified at open) or, for older formats, copied
+     * out of the footer into own_sums. nsums of them. */
+    const unsigned char *chunk_sums;
+    unsigned char *own_sums;
+    size_t nsums, sums_used; /* sums_used: taken by the entries read so far */
     uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
                            * threads sharing the segment set them) */
     size_t nchunks;
     uint64_t *codes_ok;   /* bit per chunk too, at a block's chunk0: its dictionary codes were
                            * checked in range in this open (colreader.c; atomic) */
-    uint64_t data_end;    /* where the footer starts */
+    uint64_t data_end;    /* where the blocks end: the checksum table (format 12) or footer */
     pthread_mutex_t dir_mu; /* taken to read an out-of-line column directory */
     int dir_mu_init;
     /* Rows deleted by DELETE (index/deletes.h attaches them when the table

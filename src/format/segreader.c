@@ -112,22 +112,6 @@ static int valid_encoding(int type, uint8_t enc, uint8_t hex_bytes)
     return enc == ENC_DICT || enc == ENC_PAGED;
 }
 
-/* Room for n more chunk checksums in s->chunk_sums (grown by doubling). */
-static int reserve_chunks(qr_segment *s, size_t *cap, size_t n, qr_err *e)
-{
-    if (s->nchunks + n <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 256;
-    while (nc < s->nchunks + n)
-        nc *= 2;
-    uint32_t *p = realloc(s->chunk_sums, sizeof *p * nc);
-    if (!p)
-        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
-    s->chunk_sums = p;
-    *cap = nc;
-    return 0;
-}
-
 /* "column NAME" or "index section ID": whose directory entry it is. */
 static const char *entry_owner(char *buf, size_t n, const char *col, uint32_t sec)
 {
@@ -139,10 +123,12 @@ static const char *entry_owner(char *buf, size_t n, const char *col, uint32_t se
 }
 
 /* One block directory entry (layout in segfmt.h / FORMAT.md): 44 bytes,
- * then in format 9 the chunk checksums of a chunked block. Its checksums
- * go to s->chunk_sums. The entry is block bi of column `col` (or, when
- * col is NULL, of index section `sec`), for messages. */
-static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, const char *col,
+ * then in formats 9 to 11 the chunk checksums of a chunked block, copied
+ * to s->own_sums (room for every u32 of the footer: `sums_cap`). Format 12
+ * entries take their checksums from the table in the file, in order. The
+ * entry is block bi of column `col` (or, when col is NULL, of index
+ * section `sec`), for messages. */
+static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t sums_cap, const char *col,
                          uint32_t sec, uint32_t bi, uint32_t slot, qr_err *e)
 {
     char what[300];
@@ -169,11 +155,14 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
                            b->checksum);
         b->chunk_shift = (uint8_t)shift;
         b->nchunks = (uint32_t)(((uint64_t)b->length + (1ull << shift) - 1) >> shift);
-        if ((uint64_t)b->nchunks * 4 > qr_rd_left(r))
+        if (s->version >= QR_SEG_VERSION_SUMS ? b->nchunks > s->nsums - s->sums_used
+                                              : (uint64_t)b->nchunks * 4 > qr_rd_left(r))
             return qr_errf(e, QR_E_CORRUPT,
-                           "segment %s: corrupt: footer truncated in the chunk checksums of %s "
-                           "block %u",
-                           s->path, entry_owner(what, sizeof what, col, sec), bi);
+                           "segment %s: corrupt: %s block %u: its %u chunk checksums are not "
+                           "there (%s)",
+                           s->path, entry_owner(what, sizeof what, col, sec), bi, b->nchunks,
+                           s->version >= QR_SEG_VERSION_SUMS ? "past the checksum table"
+                                                             : "footer truncated");
     }
     if (slot != UINT32_MAX) { /* an out-of-line column directory: its slots were reserved */
         if (b->chunk_shift)
@@ -182,17 +171,19 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
         b->chunk0 = slot; /* its checksum is b->checksum: no chunk table entry */
         return 0;
     }
-    if (reserve_chunks(s, cap, b->nchunks, e) != 0)
-        return -1;
     b->chunk0 = (uint32_t)s->nchunks;
+    s->nchunks += b->nchunks;
     if (b->chunk_shift == 0)
-        s->chunk_sums[s->nchunks++] = b->checksum;
-    else { /* little-endian u32s (checked above to be there): copied as they are */
-        const unsigned char *p = qr_rd_bytes(r, (size_t)b->nchunks * 4);
-        for (uint32_t i = 0; i < b->nchunks; i++)
-            s->chunk_sums[s->nchunks + i] = qr_load_u32(p + (size_t)i * 4);
-        s->nchunks += b->nchunks;
+        return 0;
+    b->sum0 = (uint32_t)s->sums_used;
+    if (s->version < QR_SEG_VERSION_SUMS) { /* little-endian u32s: copied as they are */
+        if (!s->own_sums && !(s->own_sums = malloc(sums_cap * 4)))
+            return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
+        memcpy(s->own_sums + s->sums_used * 4, qr_rd_bytes(r, (size_t)b->nchunks * 4),
+               (size_t)b->nchunks * 4);
+        s->chunk_sums = s->own_sums;
     }
+    s->sums_used += b->nchunks;
     return 0;
 }
 
@@ -203,14 +194,14 @@ static int read_blockref(qr_segment *s, qr_rd *r, qr_blockref *b, size_t *cap, c
  * column's reserved slots (an out-of-line directory: unchunked entries).
  * Sets cm's dict/zdict/keys blocks, first_data and ndata. */
 static int read_coldir(qr_segment *s, qr_rd *r, qr_colmeta *cm, qr_blockref *blocks,
-                       size_t *chunk_cap, uint32_t slot0, qr_err *e)
+                       size_t sums_cap, uint32_t slot0, qr_err *e)
 {
     cm->dict_blk = cm->zdict_blk = cm->keys_blk = -1;
     uint32_t next_row = 0, ndata = 0;
     int in_data = 0, after_data = 0;
     for (uint32_t i = 0; i < cm->nblocks; i++) {
         qr_blockref *b = &blocks[i];
-        if (read_blockref(s, r, b, chunk_cap, cm->name, 0, i,
+        if (read_blockref(s, r, b, sums_cap, cm->name, 0, i,
                           slot0 == UINT32_MAX ? UINT32_MAX : slot0 + i, e) != 0)
             return -1;
         if (b->offset < QR_SEG_HEADER_LEN || b->offset > s->data_end ||
@@ -283,8 +274,31 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     uint16_t sort = qr_rd_u16(&r);
     (void)qr_rd_u16(&r);
     uint32_t ncols = qr_rd_u32(&r);
+    uint32_t nsums = 0, sums_sum = 0;
+    if (s->version >= QR_SEG_VERSION_SUMS) {
+        nsums = qr_rd_u32(&r);
+        sums_sum = qr_rd_u32(&r);
+    }
     if (r.bad)
         return corrupt(e, s->path, "footer truncated in segment header fields");
+    if (s->version >= QR_SEG_VERSION_SUMS) {
+        /* the chunk checksum table ends where the footer starts */
+        uint64_t tlen = (uint64_t)nsums * 4;
+        if (tlen > data_end - QR_SEG_HEADER_LEN)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: a chunk checksum table of %u entries does not "
+                           "fit before the footer (offset %llu)",
+                           s->path, nsums, (unsigned long long)data_end);
+        data_end -= tlen;
+        s->data_end = data_end;
+        s->nsums = nsums;
+        s->chunk_sums = s->map + data_end;
+        if (!QR_SKIP_CHECKSUMS && qr_checksum32(s->chunk_sums, (size_t)tlen) != sums_sum)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: chunk checksum table (offset %llu, %llu bytes): "
+                           "checksum mismatch",
+                           s->path, (unsigned long long)data_end, (unsigned long long)tlen);
+    }
     if (ncols == 0 || ncols > QR_MAX_COLUMNS || ncols > n / 26)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: footer lists %u columns", s->path,
                        ncols);
@@ -303,11 +317,11 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     if (!s->all_blocks || !s->cols || !s->names)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     s->ncols = ncols;
-    size_t used = 0, names_used = 0, chunk_cap = 0;
-    /* every chunk checksum is 4 bytes of the footer: one allocation whose
-     * untouched tail costs nothing (no doubling, no copies) */
-    if (reserve_chunks(s, &chunk_cap, n / 4 + 1, e) != 0)
-        return -1;
+    size_t used = 0, names_used = 0;
+    /* formats 9 to 11: every chunk checksum is 4 bytes of the footer, so
+     * one allocation of that bound holds them (its untouched tail costs
+     * nothing) */
+    size_t sums_cap = n / 4 + 1;
     for (uint32_t c = 0; c < ncols; c++) {
         qr_colmeta *cm = &s->cols[c];
         uint64_t nl = qr_rd_varint(&r);
@@ -367,7 +381,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
                            cm->name, cm->nblocks);
         cm->blocks = s->all_blocks + used;
         used += cm->nblocks;
-        if (read_coldir(s, &r, cm, cm->blocks, &chunk_cap, UINT32_MAX, e) != 0)
+        if (read_coldir(s, &r, cm, cm->blocks, sums_cap, UINT32_MAX, e) != 0)
             return -1;
         cm->loaded = 1;
     }
@@ -401,7 +415,7 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
         used += sec->nblocks;
         for (uint32_t k = 0; k < sec->nblocks; k++) {
             qr_blockref *b = &sec->blocks[k];
-            if (read_blockref(s, &r, b, &chunk_cap, NULL, sec->id, k, UINT32_MAX, e) != 0)
+            if (read_blockref(s, &r, b, sums_cap, NULL, sec->id, k, UINT32_MAX, e) != 0)
                 return -1;
             if (b->kind < QR_BLK_SECTION_MIN || b->offset < QR_SEG_HEADER_LEN ||
                 b->offset > data_end || b->length > data_end - b->offset)
@@ -414,6 +428,13 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     s->nall = used;
     if (qr_rd_left(&r) != 0)
         return corrupt(e, s->path, "trailing bytes after the block directory");
+    if (s->version < QR_SEG_VERSION_SUMS)
+        s->nsums = s->sums_used;
+    else if (s->sums_used != s->nsums)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: the chunk checksum table holds %zu checksums, "
+                       "the block directory has %zu chunks",
+                       s->path, s->nsums, s->sums_used);
     /* the out-of-line columns' blocks get verified bits after every block
      * of the footer, and no chunk table entries (an unchunked block's
      * checksum is its entry's): an open writes nothing for them */
@@ -458,7 +479,7 @@ static int load_coldir(qr_segment *s, qr_colmeta *cm, qr_err *e)
     } else {
         qr_rd r;
         qr_rd_init(&r, raw, cm->dir_raw);
-        rc = read_coldir(s, &r, cm, blocks, NULL, cm->chunk_base, e);
+        rc = read_coldir(s, &r, cm, blocks, 0, cm->chunk_base, e);
         if (rc == 0 && qr_rd_left(&r) != 0)
             rc = qr_errf(e, QR_E_CORRUPT,
                          "segment %s: corrupt: column %s: trailing bytes in its block directory",
@@ -487,10 +508,11 @@ const qr_colmeta *qr_seg_colmeta_slow(const qr_segment *cs, int col, qr_err *e)
 }
 
 /* Bytes read at the end of a file at open: the trailer and, in one read,
- * the footer of a 190k-row segment (~15 KB); a larger footer (~62 KB at
- * 1M rows) is read again whole. 64 KB a file copied 4x what most opens
- * need: a third of a 525-segment table's open time was that copy. */
-#define SEG_TAIL_READ (16u << 10)
+ * the footer of a 190k-row segment (~1.5 KB in format 12; ~15 KB when it
+ * held the chunk checksums); a larger footer is read again whole. 64 KB
+ * a file copied 4x what format 11 opens needed: a third of a 525-segment
+ * table's open time was that copy. */
+#define SEG_TAIL_READ (4u << 10)
 #define SCRATCH_MAX   (1u << 20)  /* larger footers get buffers of their own */
 
 /* n bytes at offset off of fd into p. 0, or -1 with e set (a short read:
@@ -670,7 +692,7 @@ void qr_seg_close(qr_segment *s)
         pthread_mutex_destroy(&s->dir_mu);
     free(s->cols);
     free(s->names);
-    free(s->chunk_sums);
+    free(s->own_sums);
     free(s->chunk_ok);
     free(s->codes_ok);
     free(s->deleted);
@@ -715,7 +737,8 @@ static int check_chunks(const qr_segment *s, const qr_blockref *b, uint32_t c0, 
         uint64_t len = b->chunk_shift ? (uint64_t)1 << b->chunk_shift : b->length;
         if (len > b->length - start)
             len = b->length - start;
-        uint32_t want = b->chunk_shift ? s->chunk_sums[idx] : b->checksum;
+        uint32_t want =
+            b->chunk_shift ? qr_load_u32(s->chunk_sums + ((size_t)b->sum0 + c) * 4) : b->checksum;
         uint32_t sum = QR_SKIP_CHECKSUMS ? want : qr_checksum32(s->map + b->offset + start, len);
         if (sum != want) {
             char who[400];

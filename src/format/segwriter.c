@@ -576,9 +576,18 @@ static void put_entries(qr_buf *f, const colout *co)
         qr_buf_put_u32(f, b->checksum);
         qr_buf_put_u64(f, (uint64_t)b->min);
         qr_buf_put_u64(f, (uint64_t)b->max);
-        if (b->chunk_shift)
-            qr_buf_put(f, co->chunk_sums.p + (size_t)b->chunk0 * 4, (size_t)b->nchunks * 4);
     }
+}
+
+/* The chunk checksum table (segfmt.h QR_SEG_VERSION_SUMS): every chunked
+ * block's checksums in the footer's order, columns then sections. Each
+ * directory's chunk_sums already holds its blocks' in block order. */
+static void put_sums(qr_buf *t, const segw *w)
+{
+    for (uint32_t c = 0; c < w->def->ncols; c++)
+        qr_buf_put(t, w->cols[c].chunk_sums.p, w->cols[c].chunk_sums.len);
+    for (uint32_t i = 0; i < w->nsecs; i++)
+        qr_buf_put(t, w->secs[i].chunk_sums.p, w->secs[i].chunk_sums.len);
 }
 
 static void put_dir(qr_buf *f, const colout *co)
@@ -629,7 +638,8 @@ static int put_col_dirs(segw *w)
     return 0;
 }
 
-static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
+static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s, uint32_t nsums,
+                       uint32_t sums_sum)
 {
     qr_buf_put_u64(f, s->rows);
     qr_buf_put_u64(f, (uint64_t)s->min_ts);
@@ -637,6 +647,8 @@ static void put_footer(qr_buf *f, const segw *w, const qr_seg_summary *s)
     qr_buf_put_u16(f, w->def->sort_col < 0 ? QR_SEG_NO_SORT : (uint16_t)w->def->sort_col);
     qr_buf_put_u16(f, 0);
     qr_buf_put_u32(f, w->def->ncols);
+    qr_buf_put_u32(f, nsums);
+    qr_buf_put_u32(f, sums_sum);
     for (uint32_t c = 0; c < w->def->ncols; c++) {
         const colout *co = &w->cols[c];
         const qr_coldef *cd = &w->def->cols[c];
@@ -754,7 +766,17 @@ int qr_seg_write_ex(const char *path, const qr_batch *b, const uint32_t *perm,
     if (put_col_dirs(&w) != 0)
         goto done;
     qr_buf_clear(&w.tmp2);
-    put_footer(&w.tmp2, &w, &s);
+    put_sums(&w.tmp2, &w);
+    if (w.tmp2.oom || w.tmp2.len / 4 > UINT32_MAX) {
+        qr_errf(e, QR_E_NOMEM, "segment %s: cannot write the chunk checksum table", path);
+        goto done;
+    }
+    uint32_t nsums = (uint32_t)(w.tmp2.len / 4), sums_sum = qr_checksum32(w.tmp2.p, w.tmp2.len);
+    qr_buf_put(&w.out, w.tmp2.p, w.tmp2.len);
+    if (w.out.len >= (1u << 20) && flush_out(&w) != 0)
+        goto done;
+    qr_buf_clear(&w.tmp2);
+    put_footer(&w.tmp2, &w, &s, nsums, sums_sum);
     qr_buf_clear(&w.tmp);
     size_t bound = ZSTD_compressBound(w.tmp2.len);
     unsigned char *fz = qr_buf_reserve(&w.tmp, bound);

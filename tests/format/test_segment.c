@@ -342,17 +342,17 @@ static void test_wrong_version_is_named(void **st)
     char *path = write_text_segment(dir, rows_text, "v.qseg");
     size_t n;
     unsigned char *b = slurp(path, &n);
-    b[8] = 12; /* header version 12 */
+    b[8] = 13; /* header version 13 */
     spit(path, b, n);
     qr_err e;
     assert_null(qr_seg_open(path, &e));
     assert_string_equal(e.code, QR_E_VERSION);
-    assert_non_null(strstr(e.msg, "format version 12"));
-    b[8] = 10; /* a format 10 header on a format 11 file: the trailer disagrees */
+    assert_non_null(strstr(e.msg, "format version 13"));
+    b[8] = 11; /* a format 11 header on a format 12 file: the trailer disagrees */
     spit(path, b, n);
     assert_null(qr_seg_open(path, &e));
     assert_string_equal(e.code, QR_E_VERSION);
-    assert_non_null(strstr(e.msg, "trailer format version 11, header version 10"));
+    assert_non_null(strstr(e.msg, "trailer format version 12, header version 11"));
     free(b);
     free(path);
     tu_rmdir(dir);

@@ -5,7 +5,9 @@
  * (qr_seg_verify) finds every such byte; threads sharing a segment verify
  * the same chunks at once; a format 8 segment written by the old writer
  * still reads and answers as its format 9 rewrite does, and a format 9
- * one (every block directory in the footer) as its format 10 rewrite.
+ * one (every block directory in the footer) as its format 10 rewrite;
+ * format 12's chunk checksum table holds what the blocks hash to, and a
+ * format 11 segment (checksums in the footer) reads as before.
  *
  * The segments here use 1 KiB chunks (the writer's default is 4 KiB), so
  * a 3000-row segment's blocks have dozens of them. */
@@ -18,6 +20,7 @@
 #include "index/invfmt.h"
 #include "match/segsearch.h"
 #include "search/topk.h"
+#include "util/hash.h"
 
 #define ROWS  3000
 #define SHIFT 10 /* 1 KiB chunks */
@@ -694,6 +697,122 @@ static void test_format9_segment_reads(void **st)
     qr_seg_close(old);
 }
 
+/* Format 12 keeps the chunk checksums in a table just before the footer,
+ * read where it is mapped: it holds exactly each chunked block's
+ * checksums in directory order (recomputed here from the file's bytes),
+ * and a byte flipped anywhere in it fails the open, naming the table. */
+static void test_checksum_table(void **st)
+{
+    (void)st;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    uint64_t foot_off = qr_load_u64(img + len - QR_SEG_TRAILER_LEN);
+    assert_true(gs->nsums > 100);
+    assert_int_equal(gs->data_end + gs->nsums * 4, foot_off);
+    assert_ptr_equal(gs->chunk_sums, gs->map + gs->data_end);
+    assert_null(gs->own_sums);
+    size_t next = 0;
+    for (size_t i = 0; i < gs->nall; i++) { /* footer order: columns, then sections */
+        const qr_blockref *b = &gs->all_blocks[i];
+        if (!b->chunk_shift)
+            continue;
+        assert_int_equal(b->sum0, next);
+        for (uint32_t c = 0; c < b->nchunks; c++) {
+            uint64_t at = (uint64_t)c << b->chunk_shift;
+            uint64_t n =
+                b->length - at < (1ull << b->chunk_shift) ? b->length - at : 1ull << b->chunk_shift;
+            assert_int_equal(qr_load_u32(img + gs->data_end + (next + c) * 4),
+                             qr_checksum32(img + b->offset + at, (size_t)n));
+        }
+        next += b->nchunks;
+    }
+    assert_int_equal(next, gs->nsums);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/sums.qseg", dir);
+    for (size_t at = gs->data_end; at < foot_off; at += 3) {
+        img[at] ^= 0x10;
+        spit(bad, img, len);
+        img[at] ^= 0x10;
+        qr_err e;
+        assert_null(qr_seg_open(bad, &e));
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        if (!strstr(e.msg, "sums.qseg") || !strstr(e.msg, "chunk checksum table"))
+            fail_msg("byte %zu of the table flipped: %s", at, e.msg);
+    }
+    free(img);
+}
+
+/* A format 11 segment of the old writer (`quarry gen --rows 1000 --seed
+ * 11 | quarry ingest`: chunk checksums inside the footer's entries, copied
+ * out at open) reads, verifies and answers as its format 12 rewrite does,
+ * and a byte flipped in one of its chunks fails the count that reads it,
+ * naming the chunk. */
+static void test_format11_segment_reads(void **st)
+{
+    (void)st;
+    const char *fixture = "tests/data/v11_otel_1000_seed11.qseg";
+    qr_err e;
+    qr_segment *old = qr_seg_open(fixture, &e);
+    if (!old)
+        fail_msg("%s (run from the repository root)", e.msg);
+    assert_int_equal(old->version, 11);
+    assert_true(old->nsums > 10);
+    assert_ptr_equal(old->chunk_sums, old->own_sums);
+    assert_int_equal(qr_seg_verify(old, &e), 0);
+    char *text = gen_text(11, 1000);
+    char now[4200];
+    snprintf(now, sizeof now, "%s/v12.qseg", dir);
+    build(now, text, 1000, QR_SEG_CHUNK_SHIFT);
+    free(text);
+    qr_segment *cur = qr_seg_open(now, &e);
+    assert_non_null(cur);
+    assert_int_equal(cur->version, QR_SEG_VERSION);
+    assert_int_equal(cur->nsums, old->nsums);
+    assert_null(cur->own_sums);
+    assert_int_equal(cur->nall, old->nall);
+    for (size_t i = 0; i < cur->nall; i++) {
+        const qr_blockref *a = &old->all_blocks[i], *b = &cur->all_blocks[i];
+        assert_int_equal(a->nchunks, b->nchunks);
+        for (uint32_t c = 0; a->chunk_shift && c < a->nchunks; c++)
+            assert_int_equal(qr_load_u32(old->chunk_sums + ((size_t)a->sum0 + c) * 4),
+                             qr_load_u32(cur->chunk_sums + ((size_t)b->sum0 + c) * 4));
+    }
+    same_answers(old, cur);
+    qr_buf a, b;
+    qr_buf_init(&a);
+    qr_buf_init(&b);
+    assert_int_equal(tu_seg_json(fixture, &a, &e), 0);
+    assert_int_equal(tu_seg_json(now, &b, &e), 0);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    qr_buf_free(&a);
+    qr_buf_free(&b);
+    /* each chunk of Body's term dictionary flipped in turn: verify names it */
+    const qr_section *sec = qr_seg_section(old, SEC_BODY);
+    const qr_blockref *pb = kind_block(sec, IBLK_TERMDICT);
+    assert_non_null(pb);
+    assert_true(pb->chunk_shift && pb->nchunks >= 2);
+    size_t len;
+    unsigned char *img = slurp(fixture, &len);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/v11-bad.qseg", dir);
+    for (uint32_t c = 0; c < pb->nchunks; c++) {
+        spit_flipped(bad, img, len, pb, c);
+        qr_segment *s = qr_seg_open(bad, &e);
+        assert_non_null(s);
+        assert_int_equal(qr_seg_verify(s, &e), -1);
+        assert_string_equal(e.code, QR_E_CORRUPT);
+        char want[100];
+        snprintf(want, sizeof want, "chunk %u of %u", c, pb->nchunks);
+        if (!strstr(e.msg, want) || !strstr(e.msg, "checksum mismatch"))
+            fail_msg("verify message '%s' does not name '%s'", e.msg, want);
+        qr_seg_close(s);
+    }
+    free(img);
+    qr_seg_close(cur);
+    qr_seg_close(old);
+}
+
 static void test_format8_every_index_kind_reads(void **st)
 {
     (void)st;
@@ -753,6 +872,8 @@ int main(void)
         cmocka_unit_test(test_format8_segment_reads),
         cmocka_unit_test(test_format8_every_index_kind_reads),
         cmocka_unit_test(test_format9_segment_reads),
+        cmocka_unit_test(test_checksum_table),
+        cmocka_unit_test(test_format11_segment_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
