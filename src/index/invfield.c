@@ -90,13 +90,6 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
         find_block(s, sec, IBLK_SHAPEWORDS, 0, &f->shapewords_map, &f->shapewords_len,
                    &f->shapewords_ref, 0, e) != 0)
         return -1;
-    /* parsed now (the header only), reported when a phrase needs it */
-    if (f->shapes_map)
-        f->shapes_bad = qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &f->shapes_blk,
-                                        s->path, NULL) != 0;
-    if (f->valshapes_map)
-        f->valshapes_bad = qr_valshapes_parse(f->valshapes_map, f->valshapes_len, &f->valshapes_blk,
-                                              s->path, NULL) != 0;
     f->sec = sec;
     if (stats_len != 24 || (ft && norms_len != s->rows))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index stats or norms size",
@@ -108,6 +101,57 @@ int qr_invfield_open(qr_invfield *f, const qr_segment *s, uint16_t sec_id, qr_er
     /* its records verified as seeks read them (termdict.h) */
     return qr_tdict_open_in(&f->dict, s, idx_ref, dict_ref, idx, idx_len, dict, dict_len, ft, fp,
                             what, e);
+}
+
+/* The headers of SHAPES and VALSHAPES, parsed on first use (not
+ * verified: their users verify what they read): a header that does not
+ * parse is this marker, and its users say what is wrong once the block is
+ * verified whole. */
+static qr_shapes bad_shapes;
+static qr_valshapes bad_valshapes;
+
+/* Publish a freshly parsed header at *slot unless another thread did
+ * first: the header to use (ours, theirs, or the marker; *mine freed when
+ * it is not the one). */
+static void *publish_header(void **slot, void *mine, void *marker)
+{
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(slot, &none, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return mine;
+    if (mine != marker)
+        free(mine);
+    return none;
+}
+
+/* f's SHAPES header (or &bad_shapes), or NULL: out of memory (e set). */
+static const qr_shapes *shapes_header(qr_invfield *f, qr_err *e)
+{
+    qr_shapes *have = __atomic_load_n(&f->shapes_hdr, __ATOMIC_ACQUIRE);
+    if (have)
+        return have;
+    qr_shapes *h = malloc(sizeof *h);
+    if (!h)
+        return (void)qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path), NULL;
+    if (qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, h, f->seg->path, NULL) != 0) {
+        free(h);
+        h = &bad_shapes;
+    }
+    return publish_header((void **)&f->shapes_hdr, h, &bad_shapes);
+}
+
+static const qr_valshapes *valshapes_header(qr_invfield *f, qr_err *e)
+{
+    qr_valshapes *have = __atomic_load_n(&f->valshapes_hdr, __ATOMIC_ACQUIRE);
+    if (have)
+        return have;
+    qr_valshapes *h = malloc(sizeof *h);
+    if (!h)
+        return (void)qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", f->seg->path), NULL;
+    if (qr_valshapes_parse(f->valshapes_map, f->valshapes_len, h, f->seg->path, NULL) != 0) {
+        free(h);
+        h = &bad_valshapes;
+    }
+    return publish_header((void **)&f->valshapes_hdr, h, &bad_valshapes);
 }
 
 const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e)
@@ -150,7 +194,10 @@ int qr_invfield_load_shape_words(qr_invfield *f, qr_err *e)
 {
     if (qr_invfield_shape_words(f) || !f->shapes_map)
         return 0;
-    if (f->shapes_bad) /* the header: say what is wrong */
+    const qr_shapes *h = shapes_header(f, e);
+    if (!h)
+        return -1;
+    if (h == &bad_shapes) /* the header: say what is wrong */
         return qr_invfield_load_shapes(f, e);
     qr_shape_words *w = malloc(sizeof *w);
     if (!w)
@@ -159,13 +206,13 @@ int qr_invfield_load_shape_words(qr_invfield *f, qr_err *e)
     int rc;
     if (f->shapewords_map)
         rc = qr_seg_check(f->seg, f->shapewords_ref, 0, f->shapewords_len, "SHAPEWORDS", e) != 0 ||
-                     qr_shape_words_parse(f->shapewords_map, f->shapewords_len, f->shapes_blk.k, w,
+                     qr_shape_words_parse(f->shapewords_map, f->shapewords_len, h->k, w,
                                           f->seg->path, e) != 0
                  ? -1
                  : 0;
     else
         rc = qr_invfield_load_shape_text(f, e) != 0 ||
-                     qr_shape_words_make(&f->shapes_blk, w, f->seg->path, e) != 0
+                     qr_shape_words_make(h, w, f->seg->path, e) != 0
                  ? -1
                  : 0;
     if (rc != 0) {
@@ -185,7 +232,10 @@ int qr_invfield_load_shape_rows(qr_invfield *f, qr_err *e)
 {
     if (qr_invfield_shape_rows(f) || !f->shapes_map)
         return 0;
-    if (f->shapes_bad) /* the header: say what is wrong */
+    const qr_shapes *h = shapes_header(f, e);
+    if (!h)
+        return -1;
+    if (h == &bad_shapes) /* the header: say what is wrong */
         return qr_invfield_load_shapes(f, e);
     const uint32_t *rows;
     if (f->shaperows_map && ((uintptr_t)f->shaperows_map & 3) == 0) {
@@ -195,14 +245,14 @@ int qr_invfield_load_shape_rows(qr_invfield *f, qr_err *e)
             return -1;
         rows = (const uint32_t *)(const void *)f->shaperows_map;
         uint64_t sum = 0;
-        int bad = f->shaperows_len != ((size_t)f->shapes_blk.k + 1) * 4;
-        for (uint32_t j = 0; j <= f->shapes_blk.k && !bad; j++)
+        int bad = f->shaperows_len != ((size_t)h->k + 1) * 4;
+        for (uint32_t j = 0; j <= h->k && !bad; j++)
             sum += rows[j];
         if (bad || sum != f->rows)
             return qr_errf(e, QR_E_CORRUPT,
                            "segment %s: corrupt: %s index SHAPEROWS: %zu bytes for %u shapes, or "
                            "not the segment's rows",
-                           f->seg->path, f->def.name, f->shaperows_len, f->shapes_blk.k);
+                           f->seg->path, f->def.name, f->shaperows_len, h->k);
     } else { /* counted with the statistics (the text verified) */
         const qr_shape_stats *st;
         if (qr_invfield_load_shape_text(f, e) != 0 || !(st = qr_invfield_shape_stats(f, e)))
@@ -223,6 +273,12 @@ void qr_invfield_close(qr_invfield *f)
         f->shape_words = NULL;
     }
     f->shape_rows = NULL; /* in the map or the statistics */
+    if (f->shapes_hdr != &bad_shapes)
+        free(f->shapes_hdr);
+    f->shapes_hdr = NULL;
+    if (f->valshapes_hdr != &bad_valshapes)
+        free(f->valshapes_hdr);
+    f->valshapes_hdr = NULL;
     if (f->shape_stats) {
         qr_shape_stats_free(f->shape_stats);
         free(f->shape_stats);
@@ -252,15 +308,17 @@ int qr_invfield_load_shape_text(qr_invfield *f, qr_err *e)
 {
     if (qr_invfield_shape_text(f) || !f->shapes_map)
         return 0;
-    if (f->shapes_bad) /* the header: say what is wrong, the whole verified */
+    const qr_shapes *h = shapes_header(f, e);
+    if (!h)
+        return -1;
+    if (h == &bad_shapes) /* the header: say what is wrong, the whole verified */
         return qr_invfield_load_shapes(f, e);
     /* the header and the shapes' text, not the rows' numbers (threads
      * racing here verify the same bytes and publish the same pointer) */
-    if (qr_seg_check(f->seg, f->shapes_ref, 0,
-                     (uint64_t)(f->shapes_blk.dict - f->shapes_map) + f->shapes_blk.dict_len,
+    if (qr_seg_check(f->seg, f->shapes_ref, 0, (uint64_t)(h->dict - f->shapes_map) + h->dict_len,
                      "SHAPES", e) != 0)
         return -1;
-    __atomic_store_n(&f->shape_text, &f->shapes_blk, __ATOMIC_RELEASE);
+    __atomic_store_n(&f->shape_text, h, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -272,12 +330,15 @@ int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
      * racing here verify the same bytes and publish the same pointer) */
     if (qr_seg_check(f->seg, f->shapes_ref, 0, f->shapes_len, "SHAPES", e) != 0)
         return -1;
-    if (f->shapes_bad) { /* verified, yet malformed: say how */
+    const qr_shapes *h = shapes_header(f, e);
+    if (!h)
+        return -1;
+    if (h == &bad_shapes) { /* verified, yet malformed: say how */
         qr_shapes again;
         return qr_shapes_parse(f->shapes_map, f->shapes_len, f->rows, &again, f->seg->path, e);
     }
-    __atomic_store_n(&f->shape_text, &f->shapes_blk, __ATOMIC_RELEASE);
-    __atomic_store_n(&f->shapes, &f->shapes_blk, __ATOMIC_RELEASE);
+    __atomic_store_n(&f->shape_text, h, __ATOMIC_RELEASE);
+    __atomic_store_n(&f->shapes, h, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -288,16 +349,24 @@ const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e)
     if (have || !f->valshapes_map)
         return have;
     /* verified whole, once (threads racing here verify the same bytes and
-     * publish the same pointer); parsed at open */
-    qr_valshapes again;
-    if (qr_seg_check(f->seg, f->valshapes_ref, 0, f->valshapes_len, "VALSHAPES", e) != 0 ||
-        (f->valshapes_bad && /* verified, yet malformed: say how */
-         qr_valshapes_parse(f->valshapes_map, f->valshapes_len, &again, f->seg->path, e) != 0)) {
+     * publish the same pointer), then its header parsed */
+    if (qr_seg_check(f->seg, f->valshapes_ref, 0, f->valshapes_len, "VALSHAPES", e) != 0) {
         *bad = 1;
         return NULL;
     }
-    __atomic_store_n(&f->valshapes, &f->valshapes_blk, __ATOMIC_RELEASE);
-    return &f->valshapes_blk;
+    const qr_valshapes *h = valshapes_header(f, e);
+    if (!h) {
+        *bad = 1; /* out of memory */
+        return NULL;
+    }
+    if (h == &bad_valshapes) { /* verified, yet malformed: say how */
+        qr_valshapes again;
+        (void)qr_valshapes_parse(f->valshapes_map, f->valshapes_len, &again, f->seg->path, e);
+        *bad = 1;
+        return NULL;
+    }
+    __atomic_store_n(&f->valshapes, h, __ATOMIC_RELEASE);
+    return h;
 }
 
 int qr_invfield_load_positions(qr_invfield *f, qr_err *e)

@@ -92,14 +92,16 @@ typedef struct qr_invfield {
     const qr_blockref *post_ref, *pos_ref, *bm_ref, *norms_ref; /* their blocks (NULL: none) */
     uint64_t docs_with_field, total_tokens;
     uint32_t rows;
-    /* positional full text: the SHAPES block (NULL: none), parsed at open
-     * into shapes_blk (shapes_bad: it did not parse); `shapes` is set once
-     * verified (qr_invfield_load_shapes) */
+    /* positional full text: the SHAPES block (NULL: none), its header
+     * parsed on first use into shapes_hdr (owned; published with a
+     * compare-and-swap; a marker when it did not parse: not at open, where
+     * touching the block's first page cost a page fault per segment for
+     * the many queries that use no shapes); `shapes` is set once verified
+     * (qr_invfield_load_shapes) */
     const unsigned char *shapes_map;
     size_t shapes_len;
     const qr_blockref *shapes_ref;
-    qr_shapes shapes_blk;
-    int shapes_bad;
+    qr_shapes *shapes_hdr;
     const qr_shapes *shapes;
     /* set once the header and text are verified (or the whole block):
      * what reads no row's number needs (qr_invfield_load_shape_text) */
@@ -112,14 +114,13 @@ typedef struct qr_invfield {
     const unsigned char *shapewords_map;
     size_t shapewords_len;
     const qr_blockref *shapewords_ref;
-    /* keyword: the VALSHAPES block (NULL: none), parsed at open into
-     * valshapes_blk (valshapes_bad: it did not parse); `valshapes` is set
-     * once verified (qr_invfield_valshapes) */
+    /* keyword: the VALSHAPES block (NULL: none), parsed on first use into
+     * valshapes_hdr as SHAPES is; `valshapes` is set once verified
+     * (qr_invfield_valshapes) */
     const unsigned char *valshapes_map;
     size_t valshapes_len;
     const qr_blockref *valshapes_ref;
-    qr_valshapes valshapes_blk;
-    int valshapes_bad;
+    qr_valshapes *valshapes_hdr;
     const qr_valshapes *valshapes;
     /* the shapes' row counts and text offsets, built on first use and
      * published with a release store; NULL until then */
@@ -227,7 +228,7 @@ static inline const qr_shapes *qr_invfield_shape_text(const qr_invfield *f)
 const qr_shape_stats *qr_invfield_shape_stats(qr_invfield *f, qr_err *e);
 /* A keyword field's VALSHAPES block (index/valshapes.h), verified and
  * parsed on first use: NULL when it has none, or with *bad and e set
- * (XX001) when it does not verify or parse. Thread-safe. */
+ * (XX001) when it does not verify or parse (or out of memory). Thread-safe. */
 const qr_valshapes *qr_invfield_valshapes(qr_invfield *f, int *bad, qr_err *e);
 /* Everything the open field f holds, read as queries read it and
  * checked beyond its checksums (quarry verify): every term in strictly
