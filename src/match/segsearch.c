@@ -615,12 +615,36 @@ static int count_phrase_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, u
     return 1;
 }
 
+/* A term counted alone is its document frequency, in its dictionary entry
+ * (read from a verified chunk like every lookup): its bitmap or postings
+ * need not be read, nor verified (a count of a dense word read and hashed
+ * its rows/8-byte bitmap in every segment, most of a first count's reading).
+ * Not when rows were deleted: those are in df. 1 with *count, 0 when q is
+ * not a lone term, -1 with e set. */
+static int count_term_df(qr_segsearch *ss, const qr_query *q, uint64_t *count, qr_err *e)
+{
+    if (q->type != Q_TERM || !q->field || ss->seg->deleted)
+        return 0;
+    qr_invfield *f = qr_segsearch_field(ss, q->field, e);
+    if (!f)
+        return -1;
+    qr_terminfo ti;
+    int r = q->len <= QR_MAX_TERM ? qr_tdict_lookup(&f->dict, q->text, q->len, &ti, e) : 0;
+    if (r < 0)
+        return (void)qr_err_prefix(e, "segment %s: %s index: ", ss->seg->path, f->def.name), -1;
+    *count = r ? ti.df : 0;
+    mt_record(ss, q, NULL, "counted by the term's document frequency", *count);
+    return 1;
+}
+
 int qr_segsearch_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
                        qr_err *e)
 {
-    /* a multi-term node or a phrase alone: from the row shapes where they
-     * can say */
-    int r = mt_count_multi(ss, q, a, count, e);
+    /* a lone term from its dictionary entry; a multi-term node or a phrase
+     * alone from the row shapes where they can say */
+    int r = count_term_df(ss, q, count, e);
+    if (r == 0)
+        r = mt_count_multi(ss, q, a, count, e);
     if (r == 0)
         r = count_phrase_text(ss, q, a, count, e);
     if (r != 0)

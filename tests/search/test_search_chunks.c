@@ -153,8 +153,11 @@ static int probe_reads(const probe *p, const qr_blockref *b, uint32_t c)
     return 0;
 }
 
-/* Count term p in segment s (one field open per call): 0 with *n, or -1. */
-static int count_probe(qr_segsearch *ss, const probe *p, uint64_t *n, qr_err *e)
+/* The rows holding term p in segment s, walked one by one (what a search
+ * reads: its dictionary block, then its bitmap or postings), or with
+ * count_only its count (qr_segsearch_count: the dictionary entry's
+ * document frequency, the dictionary block alone). 0 with *n, or -1. */
+static int probe_matches(qr_segsearch *ss, const probe *p, int count_only, uint64_t *n, qr_err *e)
 {
     qr_query q;
     memset(&q, 0, sizeof q);
@@ -164,9 +167,27 @@ static int count_probe(qr_segsearch *ss, const probe *p, uint64_t *n, qr_err *e)
     q.len = p->len;
     qr_arena a;
     qr_arena_init(&a, 1 << 16, 0);
-    int rc = qr_segsearch_count(ss, &q, &a, n, e);
+    int rc = 0;
+    if (count_only) {
+        rc = qr_segsearch_count(ss, &q, &a, n, e);
+    } else {
+        qr_it *it = qr_segsearch_compile(ss, &q, &a, e);
+        *n = 0;
+        if (!it)
+            rc = -1;
+        else
+            while (qr_it_next(it) != QR_NO_DOC)
+                ++*n;
+        if (it && qr_it_failed(it))
+            rc = qr_errf(e, QR_E_CORRUPT, "corrupt postings met");
+    }
     qr_arena_free(&a);
     return rc;
+}
+
+static int count_probe(qr_segsearch *ss, const probe *p, uint64_t *n, qr_err *e)
+{
+    return probe_matches(ss, p, 0, n, e);
 }
 
 static const char *sec_name(uint16_t sec) { return sec == SEC_BODY ? "Body" : "TraceId"; }
@@ -287,6 +308,19 @@ static void test_flipped_chunk_fails_only_its_readers(void **st)
                 for (int i = 0; i < nprobes; i++) {
                     uint64_t n = 0;
                     qr_err_clear(&e);
+                    /* a count reads the term's dictionary block alone */
+                    uint64_t df = 0;
+                    qr_err de;
+                    int drc = probe_matches(&ss, &probes[i], 1, &df, &de);
+                    if (span_has_chunk(&probes[i].reads[0], b, c)) {
+                        assert_int_equal(drc, -1);
+                        assert_string_equal(de.code, QR_E_CORRUPT);
+                    } else {
+                        if (drc != 0)
+                            fail_msg("%s chunk %u flipped: count of '%.*s' failed: %s",
+                                     kind_names[ki], c, (int)probes[i].len, probes[i].term, de.msg);
+                        assert_int_equal(df, probes[i].ti.df);
+                    }
                     int rc = count_probe(&ss, &probes[i], &n, &e);
                     if (probe_reads(&probes[i], b, c)) {
                         if (rc == 0)
