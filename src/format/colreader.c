@@ -238,10 +238,11 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
          * never change): a GROUP BY decodes each block of its keys once per
          * query, and the check cost as much as the unpacking; a width that
          * cannot exceed the dictionary needs none */
-        uint64_t *ok = r->seg->codes_ok;
         uint32_t at = b->chunk0;
-        if ((width < 64 && ((uint64_t)1 << width) - 1 <= r->ndict) ||
-            (b->nchunks && __atomic_load_n(&ok[at >> 6], __ATOMIC_ACQUIRE) >> (at & 63) & 1))
+        if (width < 64 && ((uint64_t)1 << width) - 1 <= r->ndict)
+            break;
+        uint64_t *ok = qr_seg_codes_ok(r->seg);
+        if (ok && b->nchunks && __atomic_load_n(&ok[at >> 6], __ATOMIC_ACQUIRE) >> (at & 63) & 1)
             break;
         const uint64_t *c = r->codes;
         uint64_t nd = r->ndict, bad = 0;
@@ -250,7 +251,7 @@ static int load_block(qr_colreader *r, uint32_t row, qr_err *e)
         if (bad) {
             why = "dictionary code out of range";
             rc = -1;
-        } else if (b->nchunks) {
+        } else if (ok && b->nchunks) {
             __atomic_fetch_or(&ok[at >> 6], 1ull << (at & 63), __ATOMIC_RELEASE);
         }
         break;

@@ -140,7 +140,7 @@ typedef struct qr_segment {
     qr_colmeta *cols;
     char *names;            /* column names, NUL-terminated, one buffer */
     uint32_t nsecs;
-    qr_section secs[QR_SEG_MAX_SECTIONS_PUBLIC];
+    qr_section *secs; /* nsecs of them */
     qr_blockref *all_blocks;
     size_t nall;
     uint32_t version;     /* format version (QR_SEG_VERSION_MIN..QR_SEG_VERSION) */
@@ -154,7 +154,8 @@ typedef struct qr_segment {
     uint64_t *chunk_ok;   /* bit per chunk: verified in this open (atomic:
                            * threads sharing the segment set them) */
     size_t nchunks;
-    uint64_t *codes_ok;   /* bit per chunk too, at a block's chunk0: its dictionary codes were
+    uint64_t *codes_ok;   /* made on first use (qr_seg_codes_ok; NULL until then, atomic):
+                           * bit per chunk too, at a block's chunk0: its dictionary codes were
                            * checked in range in this open (colreader.c; atomic) */
     uint64_t data_end;    /* where the blocks end: the checksum table (format 12) or footer */
     pthread_mutex_t dir_mu; /* taken to read an out-of-line column directory */
@@ -218,6 +219,12 @@ int qr_seg_sec_map(const qr_segment *s, const qr_section *sec, uint32_t bi, cons
  * on verified bytes cost a few loads. */
 int qr_seg_check_slow(const qr_segment *s, const qr_blockref *b, uint64_t off, uint64_t n,
                       const char *name, qr_err *e);
+
+/* s->codes_ok, made (zeroed) by its first caller: most opens read no
+ * dictionary-coded column, and the bits cost a page of zeroed memory a
+ * segment. NULL when out of memory (the caller then checks the codes
+ * without remembering). Thread-safe. */
+uint64_t *qr_seg_codes_ok(const qr_segment *s);
 static inline int qr_seg_chunk_ok(const qr_segment *s, uint32_t c)
 {
     return (int)(__atomic_load_n(&s->chunk_ok[c >> 6], __ATOMIC_ACQUIRE) >> (c & 63) & 1);

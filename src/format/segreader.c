@@ -390,6 +390,8 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
     uint32_t nsecs = qr_rd_u32(&r);
     if (r.bad || nsecs > QR_SEG_MAX_SECTIONS)
         return corrupt(e, s->path, "bad section count in the footer");
+    if (!(s->secs = calloc(nsecs ? nsecs : 1, sizeof *s->secs)))
+        return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
     for (uint32_t i = 0; i < nsecs; i++) {
         qr_section *sec = &s->secs[i];
         sec->id = qr_rd_u16(&r);
@@ -444,10 +446,43 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
             s->nchunks += s->cols[c].nblocks;
         }
     s->chunk_ok = calloc(s->nchunks / 64 + 1, sizeof *s->chunk_ok);
-    s->codes_ok = calloc(s->nchunks / 64 + 1, sizeof *s->codes_ok);
-    if (!s->chunk_ok || !s->codes_ok)
+    if (!s->chunk_ok)
         return qr_errf(e, QR_E_NOMEM, "segment %s: out of memory", s->path);
+    /* Give back what the bounds above took and parsing did not use (most
+     * of the names' bound, the directory's tail), so the next allocations
+     * fill those pages instead of faulting in new ones: a table's open
+     * makes these for every segment, and fresh pages cost a fault each. */
+    char *names = realloc(s->names, names_used);
+    if (names) {
+        for (uint32_t c = 0; c < ncols; c++)
+            s->cols[c].name = names + (s->cols[c].name - s->names);
+        s->names = names;
+    }
+    qr_blockref *blocks = used ? realloc(s->all_blocks, used * sizeof *blocks) : NULL;
+    if (blocks) {
+        for (uint32_t c = 0; c < ncols; c++)
+            if (!s->cols[c].lazy)
+                s->cols[c].blocks = blocks + (s->cols[c].blocks - s->all_blocks);
+        for (uint32_t i = 0; i < nsecs; i++)
+            s->secs[i].blocks = blocks + (s->secs[i].blocks - s->all_blocks);
+        s->all_blocks = blocks;
+    }
     return 0;
+}
+
+uint64_t *qr_seg_codes_ok(const qr_segment *cs)
+{
+    qr_segment *s = (qr_segment *)cs; /* the one part made later */
+    uint64_t *have = __atomic_load_n(&s->codes_ok, __ATOMIC_ACQUIRE);
+    if (have)
+        return have;
+    uint64_t *mine = calloc(s->nchunks / 64 + 1, sizeof *mine), *none = NULL;
+    if (mine && !__atomic_compare_exchange_n(&s->codes_ok, &none, mine, 0, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE)) {
+        free(mine); /* another thread's are the ones */
+        return none;
+    }
+    return mine;
 }
 
 /* Read column col's out-of-line directory (format 10): checksum,
@@ -691,6 +726,7 @@ void qr_seg_close(qr_segment *s)
     if (s->dir_mu_init)
         pthread_mutex_destroy(&s->dir_mu);
     free(s->cols);
+    free(s->secs);
     free(s->names);
     free(s->own_sums);
     free(s->chunk_ok);
