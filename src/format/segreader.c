@@ -452,20 +452,30 @@ static int parse_footer(qr_segment *s, const unsigned char *f, size_t n, uint64_
      * of the names' bound, the directory's tail), so the next allocations
      * fill those pages instead of faulting in new ones: a table's open
      * makes these for every segment, and fresh pages cost a fault each. */
+    /* (the pointers into them are set again as they were laid out: names
+     * one after another in column order, then the inline directories in
+     * column order, then the sections') */
     char *names = realloc(s->names, names_used);
     if (names) {
-        for (uint32_t c = 0; c < ncols; c++)
-            s->cols[c].name = names + (s->cols[c].name - s->names);
         s->names = names;
+        for (uint32_t c = 0, at = 0; c < ncols; c++) {
+            s->cols[c].name = names + at;
+            at += (uint32_t)strlen(names + at) + 1;
+        }
     }
     qr_blockref *blocks = used ? realloc(s->all_blocks, used * sizeof *blocks) : NULL;
     if (blocks) {
-        for (uint32_t c = 0; c < ncols; c++)
-            if (!s->cols[c].lazy)
-                s->cols[c].blocks = blocks + (s->cols[c].blocks - s->all_blocks);
-        for (uint32_t i = 0; i < nsecs; i++)
-            s->secs[i].blocks = blocks + (s->secs[i].blocks - s->all_blocks);
         s->all_blocks = blocks;
+        size_t at = 0;
+        for (uint32_t c = 0; c < ncols; c++)
+            if (!s->cols[c].lazy) {
+                s->cols[c].blocks = blocks + at;
+                at += s->cols[c].nblocks;
+            }
+        for (uint32_t i = 0; i < nsecs; i++) {
+            s->secs[i].blocks = blocks + at;
+            at += s->secs[i].nblocks;
+        }
     }
     return 0;
 }
