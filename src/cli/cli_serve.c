@@ -2,10 +2,13 @@
  * directory (docs/SERVER.md), stopped by SIGTERM or SIGINT with a graceful
  * shutdown; and `quarry passwd`: a users-file line for a password. */
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "http/http.h"
@@ -19,6 +22,7 @@ static const char *usage_text =
     "                    [--idle-timeout SECONDS]\n"
     "                    [--http HOST:PORT [--http-port-file FILE] [--http-max-body BYTES]]\n"
     "                    [--refresh-ms MS] [--wal-sync on|off] [--max-pending-mib N]\n"
+    "                    [--no-warm]\n"
     "Serves the data directory over the PostgreSQL protocol (psql, libpq, drivers).\n"
     "Default 127.0.0.1:5432 with trust; port 0 picks a free port (printed, and\n"
     "written to --port-file). A non-loopback address needs --auth scram --users FILE\n"
@@ -30,10 +34,41 @@ static const char *usage_text =
     "and in a live segment, which queries read from then on; live segments are\n"
     "committed into a table segment after --refresh-ms (default 1000);\n"
     "--max-pending-mib (default 64) bounds the uncommitted rows per table before\n"
-    "writers wait, then get 53000 (HTTP 429). SIGTERM: graceful shutdown\n"
+    "writers wait, then get 53000 (HTTP 429). Once listening, the server opens\n"
+    "every table's segments and indexes in the background, so that first queries\n"
+    "find them open (--no-warm: each on first use). SIGTERM: graceful shutdown\n"
     "(docs/SERVER.md).\n";
 
 static pgw_server *running;
+
+/* Warming the segment cache beside the first connections (qr_sql_db_warm),
+ * stopped early by a shutdown. */
+typedef struct warm_job {
+    qr_sql_db *db;
+    atomic_int stop;
+} warm_job;
+
+static void *warm_main(void *arg)
+{
+    warm_job *w = arg;
+    pthread_setname_np(pthread_self(), "quarry-warm");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint32_t segs;
+    uint64_t fields;
+    qr_err e;
+    int rc = qr_sql_db_warm(w->db, &w->stop, &segs, &fields, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (rc != 0)
+        fprintf(stderr, "quarry serve: warming stopped after %u segments: %s (%s)\n", segs, e.msg,
+                e.code);
+    else
+        printf("quarry serve: opened %u segments and %llu index fields in %.0f ms%s\n", segs,
+               (unsigned long long)fields, ms, atomic_load(&w->stop) ? " (stopped)" : "");
+    fflush(stdout);
+    return NULL;
+}
 
 static void on_signal(int sig)
 {
@@ -93,13 +128,14 @@ int cli_serve(int argc, char **argv)
                                          {"refresh-ms", required_argument, 0, 'R'},
                                          {"wal-sync", required_argument, 0, 'W'},
                                          {"max-pending-mib", required_argument, 0, 'M'},
+                                         {"no-warm", no_argument, 0, 'N'},
                                          {0, 0, 0, 0}};
     cli_tune_malloc();
     pgw_config cfg;
     pgw_config_default(&cfg);
     const char *data = NULL, *users_path = NULL, *port_file = NULL, *http_port_file = NULL;
     char host[256] = "127.0.0.1", http_host[256] = "127.0.0.1";
-    int with_http = 0;
+    int with_http = 0, warm = 1;
     qh_config hcfg;
     qh_config_default(&hcfg);
     qr_live_opts lo;
@@ -181,6 +217,9 @@ int cli_serve(int argc, char **argv)
                 return 2;
             lo.max_pending = (size_t)v << 20;
             break;
+        case 'N':
+            warm = 0;
+            break;
         case 'C':
             cfg.tls_cert = optarg;
             break;
@@ -261,7 +300,14 @@ int cli_serve(int argc, char **argv)
             fprintf(pf, "%d\n", pgw_server_port(s));
             fclose(pf);
         }
+        warm_job wj = {.db = db};
+        pthread_t wt;
+        int warming = warm && pthread_create(&wt, NULL, warm_main, &wj) == 0;
         rc = pgw_server_run(s, &e) == 0 ? 0 : 1;
+        if (warming) {
+            atomic_store(&wj.stop, 1);
+            pthread_join(wt, NULL);
+        }
         running = NULL;
         qh_server_free(hs); /* running requests end first */
         hs = NULL;

@@ -402,6 +402,106 @@ static int merge_join_on(const qr_sql_session *s)
     return qr_sql_show(s, "enable_mergejoin", v, sizeof v, NULL) != 0 || strcmp(v, "off") != 0;
 }
 
+/* Opening the index fields of a table's segments on the pool: slot j
+ * takes segments j, j + k, ...; each slot's first error in its own place. */
+typedef struct warm_job {
+    qr_segref **refs;
+    uint32_t n, k;
+    const qr_tabdef *def;
+    const atomic_int *stop;
+    atomic_ullong fields;
+    qr_err err[QR_MAX_SEARCH_THREADS];
+    int failed[QR_MAX_SEARCH_THREADS];
+} warm_job;
+
+static void warm_fields(void *ctx, int slot)
+{
+    warm_job *w = ctx;
+    for (uint32_t i = (uint32_t)slot; i < w->n && !(w->stop && atomic_load(w->stop)); i += w->k)
+        for (uint32_t x = 0; x < w->def->nixs; x++) {
+            qr_err *fe = &w->err[slot]; /* 42704: an index newer than the segment, no error */
+            if (w->def->ixs[x].building)
+                continue;
+            qr_invfield *f = qr_segref_field(w->refs[i], w->def->ixs[x].id, fe);
+            /* its term index verified whole now (and so mapped): every
+             * lookup reads a record, a byte mask and a first term of it,
+             * a page fault each on a segment's first query otherwise */
+            const qr_blockref *ti = f ? f->dict.iref : NULL;
+            if (ti && qr_seg_check(f->seg, ti, 0, ti->length, "TERMINDEX", fe) != 0) {
+                w->failed[slot] = 1;
+                return;
+            }
+            if (f) {
+                atomic_fetch_add(&w->fields, 1);
+            } else if (strcmp(fe->code, QR_E_UNDEFINED_OBJECT) != 0) {
+                w->failed[slot] = 1;
+                return;
+            }
+        }
+}
+
+int qr_sql_db_warm(qr_sql_db *db, const atomic_int *stop, uint32_t *segs, uint64_t *fields,
+                   qr_err *e)
+{
+    *segs = 0;
+    *fields = 0;
+    if (catalog_fresh(db, e) != 0)
+        return -1;
+    for (uint32_t i = 0;; i++) {
+        if (stop && atomic_load(stop))
+            return 0;
+        /* one table at a time under the catalog (a DROP waits for it) */
+        pthread_rwlock_rdlock(&db->catlock);
+        if (i >= db->cat.ntables) {
+            pthread_rwlock_unlock(&db->catlock);
+            return 0;
+        }
+        const qr_tabdef *def = db->cat.tables[i];
+        tsnap *t = table_snap(db, def->name, e);
+        if (!t) {
+            pthread_rwlock_unlock(&db->catlock);
+            return -1;
+        }
+        uint32_t n = t->t->man.nsegs;
+        int rc = 0;
+        if (n && *segs + n <= QR_SEGCACHE_DEFAULT_SEGMENTS) { /* the bound db->cache has */
+            qr_segref **refs = malloc(sizeof *refs * n);
+            int held = 0;
+            if (!refs)
+                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            else if ((rc = qr_segcache_acquire_all(db->cache, t->t->dir, &t->t->man, refs, db->pool,
+                                                   db->threads, e)) == 0)
+                held = 1;
+            warm_job *w = held ? calloc(1, sizeof *w) : NULL;
+            if (held && !w)
+                rc = qr_errf(e, QR_E_NOMEM, "out of memory");
+            if (w) {
+                *w = (warm_job){.refs = refs, .n = n, .def = def, .stop = stop};
+                w->k = (uint32_t)(db->threads < QR_MAX_SEARCH_THREADS ? db->threads
+                                                                      : QR_MAX_SEARCH_THREADS);
+                qr_pool_run(db->pool, (int)w->k, warm_fields, w);
+                *fields += atomic_load(&w->fields);
+                for (uint32_t j = 0; j < w->k && rc == 0; j++)
+                    if (w->failed[j]) {
+                        *e = w->err[j];
+                        rc = -1;
+                    }
+                free(w);
+            }
+            if (held) {
+                qr_segcache_release_all(refs, n);
+                if (rc == 0)
+                    *segs += n;
+            }
+            free(refs);
+        }
+        snap_unref(db, t);
+        pthread_rwlock_unlock(&db->catlock);
+        if (rc != 0)
+            return -1;
+    }
+}
+
 /* Handles on the segments a statement reads of table snapshot t: the
  * manifest's, then the live segments of ls newer than it (sql/live.h), in
  * *refs (from ctx) and *n. 0, or -1 with e set and nothing held. */

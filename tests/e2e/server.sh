@@ -62,6 +62,10 @@ LONG=$($PY -c "print(' UNION ALL '.join('(SELECT Body, SpanId, TraceId, count(*)
 
 serve main
 check "serve prints where it listens" grep -q "listening on 127.0.0.1:$main_port (auth trust" "$T/main.log"
+# once listening it opens the table's 4 segments and their 6 index fields each
+warmed() { for _ in $(seq 1 100); do grep -q "$1" "$2" && return 0; sleep 0.1; done; return 1; }
+check "serve opens every segment and index field in the background" \
+    warmed "opened 4 segments and 24 index fields in [0-9]* ms$" "$T/main.log"
 P() { timeout 30 psql -X -h 127.0.0.1 -p "$main_port" -U quarry -d quarry "$@"; }
 
 # --- psql: exact output ---------------------------------------------------------
@@ -404,10 +408,11 @@ PGPASSWORD='d4ve pw' AP -U dave -c "CREATE USER eve PASSWORD 'x'" > /dev/null 2>
 check "users: a user that is not a superuser may not create one (42501)" grep -q 'permission denied to create role' "$T/u4"
 check "users: USERS is 0600 and holds no password" sh -c "[ \$(stat -c %a '$T/d/USERS') = 600 ] && ! grep -q d4ve '$T/d/USERS'"
 check "scram: SIGTERM exits 0" stop auth
-serve auth2 --auth scram
+serve auth2 --auth scram --no-warm
 PGPASSWORD='d4ve pw' timeout 30 psql -X -A -t -h 127.0.0.1 -p "$auth2_port" -U dave -d quarry -c 'SELECT 1' > "$T/u5" 2>&1
 check "users: --auth scram without a users file serves the data directory's users" grep -qx 1 "$T/u5"
 check "users: SIGTERM exits 0" stop auth2
+check "serve --no-warm opens nothing ahead of queries" sh -c "! grep -q 'opened [0-9]* segments' '$T/auth2.log'"
 "$Q" sql --data "$T/d" -c 'DROP USER dave' > /dev/null
 timeout 10 "$Q" serve --data "$T/d" --listen 0.0.0.0:0 > /dev/null 2>"$T/nl"; rc=$?
 check "a non-loopback listen without auth is refused (exit 1)" test $rc -eq 1
