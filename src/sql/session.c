@@ -404,7 +404,7 @@ static int merge_join_on(const qr_sql_session *s)
 
 /* Opening the index fields of a table's segments on the pool: slot j
  * takes segments j, j + k, ...; each slot's first error in its own place. */
-typedef struct warm_job {
+typedef struct fields_job {
     qr_segref **refs;
     uint32_t n, k;
     const qr_tabdef *def;
@@ -412,11 +412,11 @@ typedef struct warm_job {
     atomic_ullong fields;
     qr_err err[QR_MAX_SEARCH_THREADS];
     int failed[QR_MAX_SEARCH_THREADS];
-} warm_job;
+} fields_job;
 
 static void warm_fields(void *ctx, int slot)
 {
-    warm_job *w = ctx;
+    fields_job *w = ctx;
     for (uint32_t i = (uint32_t)slot; i < w->n && !(w->stop && atomic_load(w->stop)); i += w->k)
         for (uint32_t x = 0; x < w->def->nixs; x++) {
             qr_err *fe = &w->err[slot]; /* 42704: an index newer than the segment, no error */
@@ -472,11 +472,14 @@ int qr_sql_db_warm(qr_sql_db *db, const atomic_int *stop, uint32_t *segs, uint64
             else if ((rc = qr_segcache_acquire_all(db->cache, t->t->dir, &t->t->man, refs, db->pool,
                                                    db->threads, e)) == 0)
                 held = 1;
-            warm_job *w = held ? calloc(1, sizeof *w) : NULL;
+            fields_job *w = held ? calloc(1, sizeof *w) : NULL; /* zeroed: counts, errors */
             if (held && !w)
                 rc = qr_errf(e, QR_E_NOMEM, "out of memory");
             if (w) {
-                *w = (warm_job){.refs = refs, .n = n, .def = def, .stop = stop};
+                w->refs = refs;
+                w->n = n;
+                w->def = def;
+                w->stop = stop;
                 w->k = (uint32_t)(db->threads < QR_MAX_SEARCH_THREADS ? db->threads
                                                                       : QR_MAX_SEARCH_THREADS);
                 qr_pool_run(db->pool, (int)w->k, warm_fields, w);
