@@ -99,4 +99,24 @@ qr_sc *qr_scorer_build(qr_segsearch *ss, const qr_query *q, const qr_qweights *q
 int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
                           qr_arena *a, qr_err *e);
 
+/* The shapes of a segment whose rows score above min, best first. */
+typedef struct qr_shape_rank {
+    qr_invfield *f;        /* the shaped field the scored words are in */
+    uint32_t n;            /* shapes (1..K) */
+    const uint32_t *shape; /* by descending score, ties by shape number */
+    const double *score;   /* the score of every row of shape[i], bit for bit */
+    const uint32_t *count; /* the rows of each shape 0..K (SHAPEROWS) */
+    uint64_t lists;        /* rows in the scored words' lists, summed */
+} qr_shape_rank;
+
+/* When whether a row matches q and what it scores depend on its shape
+ * alone -- every clause of q a scored non-variable word, or a phrase of
+ * such words, of one field with shapes, joined by AND, OR or at-least-k,
+ * with no filter -- the shapes whose rows score above min and that score
+ * (shapebound.c): a top-k then needs no list, only the rows' shape
+ * numbers. Arrays from `a`. 1 ranked, 0 not applicable (as
+ * qr_scorer_shapes_lose, or a filter), -1 with e set. */
+int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                          qr_arena *a, qr_shape_rank *out, qr_err *e);
+
 #endif

@@ -22,7 +22,11 @@
  * alone, where the shorter rows of other services beat the threshold.
  * A phrase of such words (gaps, proximity) has the same frequency in every
  * row of a shape, computed from the shape's text as the phrase iterator
- * computes it (qr_phrase_shape_freq) in the shapes of its rarest word.
+ * computes it (qr_phrase_shape_freq), in the shapes holding all its words
+ * and only where a bound from the words' counts there beats the
+ * threshold. The same program ranks the shapes of a segment that is not
+ * passed over, when no filter makes a shape's rows differ: a top-k then
+ * walks the rows' shape numbers (search/topk_score.c).
  * Not applicable (no bound): a multi-term clause, a
  * variable word (a shape masks it), a phrase in a shape of more tokens
  * than a phrase walk reads, or a segment without shapes. */
@@ -56,7 +60,10 @@ enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN };
 typedef struct leaf {
     const qr_shape_occ *occ; /* the shapes holding the word, in number order */
     uint32_t n, at;          /* at: the cursor of the walk over the shapes */
-    double *freq;            /* a phrase's frequency per entry of occ, or NULL */
+    uint32_t cur;            /* the entry of occ for the shape scored, or n */
+    const qr_query *phrase;  /* a phrase: its frequency per entry of occ, */
+    double *freq;            /* at most (exact[i] 0) or exactly (1) */
+    uint8_t *exact;
     double tf;               /* in the shape being scored (0: none) */
     double w;
 } leaf;
@@ -69,47 +76,91 @@ typedef struct bound {
     const qr_shape_words *sw;
     leaf leaves[MAX_LEAVES];
     uint32_t nleaves; /* scored words (leaves[]) */
+    uint32_t inexact; /* phrase leaves whose frequencies are bounds */
     op ops[MAX_OPS];
     uint32_t nops;
     double stack[MAX_OPS]; /* score_in's values */
+    /* the shapes' text, read only when a phrase's frequency must be exact */
+    qr_phrase_shapes text;
+    const unsigned char **tok;
+    uint32_t *len;
 } bound;
 
-/* A phrase leaf's shapes, each with the phrase's frequency in its rows,
- * from the shapes' text (qr_phrase_shape_freq): the candidates are the
- * shapes of its rarest word. 1 ready, 0 not applicable (a shape too long
- * to say), -1 with e set. */
+/* A phrase leaf's shapes: those holding every word of it (their lists
+ * merged), each with a bound on the phrase's frequency there -- an exact
+ * phrase occurs at most as often as each of its words, one within reach
+ * at most once per occurrence of its first word -- made exact from the
+ * shape's text (exact_freq) only where the bound could beat the
+ * threshold: in templated logs most shapes never are, and the text is
+ * not read nor verified. 1 ready, -1 with e set. */
 static int phrase_occ(bound *b, const qr_query *q, leaf *l, qr_err *e)
 {
-    const qr_shape_occ *rare = NULL;
-    uint32_t nrare = UINT32_MAX;
+    const qr_shape_occ *occs[QR_PHRASE_MAX_WORDS];
+    uint32_t noccs[QR_PHRASE_MAX_WORDS], at[QR_PHRASE_MAX_WORDS] = {0}, r = 0;
     for (uint32_t i = 0; i < q->n; i++) {
-        uint32_t c;
-        const qr_shape_occ *o = qr_shape_words_find(b->sw, q->terms[i], q->term_lens[i], &c);
-        if (c < nrare)
-            rare = o, nrare = c;
+        occs[i] = qr_shape_words_find(b->sw, q->terms[i], q->term_lens[i], &noccs[i]);
+        if (!occs[i])
+            noccs[i] = 0;
+        if (noccs[i] < noccs[r])
+            r = i;
     }
-    if (!nrare)
+    l->phrase = q;
+    if (!noccs[r])
         return 1; /* a word no shape holds: in no row */
-    if (qr_invfield_load_shape_text(b->f, e) != 0)
-        return -1;
-    qr_phrase_shapes ps = {qr_invfield_shape_text(b->f), NULL, (const char *const *)q->terms,
-                           q->term_lens};
-    if (!ps.sh || !(ps.st = qr_invfield_shape_stats(b->f, e)))
-        return ps.sh ? -1 : 0;
-    const unsigned char **tok = qr_arena_alloc(b->a, sizeof *tok * QR_PHRASE_MAX_POS);
-    uint32_t *len = qr_arena_alloc(b->a, sizeof *len * QR_PHRASE_MAX_POS);
-    qr_shape_occ *occ = qr_arena_alloc(b->a, sizeof *occ * nrare);
-    l->freq = qr_arena_alloc(b->a, sizeof *l->freq * nrare);
-    if (!tok || !len || !occ || !l->freq)
+    qr_shape_occ *occ = qr_arena_alloc(b->a, sizeof *occ * noccs[r]);
+    l->freq = qr_arena_alloc(b->a, sizeof *l->freq * noccs[r]);
+    l->exact = qr_arena_alloc(b->a, noccs[r]);
+    if (!occ || !l->freq || !l->exact)
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
-    for (uint32_t i = 0; i < nrare; i++) {
-        double f;
-        if (qr_phrase_shape_freq(&ps, q->offs, q->n, q->within, rare[i].shape, tok, len, &f) != 0)
-            return 0;
-        if (f > 0)
-            occ[l->n] = (qr_shape_occ){rare[i].shape, 0}, l->freq[l->n++] = f;
+    for (uint32_t i = 0; i < noccs[r]; i++) {
+        uint32_t shape = occs[r][i].shape, most = UINT32_MAX, w = 0;
+        for (; w < q->n; w++) {
+            while (at[w] < noccs[w] && occs[w][at[w]].shape < shape)
+                at[w]++;
+            if (at[w] == noccs[w] || occs[w][at[w]].shape != shape)
+                break;
+            if ((!q->within || w == 0) && occs[w][at[w]].tf < most)
+                most = occs[w][at[w]].tf;
+        }
+        if (w < q->n)
+            continue; /* a word missing: not in the shape */
+        occ[l->n] = (qr_shape_occ){shape, 0};
+        l->exact[l->n] = 0;
+        l->freq[l->n++] = most;
     }
     l->occ = occ;
+    b->inexact++;
+    return 1;
+}
+
+/* The exact frequency of phrase leaf l in the shape of its entry i, from
+ * the shape's text (qr_phrase_shape_freq): 1 done, 0 the shapes cannot
+ * say (a shape too long), -1 with e set. */
+static int exact_freq(bound *b, leaf *l, uint32_t i, qr_err *e)
+{
+    if (l->exact[i])
+        return 1;
+    if (!b->text.sh) {
+        if (qr_invfield_load_shape_text(b->f, e) != 0)
+            return -1;
+        if (!(b->text.sh = qr_invfield_shape_text(b->f)))
+            return 0;
+        if (!(b->text.st = qr_invfield_shape_stats(b->f, e)))
+            return -1;
+        b->tok = qr_arena_alloc(b->a, sizeof *b->tok * QR_PHRASE_MAX_POS);
+        b->len = qr_arena_alloc(b->a, sizeof *b->len * QR_PHRASE_MAX_POS);
+        if (!b->tok || !b->len)
+            return qr_errf(e, QR_E_NOMEM,
+                           "out of memory: the query needs more than its memory limit");
+    }
+    const qr_query *q = l->phrase;
+    qr_phrase_shapes ps = {b->text.sh, b->text.st, (const char *const *)q->terms, q->term_lens};
+    double f;
+    if (qr_phrase_shape_freq(&ps, q->offs, q->n, q->within, l->occ[i].shape, b->tok, b->len, &f) !=
+        0)
+        return 0;
+    l->freq[i] = f;
+    l->exact[i] = 1;
     return 1;
 }
 
@@ -248,38 +299,154 @@ static int resolve_values(bound *b, qr_err *e)
     return 0;
 }
 
-int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
-                          qr_arena *a, qr_err *e)
+/* The program of q over segment ss's shapes: 1 ready (b->f set), 0 not
+ * applicable, -1 with e set. */
+static int setup(bound *b, qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, qr_arena *a,
+                 qr_err *e)
 {
     const char *off = getenv("QUARRY_NO_SHAPES");
     if (off && *off && strcmp(off, "0") != 0)
-        return 0; /* (min -INFINITY: is there any shape the query can match?) */
-    bound b = {.ss = ss, .a = a, .qw = qw};
+        return 0;
+    memset(b, 0, sizeof *b);
+    b->ss = ss, b->a = a, b->qw = qw;
     uint32_t num = 0;
-    int r = prepare(&b, q, &num, e);
-    if (r > 0 && !b.f) /* (no scored word: the shapes cannot say) */
+    int r = prepare(b, q, &num, e);
+    if (r > 0 && !b->f) /* (no scored word: the shapes cannot say) */
         r = 0;
-    if (r > 0 && resolve_values(&b, e) != 0)
+    if (r > 0 && resolve_values(b, e) != 0)
         r = -1;
-    /* the shapes holding a scored word, in number order (a merge of the
-     * words' lists), after shape 0 (none: the rows no word matches) */
-    for (uint32_t s = 0; r > 0;) {
-        uint32_t next = UINT32_MAX;
-        for (uint32_t i = 0; i < b.nleaves; i++) {
-            leaf *l = &b.leaves[i];
-            l->tf = 0;
-            if (l->at < l->n && l->occ[l->at].shape == s) {
-                l->tf = l->freq ? l->freq[l->at] : l->occ[l->at].tf;
-                l->at++;
-            }
-            if (l->at < l->n && l->occ[l->at].shape < next)
-                next = l->occ[l->at].shape;
+    return r;
+}
+
+/* Step the walk over the shapes holding a scored word, in number order (a
+ * merge of the words' lists), after shape 0 (none: the rows no word
+ * matches): set each leaf's tf in shape s; the next shape, or UINT32_MAX
+ * after the last. */
+static uint32_t step(bound *b, uint32_t s)
+{
+    uint32_t next = UINT32_MAX;
+    for (uint32_t i = 0; i < b->nleaves; i++) {
+        leaf *l = &b->leaves[i];
+        l->tf = 0;
+        l->cur = l->n;
+        if (l->at < l->n && l->occ[l->at].shape == s) {
+            l->tf = l->freq ? l->freq[l->at] : l->occ[l->at].tf;
+            l->cur = l->at++;
         }
-        if (score_in(&b, s) > min)
+        if (l->at < l->n && l->occ[l->at].shape < next)
+            next = l->occ[l->at].shape;
+    }
+    return next;
+}
+
+/* The score of the rows of shape s (after step), exact: phrase leaves'
+ * bounds made exact first when the bound beats min (below it, the exact
+ * score, which is no higher, does too). 1 with *v, 0 the shapes cannot
+ * say, -1 with e set. */
+static int shape_score(bound *b, uint32_t s, double min, double *v, qr_err *e)
+{
+    *v = score_in(b, s);
+    if (*v <= min || !b->inexact)
+        return 1;
+    int again = 0;
+    for (uint32_t i = 0; i < b->nleaves; i++) {
+        leaf *l = &b->leaves[i];
+        if (!l->phrase || l->cur == l->n || l->exact[l->cur])
+            continue;
+        int r = exact_freq(b, l, l->cur, e);
+        if (r <= 0)
+            return r;
+        l->tf = l->freq[l->cur];
+        again = 1;
+    }
+    if (again)
+        *v = score_in(b, s);
+    return 1;
+}
+
+int qr_scorer_shapes_lose(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                          qr_arena *a, qr_err *e)
+{
+    bound b;
+    int r = setup(&b, ss, q, qw, a, e); /* (min -INFINITY: can any shape match?) */
+    for (uint32_t s = 0; r > 0;) {
+        uint32_t next = step(&b, s);
+        double v;
+        if ((r = shape_score(&b, s, min, &v, e)) <= 0)
+            break;
+        if (v > min)
             r = 0;
         else if (next == UINT32_MAX)
             break;
         s = next;
     }
     return r;
+}
+
+static int by_rank(const void *x, const void *y, void *ctx)
+{
+    const double *sc = ctx;
+    const uint32_t *i = x, *j = y;
+    if (sc[*i] != sc[*j])
+        return sc[*i] > sc[*j] ? -1 : 1;
+    return *i < *j ? -1 : *i > *j;
+}
+
+int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
+                          qr_arena *a, qr_shape_rank *out, qr_err *e)
+{
+    memset(out, 0, sizeof *out);
+    bound b;
+    int r = setup(&b, ss, q, qw, a, e);
+    /* exact only when nothing but scored words decides: a filter or a
+     * keyword value may hold in some of a shape's rows and not others */
+    for (uint32_t i = 0; r > 0 && i < b.nops; i++)
+        if (b.ops[i].kind != OP_WORD && b.ops[i].kind != OP_JOIN)
+            r = 0;
+    if (r <= 0)
+        return r;
+    if (qr_invfield_load_shape_rows(b.f, e) != 0)
+        return -1;
+    const uint32_t *count = qr_invfield_shape_rows(b.f);
+    if (!count)
+        return 0;
+    uint32_t k = b.sw->k;
+    /* the rows of the scored words' lists: each word's rows are those of
+     * the shapes holding it (a phrase's words all read) */
+    uint64_t lists = 0;
+    for (uint32_t i = 0; i < b.nleaves; i++) {
+        const leaf *l = &b.leaves[i];
+        const qr_query *p = l->phrase;
+        for (uint32_t w = 0; w < (p ? p->n : 1); w++) {
+            uint32_t no = l->n;
+            const qr_shape_occ *o =
+                p ? qr_shape_words_find(b.sw, p->terms[w], p->term_lens[w], &no) : l->occ;
+            for (uint32_t j = 0; o && j < no; j++)
+                lists += o[j].shape <= k ? count[o[j].shape] : 0;
+        }
+    }
+    double *score = qr_arena_alloc(a, sizeof *score * ((size_t)k + 1));
+    uint32_t *shape = qr_arena_alloc(a, sizeof *shape * ((size_t)k + 1));
+    if (!score || !shape)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    uint32_t n = 0;
+    for (uint32_t s = 0;;) {
+        uint32_t next = step(&b, s);
+        double v;
+        if ((r = shape_score(&b, s, min, &v, e)) <= 0)
+            return r;
+        if (s && s <= k && v > min) /* (shape 0: rows without a scored word) */
+            score[s] = v, shape[n++] = s;
+        if (next == UINT32_MAX)
+            break;
+        s = next;
+    }
+    qsort_r(shape, n, sizeof *shape, by_rank, score);
+    double *sorted = qr_arena_alloc(a, sizeof *sorted * (n ? n : 1));
+    if (!sorted)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    for (uint32_t i = 0; i < n; i++)
+        sorted[i] = score[shape[i]];
+    *out = (qr_shape_rank){b.f, n, shape, sorted, count, lists};
+    return 1;
 }

@@ -69,6 +69,90 @@ static double competitive(task *k, uint32_t si)
     return m;
 }
 
+/* The segment's rows by their shapes, when the query's score in a row is
+ * its shape's (qr_scorer_shapes_rank) and the shapes above the threshold
+ * hold enough rows that decoding their lists would cost more than reading
+ * every row's shape number (templated logs: thousands of rows tie at the
+ * best score, and block maxima, which bound word by word, skip none of
+ * their blocks). Only the segment's own k best can make the result: every
+ * row of the better shapes, then the first rows in order of the shapes
+ * tying at the score where k is reached; the walk stops once it has them.
+ * 1 done, 0 not applicable (the scorer searches), -1 with k->err set. */
+static int rank_by_shapes(task *k, uint32_t si, double applied)
+{
+    shared *sh = k->sh;
+    qr_par_search *p = sh->p;
+    qr_segsearch *ss = &p->ss[si];
+    qr_err *e = &k->err;
+    if (!sh->k || ss->seg->deleted) /* (shape rows count deleted rows) */
+        return 0;
+    qr_arena *a = &p->run[k->t];
+    qr_shape_rank rk;
+    int r = qr_scorer_shapes_rank(ss, p->q[k->t], sh->qw, applied, a, &rk, e);
+    if (r <= 0)
+        return r;
+    const uint32_t *count = rk.count;
+    /* the shapes the segment's k best come from: [0, m) */
+    uint64_t rows = 0, above = 0, at_last = 0, wanted = 0;
+    uint32_t m = 0;
+    for (; m < rk.n && rows < sh->k; m++)
+        rows += count[rk.shape[m]];
+    double last = m ? rk.score[m - 1] : 0;
+    for (uint32_t i = 0; i < m; i++)
+        above += rk.score[i] > last ? count[rk.shape[i]] : 0;
+    for (; m < rk.n && rk.score[m] == last; m++)
+        ;
+    for (uint32_t i = 0; i < m; i++)
+        at_last += rk.score[i] == last ? count[rk.shape[i]] : 0;
+    /* where the walk can stop: after every row above the last score (as
+     * far as the last row, rows spread through the segment), or, when the
+     * last score alone fills k, after k of its rows (their share of the
+     * segment). It reads a number a row; the scorer decodes a posting a
+     * row of each word's list, and more work for each */
+    double stop = rk.f->rows;
+    if (!above && at_last > sh->k && 2.0 * sh->k / (double)at_last < 1)
+        stop *= 2.0 * sh->k / (double)at_last;
+    if (!rk.n || stop > 4.0 * (double)rk.lists)
+        return 0;
+    if (qr_invfield_load_shapes(rk.f, e) != 0)
+        return -1;
+    const qr_shapes *shp = qr_invfield_shapes(rk.f);
+    if (!shp)
+        return 0;
+    /* shape -> 1 + its place in the ranking (m <= K < 65536) */
+    uint16_t *place = qr_arena_alloc(a, sizeof *place * ((size_t)shp->k + 1));
+    if (!place)
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    memset(place, 0, sizeof *place * ((size_t)shp->k + 1));
+    for (uint32_t i = 0; i < m; i++)
+        if (rk.shape[i] <= shp->k)
+            place[rk.shape[i]] = (uint16_t)(i + 1);
+    wanted = sh->k - above; /* rows wanted at the last score (above < k) */
+    uint64_t n = 0, got_above = 0, got_last = 0;
+    for (uint32_t d = 0; d < shp->rows; d++) {
+        uint32_t j = qr_shape_of(shp, d);
+        if (j > shp->k)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
+                           ss->seg->path, rk.f->def.name, d, j, shp->k);
+        if (!place[j])
+            continue;
+        qr_hit h = {rk.score[place[j] - 1], 0, si, d};
+        heap_offer(&k->h, &h);
+        n++;
+        if (h.score > last)
+            got_above++;
+        else if (++got_last >= wanted && got_above == above)
+            break;
+    }
+    if (heap_full(&k->h))
+        publish(sh, &k->h.v[0]);
+    qr_plan_way(qr_segsearch_plan(ss), p->q[k->t], "ranked by row shapes");
+    k->st.segments++;
+    k->st.docs_collected += n;
+    return 1;
+}
+
 static int score_segment(task *k, uint32_t si)
 {
     shared *sh = k->sh;
@@ -92,6 +176,9 @@ static int score_segment(task *k, uint32_t si)
         k->st.segments_skipped++;
         return 0;
     }
+    int ranked = sh->exhaustive ? 0 : rank_by_shapes(k, si, applied);
+    if (ranked)
+        return ranked < 0 ? -1 : 0;
     qr_sc *sc = qr_scorer_build(&p->ss[si], p->q[k->t], sh->qw, applied, a, &k->err);
     if (!sc)
         return -1;

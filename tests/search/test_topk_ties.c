@@ -9,7 +9,10 @@
  * segments are skipped by their score bound on these tables. */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "index/invfmt.h"
 #include "index/invindex.h"
@@ -619,6 +622,156 @@ static void test_or_of_words_no_row_shares(void **st)
     tu_rmdir(dir);
 }
 
+/* Queries whose match and score in a row are its shape's (words and
+ * phrases of them, joined, no filter): where the best shapes hold many
+ * rows, a segment's top k come from a walk of the rows' shape numbers
+ * (topk_score.c: rank_by_shapes), not from lists. Pruned equals
+ * exhaustive for k around the ties' counts, on 1-3 threads, and the walk
+ * happens; with rows deleted in two segments those are searched by lists
+ * (shape counts include deleted rows) and still equal. */
+static void test_ranked_by_shapes(void **st)
+{
+    (void)st;
+    static const char *qs[] = {
+        "failed",
+        "order",
+        "failed OR error",
+        "failed AND order",
+        "\"failed to place order\"",
+        "\"failed ? ? order\"",
+        "\"order failed\"~2",
+        "\"failed order\"~3 OR error",
+        "atleast(2, error, failed, charge, cache)",
+        "again OR failed",
+        "request OR completed OR cache OR miss OR email OR timeout",
+    };
+    static const uint32_t ks[] = {1, 2, 37, 100, 101, 999, 4000, 40000};
+    enum { NQ = sizeof qs / sizeof *qs, NK = sizeof ks / sizeof *ks };
+    check_pruned(tb.segs, NSEGS, qs, NQ, ks, NK, 3);
+    qr_hit *h = malloc(sizeof *h * 100);
+    uint32_t n, ranked[NQ];
+    for (int i = 0; i < NQ; i++)
+        ranked[i] = passed_over(tb.segs, NSEGS, qs[i], 100, "ranked by row shapes", h, &n);
+    /* the templated phrase and words: every segment that is searched */
+    assert_true(ranked[0] > 0);
+    assert_true(ranked[4] > 0);
+    assert_true(ranked[5] > 0);
+    assert_true(ranked[8] > 0);
+    /* under QUARRY_NO_SHAPES, never */
+    setenv("QUARRY_NO_SHAPES", "1", 1);
+    assert_int_equal(passed_over(tb.segs, NSEGS, qs[0], 100, "ranked by row shapes", h, &n), 0);
+    unsetenv("QUARRY_NO_SHAPES");
+    /* every 5th row of segments 0 and 3 deleted */
+    uint64_t *del[2];
+    const int which[2] = {0, 3};
+    for (int d = 0; d < 2; d++) {
+        qr_segment *seg = tb.segs[which[d]];
+        del[d] = calloc((seg->rows + 63) / 64, 8);
+        assert_non_null(del[d]);
+        uint64_t nd = 0;
+        for (uint64_t r = 0; r < seg->rows; r += 5, nd++)
+            del[d][r >> 6] |= 1ull << (r & 63);
+        seg->deleted = del[d];
+        seg->ndeleted = nd;
+    }
+    check_pruned(tb.segs, NSEGS, qs, NQ, ks, NK, 2);
+    /* (the searched segments among 0 and 3 are not walked) */
+    assert_true(passed_over(tb.segs, 1, qs[0], 100, "ranked by row shapes", h, &n) == 0);
+    assert_int_equal(n, 100);
+    for (uint32_t i = 0; i < n; i++)
+        assert_true(h[i].doc % 5 != 0);
+    for (int d = 0; d < 2; d++) {
+        tb.segs[which[d]]->deleted = NULL;
+        tb.segs[which[d]]->ndeleted = 0;
+        free(del[d]);
+    }
+    free(h);
+    /* shapes that tie: two templates of one length holding `failed` once,
+     * their rows interleaved, so the k best mix both shapes in row order */
+    qr_segment *two[2];
+    uint64_t x = 777;
+    int64_t ts = 1758585600000000000ll;
+    for (int sg = 0; sg < 2; sg++) {
+        static const char *tie[] = {"failed to charge card", "failed to reach cache",
+                                    "order sent to queue"};
+        qr_buf text;
+        qr_buf_init(&text);
+        for (uint32_t r = 0; r < 3000; r++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            char line[256];
+            int len = snprintf(line, sizeof line,
+                               "{\"Timestamp\":%lld,\"ServiceName\":\"cart\",\"Body\":\"%s\"}\n",
+                               (long long)(ts += 1000), tie[x % 3]);
+            qr_buf_put(&text, line, (size_t)len);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "tie%d.qseg", sg);
+        two[sg] = tu_open_built(tb.dir, name, &text, 3000);
+    }
+    static const char *tq[] = {"failed", "failed OR card OR cache", "\"failed to\""};
+    check_pruned(two, 2, tq, 3, ks, NK, 2);
+    h = malloc(sizeof *h * 100);
+    assert_int_equal(passed_over(two, 2, tq[0], 100, "ranked by row shapes", h, &n), 1);
+    free(h);
+    for (int sg = 0; sg < 2; sg++)
+        qr_seg_close(two[sg]);
+}
+
+/* The walk reads the rows' shape numbers only once they verify: a byte
+ * flipped among them fails the top-k with XX001 naming the SHAPES block,
+ * where the lists alone would have answered. */
+static void test_ranked_walk_verifies_shapes(void **st)
+{
+    (void)st;
+    const char *src = tb.segs[3]->path;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/flipped.qseg", tb.dir);
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, got, out), got);
+    fclose(in);
+    fclose(out);
+    qr_segment *seg = tb.segs[3];
+    const qr_blockref *shapes = NULL;
+    for (uint32_t i = 0; i < seg->nsecs; i++)
+        for (uint32_t b = 0; b < seg->secs[i].nblocks; b++)
+            if (seg->secs[i].blocks[b].kind == IBLK_SHAPES && seg->secs[i].id == SEC_BODY)
+                shapes = &seg->secs[i].blocks[b];
+    assert_non_null(shapes);
+    qr_hit h[100];
+    uint32_t n;
+    assert_true(passed_over(&seg, 1, "failed", 100, "ranked by row shapes", h, &n) == 1);
+    /* the last rows' numbers (before the 3 bytes of padding) */
+    uint64_t at = shapes->offset + shapes->length - 5;
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    unsigned char c;
+    assert_int_equal(pread(fd, &c, 1, (off_t)at), 1);
+    c ^= 0x5a;
+    assert_int_equal(pwrite(fd, &c, 1, (off_t)at), 1);
+    close(fd);
+    qr_err e;
+    qr_segment *bad = qr_seg_open(path, &e);
+    assert_non_null(bad);
+    qr_par_search ps;
+    assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), &bad, 1, "failed", 6, 1, &e), 0);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 100, 0, h, &n, NULL, &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "SHAPES"));
+    qr_par_free(&ps);
+    /* the exhaustive scorer reads lists only: it answers */
+    assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), &bad, 1, "failed", 6, 1, &e), 0);
+    assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 100, 1, h, &n, NULL, &e), 0);
+    assert_int_equal(n, 100);
+    qr_par_free(&ps);
+    qr_seg_close(bad);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -626,6 +779,8 @@ int main(void)
         cmocka_unit_test(test_pruned_equals_exhaustive_with_repeats),
         cmocka_unit_test(test_or_of_words_no_row_shares),
         cmocka_unit_test(test_phrase_bound_under_memory_limit),
+        cmocka_unit_test(test_ranked_by_shapes),
+        cmocka_unit_test(test_ranked_walk_verifies_shapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
