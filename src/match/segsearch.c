@@ -604,7 +604,36 @@ static int count_phrase_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, u
     uint8_t *holds = ss->seg->deleted ? qr_arena_alloc(a, (size_t)ps.sh->k + 1) : NULL;
     if (ss->seg->deleted && !holds)
         return (void)mt_nomem(e), -1;
-    int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within, holds);
+    /* only the shapes holding every word can hold the phrase: their lists
+     * (in shape order) merged, where before every shape's text was searched
+     * for the longest word (two thirds of a hot count at 100M rows) */
+    if (qr_invfield_load_shape_words(f, e) != 0)
+        return -1;
+    const qr_shape_words *sw = qr_invfield_shape_words(f);
+    uint32_t *cand = NULL, ncand = 0;
+    if (sw && q->n <= QR_PHRASE_MAX_WORDS) {
+        const qr_shape_occ *occ[QR_PHRASE_MAX_WORDS];
+        uint32_t nocc[QR_PHRASE_MAX_WORDS], at[QR_PHRASE_MAX_WORDS] = {0}, r = 0;
+        for (uint32_t i = 0; i < q->n; i++) {
+            if (!(occ[i] = qr_shape_words_find(sw, q->terms[i], q->term_lens[i], &nocc[i])))
+                nocc[i] = 0;
+            r = nocc[i] < nocc[r] ? i : r;
+        }
+        if (!(cand = qr_arena_alloc(a, sizeof *cand * (nocc[r] ? nocc[r] : 1))))
+            return (void)mt_nomem(e), -1;
+        for (uint32_t i = 0; i < nocc[r]; i++) {
+            uint32_t j = occ[r][i].shape, w = 0;
+            for (; w < q->n; w++) {
+                while (at[w] < nocc[w] && occ[w][at[w]].shape < j)
+                    at[w]++;
+                if (at[w] == nocc[w] || occ[w][at[w]].shape != j)
+                    break;
+            }
+            if (w == q->n)
+                cand[ncand++] = j;
+        }
+    }
+    int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within, cand, ncand, holds);
     if (n < 0)
         return 0;
     uint64_t gone = 0;
