@@ -55,7 +55,7 @@ typedef struct op {
 } op;
 /* a scored word; a filter that may hold; a keyword value, in the shapes
  * of its rows; one that no row holds; a join of the last n */
-enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN };
+enum { OP_WORD, OP_FILTER, OP_VALUE, OP_NONE, OP_JOIN, OP_NOT };
 
 typedef struct leaf {
     const qr_shape_occ *occ; /* the shapes holding the word, in number order */
@@ -174,6 +174,14 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     int kind = sc_kind_of(q);
     /* a value of an index, resolved below (field 0: a column without
      * one, scanned: may hold) */
+    /* counting (no weights): NOT of what the shapes decide is decided too */
+    if (!b->qw && q->type == Q_NOT && q->n == 1) {
+        int r = prepare(b, q->kids[0], num, e);
+        if (r <= 0 || b->nops == MAX_OPS)
+            return r < 0 ? -1 : 0;
+        b->ops[b->nops++] = (op){.kind = OP_NOT};
+        return 1;
+    }
     if (kind == SC_FILTER && q->type == Q_TERM && q->field) {
         *num += qr_bm25_count_leaves(q);
         b->ops[b->nops++] = (op){.kind = OP_VALUE, .q = q};
@@ -200,7 +208,7 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
         b->ops[b->nops++] = (op){.kind = OP_JOIN, .n = (uint16_t)q->n, .need = (uint16_t)need};
         return 1;
     }
-    if (b->nleaves == MAX_LEAVES || *num >= b->qw->n)
+    if (b->nleaves == MAX_LEAVES || (b->qw && *num >= b->qw->n))
         return 0;
     if (q->type == Q_PHRASE) { /* of words none of them variable */
         if (q->n > QR_PHRASE_MAX_WORDS)
@@ -225,7 +233,8 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     }
     leaf *l = &b->leaves[b->nleaves];
     memset(l, 0, sizeof *l);
-    l->w = b->qw->w[(*num)++];
+    l->w = b->qw ? b->qw->w[*num] : 0; /* (no weights: a count) */
+    (*num)++;
     if (q->type == Q_PHRASE) {
         int r = phrase_occ(b, q, l, e);
         if (r <= 0)
@@ -251,13 +260,17 @@ static double score_in(bound *b, uint32_t s)
         const op *o = &b->ops[i];
         if (o->kind == OP_WORD) {
             const leaf *l = &b->leaves[o->leaf];
-            v[top++] = l->tf ? qr_bm25_score(&b->qw->m, l->w, l->tf, b->sw->norm[s]) : -INFINITY;
+            v[top++] = !l->tf  ? -INFINITY
+                       : b->qw ? qr_bm25_score(&b->qw->m, l->w, l->tf, b->sw->norm[s])
+                               : 0;
         } else if (o->kind == OP_FILTER || (o->kind == OP_VALUE && (!o->set || !s))) {
             v[top++] = 0;
         } else if (o->kind == OP_VALUE) {
             v[top++] = qr_valshapes_has(o->set, s) ? 0 : -INFINITY;
         } else if (o->kind == OP_NONE) {
             v[top++] = -INFINITY;
+        } else if (o->kind == OP_NOT) {
+            v[top - 1] = v[top - 1] == -INFINITY ? 0 : -INFINITY;
         } else {
             uint32_t hit = 0;
             double sum = 0;
@@ -448,5 +461,46 @@ int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights
     for (uint32_t i = 0; i < n; i++)
         sorted[i] = score[shape[i]];
     *out = (qr_shape_rank){b.f, n, shape, sorted, count, lists};
+    return 1;
+}
+
+int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
+                           qr_err *e)
+{
+    *count = 0;
+    if (ss->seg->deleted) /* (the shapes' row counts include deleted rows) */
+        return 0;
+    bound b;
+    int r = setup(&b, ss, q, NULL, a, e);
+    for (uint32_t i = 0; r > 0 && i < b.nops; i++)
+        if (b.ops[i].kind != OP_WORD && b.ops[i].kind != OP_JOIN && b.ops[i].kind != OP_NOT)
+            r = 0;
+    if (r > 0 && qr_invfield_load_shape_rows(b.f, e) != 0)
+        r = -1;
+    const uint32_t *rows = r > 0 ? qr_invfield_shape_rows(b.f) : NULL;
+    if (!rows)
+        return r < 0 ? -1 : 0;
+    uint64_t n = 0;
+    for (uint32_t s = 0;;) {
+        uint32_t next = step(&b, s);
+        /* a phrase's bound says only that it may hold: made exact */
+        for (uint32_t i = 0; i < b.nleaves; i++) {
+            leaf *l = &b.leaves[i];
+            if (!l->phrase || l->cur == l->n)
+                continue;
+            if ((r = exact_freq(&b, l, l->cur, e)) <= 0)
+                return r;
+            l->tf = l->freq[l->cur];
+        }
+        int holds = score_in(&b, s) != -INFINITY;
+        if (!s && holds)
+            return 0; /* rows holding no word match (a NOT): not counted here */
+        if (s && s <= b.sw->k && holds)
+            n += rows[s];
+        if (next == UINT32_MAX)
+            break;
+        s = next;
+    }
+    *count = n;
     return 1;
 }

@@ -2,6 +2,7 @@
 #include "search/parallel.h"
 
 #include "automaton/automaton.h"
+#include "score/scorer.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -186,8 +187,18 @@ static void count_worker(void *arg, int slot)
             break;
         uint64_t n;
         p->ss[i].run = &p->qrun[k->t];
-        if (qr_par_check(p, &k->err) != 0 ||
-            qr_segsearch_count(&p->ss[i], p->q[k->t], &p->run[k->t], &n, &k->err) != 0) {
+        /* a join of words and phrases from the rows' shapes (a term or a
+         * phrase alone is cheaper from its dictionary entry, or its shapes'
+         * text: qr_segsearch_count) */
+        const qr_query *q = p->q[k->t];
+        int r = qr_par_check(p, &k->err) != 0 ? -1
+                : q->type == Q_AND || q->type == Q_OR || q->type == Q_MINMATCH
+                    ? qr_scorer_shapes_count(&p->ss[i], q, &p->run[k->t], &n, &k->err)
+                    : 0;
+        if (r > 0)
+            qr_plan_way(qr_segsearch_plan(&p->ss[i]), q, "counted by row shapes");
+        if (r < 0 ||
+            (r == 0 && qr_segsearch_count(&p->ss[i], q, &p->run[k->t], &n, &k->err) != 0)) {
             k->rc = -1;
             atomic_store(k->next, p->nsegs); /* stop the others early */
             break;

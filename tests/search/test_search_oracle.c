@@ -7,9 +7,14 @@
  * test_topk_oracle.c). Exact doc sets must agree. */
 #include "oracle.h"
 
+#include "score/scorer.h"
 #include "search/parallel.h"
 
 ORACLE_FIXTURE
+
+/* segments a query was counted in from the row shapes alone (a join of
+ * words and phrases, NOTs of them: qr_scorer_shapes_count) */
+static uint64_t shapes_counted;
 
 static uint64_t check_query(const char *text)
 {
@@ -52,8 +57,17 @@ static uint64_t check_query(const char *text)
         assert_int_equal(c, matched);
         setenv("QUARRY_NO_SHAPES", "1", 1);
         assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
-        unsetenv("QUARRY_NO_SHAPES");
         assert_int_equal(c, matched);
+        assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, &c, &e), 0);
+        unsetenv("QUARRY_NO_SHAPES");
+        int sr = qr_scorer_shapes_count(&ss, q, &a, &c, &e);
+        assert_true(sr >= 0);
+        if (sr) {
+            if (c != matched)
+                fail_msg("%s: segment %d: %llu by the row shapes, oracle %llu", text, s,
+                         (unsigned long long)c, (unsigned long long)matched);
+            shapes_counted++;
+        }
         total += matched;
         qr_segsearch_close(&ss);
     }
@@ -80,21 +94,23 @@ static void test_terms_in_every_band(void **st)
 static void test_boolean_and_nested(void **st)
 {
     (void)st;
-    const char *qs[] = {"error OR failed",
-                        "failed AND order",
-                        "failed order",
-                        "error -cache",
-                        "error AND NOT cache",
-                        "NOT failed",
-                        "failed AND charge AND card AND cache",
+    const char *qs[] = {"error OR failed", "failed AND order", "failed order", "error -cache",
+                        "error AND NOT cache", "NOT failed", "failed AND charge AND card AND cache",
                         "atleast(2, error, failed, charge, cache)",
                         "atleast(3, error, failed, charge, cache, order)",
                         "(error OR failed) AND (order OR charge) AND NOT cache",
                         "(cache AND NOT miss) OR (email AND NOT (send OR confirmation))",
-                        "NOT (failed OR error OR cache OR charge)",
-                        "send_order_confirmation"};
+                        "NOT (failed OR error OR cache OR charge)", "send_order_confirmation",
+                        /* phrases joined with words */
+                        "\"failed to\" OR cache", "\"failed ? ? order\" AND NOT charge",
+                        "atleast(2, \"place order\", error, \"order failed\"~2, cache)",
+                        /* a NOT that rows holding no word satisfy: not by shapes */
+                        "error OR -cache"};
+    uint64_t before = shapes_counted;
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
         check_query(qs[i]);
+    /* most of these joins are counted from the shapes in every segment */
+    assert_true(shapes_counted - before >= 10 * NSEG);
 }
 
 /* Each way compile_and evaluates a conjunction (segsearch.c): a rare word
@@ -231,7 +247,9 @@ static void test_counts_with_deleted_rows(void **st)
                         "failed",
                         "charge",
                         "service:payment",
-                        "zzzqqq"};
+                        "zzzqqq",
+                        "error -cache",
+                        "atleast(2, error, failed, charge, cache)"};
     uint64_t *del[NSEG];
     for (int s = 0; s < NSEG; s++) {
         uint32_t rows = (uint32_t)od.segs[s]->rows, n = 0;
@@ -266,6 +284,9 @@ static void test_counts_with_deleted_rows(void **st)
                 qr_segsearch_init(&ss, od.segs[s]);
                 if (qr_segsearch_count(&ss, q, &a, &c, &e) != 0)
                     fail_msg("%s: %s", qs[i], e.msg);
+                /* the shapes' row counts include deleted rows: never */
+                uint64_t sc;
+                assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, &sc, &e), 0);
                 qr_segsearch_close(&ss);
                 unsetenv("QUARRY_NO_SHAPES");
                 if (c != want)
@@ -311,9 +332,16 @@ static void test_keyword_numeric_time(void **st)
 static void test_parallel_count(void **st)
 {
     (void)st;
-    const char *qs[] = {"failed", "\"failed to place order\"", "ord*", "cahce~1",
-                        "atleast(2, error, failed, charge, cache)", "like:%tion AND NOT cache",
-                        "service:cart AND sevnum:>=13"};
+    const char *qs[] = {"failed",
+                        "\"failed to place order\"",
+                        "ord*",
+                        "cahce~1",
+                        "atleast(2, error, failed, charge, cache)",
+                        "like:%tion AND NOT cache",
+                        "service:cart AND sevnum:>=13",
+                        "error -cache",
+                        "\"failed to\" OR cache",
+                        "error OR -cache"};
     for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
         uint64_t want = check_query(qs[i]);
         for (int threads = 1; threads <= 3; threads++) {
