@@ -120,10 +120,12 @@ int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights
                           qr_arena *a, qr_shape_rank *out, qr_err *e);
 
 /* The rows of a segment matching q, from its shapes (where
- * qr_scorer_shapes_rank applies, and no row was deleted): the rows of
- * the shapes where q holds, from SHAPEROWS; no list or bitmap is read.
- * 1 counted, 0 not applicable, -1 with e set. */
-int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
-                           qr_err *e);
+ * qr_scorer_shapes_rank applies, NOTs of such clauses too, and no row
+ * was deleted): the rows of the shapes where q holds, from SHAPEROWS; no
+ * list or bitmap is read. With a plan (pl not NULL), each node is
+ * recorded with the rows it holds in. 1 counted, 0 not applicable (also
+ * when rows holding none of the words would match), -1 with e set. */
+int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_plan *pl,
+                           uint64_t *count, qr_err *e);
 
 #endif

@@ -50,7 +50,7 @@ typedef struct op {
     uint8_t kind; /* OP_* */
     uint8_t leaf;
     uint16_t n, need;
-    const qr_query *q;        /* OP_VALUE: the keyword term */
+    const qr_query *q;        /* its node (OP_VALUE: the keyword term) */
     const unsigned char *set; /* OP_VALUE: its shapes (valshapes.h), NULL: may hold */
 } op;
 /* a scored word; a filter that may hold; a keyword value, in the shapes
@@ -80,6 +80,9 @@ typedef struct bound {
     op ops[MAX_OPS];
     uint32_t nops;
     double stack[MAX_OPS]; /* score_in's values */
+    /* a count's plan: the rows each op holds in (tally[i] += weight, the
+     * rows of the shape scored, where op i's value is not -INFINITY) */
+    uint64_t *tally, weight;
     /* the shapes' text, read only when a phrase's frequency must be exact */
     qr_phrase_shapes text;
     const unsigned char **tok;
@@ -179,7 +182,7 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
         int r = prepare(b, q->kids[0], num, e);
         if (r <= 0 || b->nops == MAX_OPS)
             return r < 0 ? -1 : 0;
-        b->ops[b->nops++] = (op){.kind = OP_NOT};
+        b->ops[b->nops++] = (op){.kind = OP_NOT, .q = q};
         return 1;
     }
     if (kind == SC_FILTER && q->type == Q_TERM && q->field) {
@@ -205,7 +208,8 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
         uint32_t need = q->type == Q_AND ? q->n : q->type == Q_MINMATCH ? q->k : 1;
         if (b->nops == MAX_OPS || need > q->n)
             return 0; /* (at-least-k past its clauses matches nothing: scorer.c) */
-        b->ops[b->nops++] = (op){.kind = OP_JOIN, .n = (uint16_t)q->n, .need = (uint16_t)need};
+        b->ops[b->nops++] =
+            (op){.kind = OP_JOIN, .n = (uint16_t)q->n, .need = (uint16_t)need, .q = q};
         return 1;
     }
     if (b->nleaves == MAX_LEAVES || (b->qw && *num >= b->qw->n))
@@ -244,7 +248,7 @@ static int prepare(bound *b, const qr_query *q, uint32_t *num, qr_err *e)
     }
     if (!l->occ)
         l->n = 0;
-    b->ops[b->nops++] = (op){.kind = OP_WORD, .leaf = (uint8_t)b->nleaves++};
+    b->ops[b->nops++] = (op){.kind = OP_WORD, .leaf = (uint8_t)b->nleaves++, .q = q};
     return 1;
 }
 
@@ -282,6 +286,8 @@ static double score_in(bound *b, uint32_t s)
                 }
             v[top++] = hit >= o->need ? sum : -INFINITY;
         }
+        if (b->tally && top && v[top - 1] != -INFINITY)
+            b->tally[i] += b->weight;
     }
     return top ? v[0] : -INFINITY;
 }
@@ -464,8 +470,8 @@ int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights
     return 1;
 }
 
-int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count,
-                           qr_err *e)
+int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_plan *pl,
+                           uint64_t *count, qr_err *e)
 {
     *count = 0;
     if (ss->seg->deleted) /* (the shapes' row counts include deleted rows) */
@@ -480,7 +486,11 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uin
     const uint32_t *rows = r > 0 ? qr_invfield_shape_rows(b.f) : NULL;
     if (!rows)
         return r < 0 ? -1 : 0;
-    uint64_t n = 0;
+    if (pl && !(b.tally = qr_arena_alloc(a, sizeof *b.tally * b.nops)))
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    if (b.tally)
+        memset(b.tally, 0, sizeof *b.tally * b.nops);
+    uint64_t n = 0, seen = 0; /* seen: the rows of the shapes holding a word */
     for (uint32_t s = 0;;) {
         uint32_t next = step(&b, s);
         /* a phrase's bound says only that it may hold: made exact */
@@ -492,15 +502,34 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, uin
                 return r;
             l->tf = l->freq[l->cur];
         }
+        b.weight = s && s <= b.sw->k ? rows[s] : 0;
         int holds = score_in(&b, s) != -INFINITY;
         if (!s && holds)
             return 0; /* rows holding no word match (a NOT): not counted here */
-        if (s && s <= b.sw->k && holds)
-            n += rows[s];
+        if (s && s <= b.sw->k) {
+            n += holds ? rows[s] : 0;
+            seen += rows[s];
+        }
         if (next == UINT32_MAX)
             break;
         s = next;
     }
     *count = n;
+    if (!pl)
+        return 1;
+    /* the rows holding no word, as shape 0 stands for them, then each
+     * node's rows: the root's the count */
+    for (uint32_t i = 0; i < b.nleaves; i++)
+        b.leaves[i].tf = 0;
+    b.weight = ss->seg->rows > seen ? ss->seg->rows - seen : 0;
+    score_in(&b, 0);
+    for (uint32_t i = 0; i < b.nops; i++) {
+        qr_plan_node *pn = qr_plan_at(pl, b.ops[i].q);
+        if (pn) {
+            pn->segments++;
+            pn->est_rows += b.tally[i];
+        }
+        qr_plan_way(pl, b.ops[i].q, i + 1 == b.nops ? "counted by row shapes" : "by row shapes");
+    }
     return 1;
 }

@@ -193,10 +193,9 @@ static void count_worker(void *arg, int slot)
         const qr_query *q = p->q[k->t];
         int r = qr_par_check(p, &k->err) != 0 ? -1
                 : q->type == Q_AND || q->type == Q_OR || q->type == Q_MINMATCH
-                    ? qr_scorer_shapes_count(&p->ss[i], q, &p->run[k->t], &n, &k->err)
+                    ? qr_scorer_shapes_count(&p->ss[i], q, &p->run[k->t],
+                                             qr_segsearch_plan(&p->ss[i]), &n, &k->err)
                     : 0;
-        if (r > 0)
-            qr_plan_way(qr_segsearch_plan(&p->ss[i]), q, "counted by row shapes");
         if (r < 0 ||
             (r == 0 && qr_segsearch_count(&p->ss[i], q, &p->run[k->t], &n, &k->err) != 0)) {
             k->rc = -1;

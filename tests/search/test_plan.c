@@ -175,15 +175,41 @@ static void test_ways_name_what_evaluation_did(void **st)
         assert_true(count > 0);
         qr_plan_free(&pl);
     }
-    /* a rare word and a dense one: the word probed in the dense bitmap; a
-     * rare word without a dense one: probed in every row minus the
-     * negative's bitmap */
-    plan_of("failed AND place", 0, &pl, &count, &t, &a);
-    assert_int_equal(ways_of(node_of(&pl, t), "postings probed in a bitmap"), NSEG);
+    /* joins of words, NOTs of them: counted by the shapes, each node with
+     * the rows it holds in (the root's: the count, as the walk counts) */
+    const char *joins[] = {"failed AND place", "place AND NOT failed"};
+    uint64_t joined[2];
+    for (int i = 0; i < 2; i++) {
+        plan_of(joins[i], 0, &pl, &count, &t, &a);
+        joined[i] = count;
+        const qr_plan_node *root = node_of(&pl, t);
+        assert_int_equal(ways_of(root, "counted by row shapes"), NSEG);
+        assert_int_equal(root->est_rows, count);
+        assert_true(count > 0 || i == 1);
+        const qr_plan_node *kid = node_of(&pl, t->kids[0]);
+        assert_int_equal(ways_of(kid, "by row shapes"), NSEG);
+        assert_int_equal(kid->segments, NSEG);
+        assert_true(kid->est_rows >= count);
+        qr_plan_free(&pl);
+    }
+    /* a NOT that rows holding no word satisfy: the walk */
+    plan_of("failed OR -place", 0, &pl, &count, &t, &a);
+    assert_int_equal(ways_of(node_of(&pl, t), "counted by row shapes"), 0);
     qr_plan_free(&pl);
-    plan_of("place AND NOT failed", 0, &pl, &count, &t, &a);
+    /* without the shapes: a rare word and a dense one, the word probed in
+     * the dense bitmap; a rare word without a dense one, probed in every
+     * row minus the negative's bitmap */
+    setenv("QUARRY_NO_SHAPES", "1", 1);
+    uint64_t walked;
+    plan_of("failed AND place", 0, &pl, &walked, &t, &a);
     assert_int_equal(ways_of(node_of(&pl, t), "postings probed in a bitmap"), NSEG);
+    assert_int_equal(walked, joined[0]);
     qr_plan_free(&pl);
+    plan_of("place AND NOT failed", 0, &pl, &walked, &t, &a);
+    assert_int_equal(ways_of(node_of(&pl, t), "postings probed in a bitmap"), NSEG);
+    assert_int_equal(walked, joined[1]);
+    qr_plan_free(&pl);
+    unsetenv("QUARRY_NO_SHAPES");
     /* scoring: the OR says how it was scored, its words that they were;
      * segments whose row shapes cannot beat the threshold are passed over
      * before the words are looked at */

@@ -58,9 +58,9 @@ static uint64_t check_query(const char *text)
         setenv("QUARRY_NO_SHAPES", "1", 1);
         assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
         assert_int_equal(c, matched);
-        assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, &c, &e), 0);
+        assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, NULL, &c, &e), 0);
         unsetenv("QUARRY_NO_SHAPES");
-        int sr = qr_scorer_shapes_count(&ss, q, &a, &c, &e);
+        int sr = qr_scorer_shapes_count(&ss, q, &a, NULL, &c, &e);
         assert_true(sr >= 0);
         if (sr) {
             if (c != matched)
@@ -286,7 +286,7 @@ static void test_counts_with_deleted_rows(void **st)
                     fail_msg("%s: %s", qs[i], e.msg);
                 /* the shapes' row counts include deleted rows: never */
                 uint64_t sc;
-                assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, &sc, &e), 0);
+                assert_int_equal(qr_scorer_shapes_count(&ss, q, &a, NULL, &sc, &e), 0);
                 qr_segsearch_close(&ss);
                 unsetenv("QUARRY_NO_SHAPES");
                 if (c != want)
