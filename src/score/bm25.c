@@ -3,10 +3,14 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "index/invfmt.h"
+#include "index/invindex.h"
 #include "index/norms.h"
+#include "index/shapes.h"
+#include "index/shapewords.h"
 
 void qr_bm25_init(qr_bm25 *m, uint64_t docs, uint64_t tokens)
 {
@@ -98,6 +102,32 @@ typedef struct {
     qr_err err;
 } stat_slot;
 
+/* A non-variable word's document frequency in f from the row shapes
+ * (index/shapes.h): the rows of the shapes holding it, as many as hold the
+ * word (the shapes' counts include deleted rows, as the dictionary's df
+ * does). Its dictionary entry need not be looked up -- a top-k reads the
+ * shapes' words for its bounds anyway, and a first query would read each
+ * word's dictionary block in every segment. 1 with *df, 0 when the field
+ * has no shapes (or QUARRY_NO_SHAPES), -1 with e set. */
+static int df_by_shapes(qr_invfield *f, const char *t, size_t n, uint64_t *df, qr_err *e)
+{
+    const char *off = getenv("QUARRY_NO_SHAPES");
+    if (!f->def.positions || (off && *off && strcmp(off, "0") != 0) || qr_shape_variable(t, n))
+        return 0;
+    if (qr_invfield_load_shape_words(f, e) != 0 || qr_invfield_load_shape_rows(f, e) != 0)
+        return -1;
+    const qr_shape_words *sw = qr_invfield_shape_words(f);
+    const uint32_t *rows = qr_invfield_shape_rows(f);
+    if (!sw || !rows)
+        return 0;
+    uint32_t cnt;
+    const qr_shape_occ *o = qr_shape_words_find(sw, t, n, &cnt);
+    *df = 0;
+    for (uint32_t i = 0; o && i < cnt; i++)
+        *df += rows[o[i].shape];
+    return 1;
+}
+
 static int segment_stats(stat_slot *sl, qr_segsearch *ss)
 {
     const words *w = sl->j->w;
@@ -111,8 +141,16 @@ static int segment_stats(stat_slot *sl, qr_segsearch *ss)
             continue;
         if (!(f = qr_segsearch_field(ss, w->field[i], &sl->err)))
             return -1;
+        uint64_t df;
+        int r = df_by_shapes(f, w->t[i], w->len[i], &df, &sl->err);
+        if (r < 0)
+            return -1;
+        if (r) {
+            sl->df[i] += df;
+            continue;
+        }
         qr_terminfo ti;
-        int r = qr_tdict_lookup(&f->dict, w->t[i], w->len[i], &ti, &sl->err);
+        r = qr_tdict_lookup(&f->dict, w->t[i], w->len[i], &ti, &sl->err);
         if (r < 0)
             return qr_err_prefix(&sl->err, "segment %s: %s index: ", ss->seg->path, f->def.name);
         if (r)
