@@ -90,12 +90,12 @@ static size_t next_live(qr_aut *aut, const qr_aut_state *st, const uint32_t *cp,
     return 0;
 }
 
-/* The shapes holding word t (every one of a variable word). */
-static void mark_shapes(shape_marks *m, const char *t, size_t n)
+/* The shapes holding word t (every one of a variable word: 1, else 0). */
+static int mark_shapes(shape_marks *m, const char *t, size_t n)
 {
     if (qr_shape_variable(t, n)) {
         m->variable = 1;
-        return;
+        return 1;
     }
     uint32_t cnt;
     const qr_shape_occ *o = qr_shape_words_find(m->sw, t, n, &cnt);
@@ -104,6 +104,7 @@ static void mark_shapes(shape_marks *m, const char *t, size_t n)
             m->mark[o[i].shape] = 1;
             m->marked_rows += m->rows[o[i].shape];
         }
+    return 0;
 }
 
 /* Where term (of the walk's current length) stands against the literal
@@ -241,8 +242,9 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
                     return -1;
                 if (mt_termset_add(out, &ti) != 0)
                     return qr_qctx_nomem(out->ctx, e);
-                if (out->marks)
-                    mark_shapes(out->marks, it.term, it.len);
+                if (out->marks && mark_shapes(out->marks, it.term, it.len) && out->marks->vars &&
+                    mt_termset_add(out->marks->vars, &ti) != 0)
+                    return qr_qctx_nomem(out->ctx, e);
             }
             r = qr_titer_next(&it, e);
             shared = it.shared;
@@ -380,6 +382,49 @@ static uint64_t aut_needs(const qr_aut *aut)
     return (need & ~lit_classes) ? need : 0;
 }
 
+/* The rows holding a variable match (vars) whose shape holds no other
+ * match (not marked: those rows are counted by their shapes), deleted
+ * rows left out: the variable matches' lists walked, each row's shape
+ * number read where it lies (the chunk of SHAPES holding it verified,
+ * not the block). 1 with *n, 0 when the field's shapes cannot say, -1
+ * with e set. */
+static int count_unmarked(qr_segsearch *ss, qr_invfield *f, termset *vars, const uint8_t *mark,
+                          qr_arena *a, uint64_t *n, qr_err *e)
+{
+    *n = 0;
+    if (qr_invfield_load_shape_text(f, e) != 0)
+        return -1;
+    const qr_shapes *sh = qr_invfield_shape_text(f);
+    if (!sh)
+        return 0;
+    uint64_t expanded = ss->terms_expanded; /* (the caller counts the terms) */
+    qr_it *it = mt_union_of(ss, f, vars, a, e);
+    ss->terms_expanded = expanded;
+    if (!it)
+        return -1;
+    size_t base = (size_t)(sh->ids - f->shapes_map);
+    for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
+        if (qr_seg_is_deleted(ss->seg, d))
+            continue;
+        if (d >= sh->rows)
+            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index: row %u of %u",
+                           ss->seg->path, f->def.name, d, sh->rows);
+        if (qr_seg_check(ss->seg, f->shapes_ref, base + (((size_t)d * sh->width) >> 3), 4, "SHAPES",
+                         e) != 0)
+            return -1;
+        uint32_t j = qr_shape_of(sh, d);
+        if (j > sh->k)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
+                           ss->seg->path, f->def.name, d, j, sh->k);
+        *n += !mark[j];
+    }
+    if (qr_it_failed(it))
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
+                       ss->seg->path);
+    return 1;
+}
+
 int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *count, qr_err *e)
 {
     const char *off = getenv("QUARRY_NO_SHAPES");
@@ -394,7 +439,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     /* the words' shapes and the shapes' rows, not the shapes' text */
     if (qr_invfield_load_shape_words(f, e) != 0 || qr_invfield_load_shape_rows(f, e) != 0)
         return -1;
-    shape_marks m = {qr_invfield_shape_words(f), NULL, qr_invfield_shape_rows(f), 0, 0};
+    shape_marks m = {qr_invfield_shape_words(f), NULL, qr_invfield_shape_rows(f), 0, 0, NULL};
     if (!m.sw || !m.rows)
         return 0;
     uint32_t k = m.sw->k;
@@ -404,20 +449,30 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     if (!(m.mark = qr_arena_alloc(a, (size_t)k + 1)))
         return (void)mt_nomem(e), -1;
     memset(m.mark, 0, (size_t)k + 1);
-    termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m};
+    termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m}, vars = {.ctx = ts.ctx};
+    m.vars = &vars;
     int rc = expand(ss, f, aut, aut_needs(aut), &ts, e);
+    /* a few rows of variable matches (a hex piece `cace` for `cahce~1`):
+     * those rows apart from the shapes, not the union of every list */
+    int few = m.variable && vars.total_df * 8 < ts.total_df, r = 0;
+    uint64_t unmarked = 0;
+    if (rc == 0 && few && (r = count_unmarked(ss, f, &vars, m.mark, a, &unmarked, e)) < 0)
+        rc = -1;
     if (rc == 0) {
         qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
         if (pn)
             pn->terms += ts.n;
-        if (!m.variable) { /* a row holds a matched word iff its shape does */
+        if (!m.variable || r == 1) { /* a row holds a matched word iff its shape does */
             uint64_t n = m.marked_rows, gone = 0;
             ss->terms_expanded += ts.n;
             if (mt_deleted_marked(ss, f, m.mark, &gone, e) != 0) {
                 rc = -1;
             } else {
-                *count = n - gone;
-                mt_record(ss, q, NULL, "counted by row shapes", *count);
+                *count = n - gone + unmarked;
+                mt_record(ss, q, NULL,
+                          m.variable ? "counted by row shapes and its variable words' rows"
+                                     : "counted by row shapes",
+                          *count);
             }
         } else { /* the words' lists, minus the rows a DELETE removed */
             qr_it *it = mt_live_only(ss, mt_union_of(ss, f, &ts, a, e), a, e);
@@ -434,6 +489,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
         }
     }
     qr_qfree(ts.ctx, ts.v);
+    qr_qfree(vars.ctx, vars.v);
     return rc == 0 ? 1 : -1;
 }
 

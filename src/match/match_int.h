@@ -99,6 +99,7 @@ typedef struct shape_marks {
     const uint32_t *rows; /* [k + 1]: each shape's rows (SHAPEROWS) */
     uint64_t marked_rows; /* the rows of the shapes marked so far */
     int variable;
+    struct termset *vars; /* the variable matches, or NULL */
 } shape_marks;
 
 typedef struct termset {
