@@ -238,3 +238,37 @@ const qr_shape_occ *qr_shape_words_find(const qr_shape_words *w, const char *t, 
     *cnt = w->first[lo + 1] - w->first[lo];
     return w->occ + w->first[lo];
 }
+
+int qr_shape_words_all(const qr_shape_words *w, const char *const *t, const size_t *len, uint32_t n,
+                       int first_tf, qr_arena *a, qr_shape_occ **out, uint32_t *cnt)
+{
+    const qr_shape_occ *occ[QR_SHAPE_WORDS_ALL_MAX];
+    uint32_t nocc[QR_SHAPE_WORDS_ALL_MAX], at[QR_SHAPE_WORDS_ALL_MAX] = {0}, r = 0;
+    *out = NULL;
+    *cnt = 0;
+    if (n == 0 || n > QR_SHAPE_WORDS_ALL_MAX)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(occ[i] = qr_shape_words_find(w, t[i], len[i], &nocc[i])))
+            nocc[i] = 0;
+        r = nocc[i] < nocc[r] ? i : r; /* walk the rarest word's list */
+    }
+    if (!nocc[r])
+        return 0;
+    if (!(*out = qr_arena_alloc(a, sizeof **out * nocc[r])))
+        return -1;
+    for (uint32_t i = 0; i < nocc[r]; i++) {
+        uint32_t shape = occ[r][i].shape, least = UINT32_MAX, k = 0;
+        for (; k < n; k++) {
+            while (at[k] < nocc[k] && occ[k][at[k]].shape < shape)
+                at[k]++;
+            if (at[k] == nocc[k] || occ[k][at[k]].shape != shape)
+                break;
+            if ((!first_tf || k == 0) && occ[k][at[k]].tf < least)
+                least = occ[k][at[k]].tf;
+        }
+        if (k == n)
+            (*out)[(*cnt)++] = (qr_shape_occ){shape, least};
+    }
+    return 0;
+}

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "index/shapes.h"
+#include "util/arena.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -72,5 +73,13 @@ void qr_shape_words_free(qr_shape_words *w);
  * (none: NULL, 0). A binary search over the words. */
 const qr_shape_occ *qr_shape_words_find(const qr_shape_words *w, const char *t, size_t n,
                                         uint32_t *cnt);
+
+/* The shapes holding every word t[0..n) (a phrase's: n at most
+ * QR_SHAPE_WORDS_ALL_MAX), in number order, their lists merged: *out
+ * from `a`, *cnt of them, each with the least tf of the words in it (of
+ * word 0 alone when first_tf). 0, or -1 out of memory. */
+#define QR_SHAPE_WORDS_ALL_MAX 64u
+int qr_shape_words_all(const qr_shape_words *w, const char *const *t, const size_t *len, uint32_t n,
+                       int first_tf, qr_arena *a, qr_shape_occ **out, uint32_t *cnt);
 
 #endif

@@ -111,12 +111,14 @@ qr_it *qr_it_phrase(qr_arena *a, const qr_invfield *f, const qr_terminfo *tis, c
  * sum of the rows of the shapes whose text holds it (ps: all set, no word
  * variable). No list, bitmap or row number is read. -1 when some shape
  * cannot say (more tokens than a walk reads positions of); then the rows
- * are walked. cand[0..ncand), or NULL for all: the only shapes that can
- * hold it (those holding every word, by SHAPEWORDS), each at most k.
+ * are walked. cand[0..ncand) (ncand UINT32_MAX: every shape): the only
+ * shapes that can hold it (those holding every word, qr_shape_words_all),
+ * each at most k.
  * holds (k + 1 bytes, or NULL): set to whether each shape holds it, for
  * taking deleted rows off by their shapes. */
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
-                             uint32_t within, const uint32_t *cand, uint32_t ncand, uint8_t *holds);
+                             uint32_t within, const qr_shape_occ *cand, uint32_t ncand,
+                             uint8_t *holds);
 /* The phrase frequency the iterator gives each row of shape j (1..k),
  * from the shape's text, into *freq: an exact phrase's start positions
  * where every word sits at its offset; the slop form's sum of 1/d over

@@ -723,15 +723,17 @@ int qr_phrase_shape_freq(const qr_phrase_shapes *ps, const uint32_t *offs, uint3
 }
 
 int64_t qr_phrase_count_text(const qr_phrase_shapes *ps, const uint32_t *offs, uint32_t n,
-                             uint32_t within, const uint32_t *cand, uint32_t ncand, uint8_t *holds)
+                             uint32_t within, const qr_shape_occ *cand, uint32_t ncand,
+                             uint8_t *holds)
 {
     const unsigned char *tok[PHRASE_MAX_POS];
     uint32_t len[PHRASE_MAX_POS];
     uint64_t c = 0;
     if (holds)
         memset(holds, 0, (size_t)ps->sh->k + 1);
-    for (uint32_t i = 0, j; i < (cand ? ncand : ps->sh->k); i++) {
-        if ((j = cand ? cand[i] : i + 1) > ps->sh->k)
+    int all = ncand == UINT32_MAX;
+    for (uint32_t i = 0, j; i < (all ? ps->sh->k : ncand); i++) {
+        if ((j = all ? i + 1 : cand[i].shape) > ps->sh->k)
             return -1;
         if (!ps->st->rows[j])
             continue;
@@ -752,7 +754,7 @@ static uint64_t phrase_count(qr_it *it)
         return 0;
     if (!p->started && p->st) { /* every row, from the shapes' text */
         qr_phrase_shapes ps = {p->sh, p->st, p->words, p->lens};
-        int64_t n = qr_phrase_count_text(&ps, p->offs, p->n, p->within, NULL, 0, NULL);
+        int64_t n = qr_phrase_count_text(&ps, p->offs, p->n, p->within, NULL, UINT32_MAX, NULL);
         if (n >= 0) {
             p->started = 1;
             p->doc = QR_NO_DOC;

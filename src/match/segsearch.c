@@ -610,29 +610,12 @@ static int count_phrase_text(qr_segsearch *ss, const qr_query *q, qr_arena *a, u
     if (qr_invfield_load_shape_words(f, e) != 0)
         return -1;
     const qr_shape_words *sw = qr_invfield_shape_words(f);
-    uint32_t *cand = NULL, ncand = 0;
-    if (sw && q->n <= QR_PHRASE_MAX_WORDS) {
-        const qr_shape_occ *occ[QR_PHRASE_MAX_WORDS];
-        uint32_t nocc[QR_PHRASE_MAX_WORDS], at[QR_PHRASE_MAX_WORDS] = {0}, r = 0;
-        for (uint32_t i = 0; i < q->n; i++) {
-            if (!(occ[i] = qr_shape_words_find(sw, q->terms[i], q->term_lens[i], &nocc[i])))
-                nocc[i] = 0;
-            r = nocc[i] < nocc[r] ? i : r;
-        }
-        if (!(cand = qr_arena_alloc(a, sizeof *cand * (nocc[r] ? nocc[r] : 1))))
-            return (void)mt_nomem(e), -1;
-        for (uint32_t i = 0; i < nocc[r]; i++) {
-            uint32_t j = occ[r][i].shape, w = 0;
-            for (; w < q->n; w++) {
-                while (at[w] < nocc[w] && occ[w][at[w]].shape < j)
-                    at[w]++;
-                if (at[w] == nocc[w] || occ[w][at[w]].shape != j)
-                    break;
-            }
-            if (w == q->n)
-                cand[ncand++] = j;
-        }
-    }
+    qr_shape_occ *cand = NULL;
+    uint32_t ncand = UINT32_MAX; /* (every shape: no SHAPEWORDS to say) */
+    if (sw && q->n <= QR_SHAPE_WORDS_ALL_MAX &&
+        qr_shape_words_all(sw, (const char *const *)q->terms, q->term_lens, q->n, 0, a, &cand,
+                           &ncand) != 0)
+        return (void)mt_nomem(e), -1;
     int64_t n = qr_phrase_count_text(&ps, q->offs, q->n, q->within, cand, ncand, holds);
     if (n < 0)
         return 0;

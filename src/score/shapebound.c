@@ -98,43 +98,22 @@ typedef struct bound {
  * not read nor verified. 1 ready, -1 with e set. */
 static int phrase_occ(bound *b, const qr_query *q, leaf *l, qr_err *e)
 {
-    const qr_shape_occ *occs[QR_PHRASE_MAX_WORDS];
-    uint32_t noccs[QR_PHRASE_MAX_WORDS], at[QR_PHRASE_MAX_WORDS] = {0}, r = 0;
-    for (uint32_t i = 0; i < q->n; i++) {
-        occs[i] = qr_shape_words_find(b->sw, q->terms[i], q->term_lens[i], &noccs[i]);
-        if (!occs[i])
-            noccs[i] = 0;
-        if (noccs[i] < noccs[r])
-            r = i;
-    }
+    qr_shape_occ *occ;
     l->phrase = q;
-    if (!noccs[r])
-        return 1; /* a word no shape holds: in no row */
-    qr_shape_occ *occ = qr_arena_alloc(b->a, sizeof *occ * noccs[r]);
-    l->freq = qr_arena_alloc(b->a, sizeof *l->freq * noccs[r]);
-    l->exact = qr_arena_alloc(b->a, noccs[r]);
-    if (!occ || !l->freq || !l->exact)
+    if (qr_shape_words_all(b->sw, (const char *const *)q->terms, q->term_lens, q->n, q->within != 0,
+                           b->a, &occ, &l->n) != 0 ||
+        (l->n && (!(l->freq = qr_arena_alloc(b->a, sizeof *l->freq * l->n)) ||
+                  !(l->exact = qr_arena_alloc(b->a, l->n)))))
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
-    for (uint32_t i = 0; i < noccs[r]; i++) {
-        uint32_t shape = occs[r][i].shape, most = UINT32_MAX, w = 0;
-        for (; w < q->n; w++) {
-            while (at[w] < noccs[w] && occs[w][at[w]].shape < shape)
-                at[w]++;
-            if (at[w] == noccs[w] || occs[w][at[w]].shape != shape)
-                break;
-            if ((!q->within || w == 0) && occs[w][at[w]].tf < most)
-                most = occs[w][at[w]].tf;
-        }
-        if (w < q->n)
-            continue; /* a word missing: not in the shape */
-        occ[l->n] = (qr_shape_occ){shape, 0};
-        l->exact[l->n] = 0;
-        l->freq[l->n++] = most;
+    for (uint32_t i = 0; i < l->n; i++) {
+        l->freq[i] = occ[i].tf; /* (none: a word no shape holds, in no row) */
+        l->exact[i] = 0;
     }
     l->occ = occ;
-    b->inexact++;
+    b->inexact += l->n > 0;
     return 1;
 }
+_Static_assert(QR_PHRASE_MAX_WORDS <= QR_SHAPE_WORDS_ALL_MAX, "a phrase's words are merged whole");
 
 /* The exact frequency of phrase leaf l in the shape of its entry i, from
  * the shape's text (qr_phrase_shape_freq): 1 done, 0 the shapes cannot

@@ -4,7 +4,8 @@
  * not aligned; random corpora against a brute force over the shapes'
  * text; a built segment stores the block its SHAPES make, and a query's
  * field reads it in place or, without it (a segment written before it),
- * makes the same index; malformed blocks are refused (XX001); quarry
+ * makes the same index; the shapes holding every one of a few words
+ * (qr_shape_words_all) against the text; malformed blocks are refused (XX001); quarry
  * verify's check of a field finds blocks that parse but disagree. */
 #include "testutil.h"
 
@@ -301,6 +302,49 @@ static void test_random_against_text(void **st)
             total += cnt > 0;
         }
         assert_int_equal(total, w.nw); /* no word the vocabulary lacks */
+        /* the shapes holding every one of 1-3 words (a phrase's): each
+         * shape's text against each word, the least tf (or the first
+         * word's), absent and variable words holding none */
+        qr_arena a;
+        qr_arena_init(&a, 1 << 12, 0);
+        for (int c = 0; c < 60; c++) {
+            const char *ws[3];
+            size_t wl[3];
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uint32_t nw = 1 + (uint32_t)(x % 3);
+            for (uint32_t i = 0; i < nw; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                ws[i] = vocab[x % NV];
+                wl[i] = strlen(ws[i]);
+            }
+            for (int first = 0; first < 2; first++) {
+                qr_shape_occ *all;
+                uint32_t cnt, seen = 0;
+                assert_int_equal(qr_shape_words_all(&w, ws, wl, nw, first, &a, &all, &cnt), 0);
+                for (uint32_t j = 1; j <= s.k; j++) {
+                    const unsigned char *tok[16];
+                    uint32_t tl[16], least = UINT32_MAX;
+                    int64_t nt = qr_shape_tokens(&s, &ss, j, tok, tl, 16);
+                    for (uint32_t i = 0; i < nw; i++) {
+                        uint32_t tf = 0;
+                        for (int64_t t = 0; t < nt; t++)
+                            tf += tok[t] && tl[t] == wl[i] && !memcmp(tok[t], ws[i], wl[i]);
+                        if (!tf)
+                            least = 0;
+                        else if (least && (!first || i == 0) && tf < least)
+                            least = tf;
+                    }
+                    if (!least)
+                        continue;
+                    assert_true(seen < cnt);
+                    assert_int_equal(all[seen].shape, j);
+                    assert_int_equal(all[seen].tf, least);
+                    seen++;
+                }
+                assert_int_equal(seen, cnt);
+            }
+        }
+        qr_arena_free(&a);
         qr_shape_words_free(&w);
         qr_shape_stats_free(&ss);
         qr_buf_free(&sb);
