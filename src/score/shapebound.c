@@ -390,10 +390,28 @@ static int by_rank(const void *x, const void *y, void *ctx)
     return *i < *j ? -1 : *i > *j;
 }
 
+/* Is q made of scored words and phrases alone, joined by AND, OR and
+ * at-least-k (and NOT, when nots)? What the shapes decide exactly, found
+ * before any block is read: a filter's index (a keyword's VALSHAPES) is
+ * not opened for nothing. */
+static int words_only(const qr_query *q, int nots)
+{
+    if (qr_bm25_is_leaf(q))
+        return 1;
+    if (q->type != Q_AND && q->type != Q_OR && q->type != Q_MINMATCH && !(nots && q->type == Q_NOT))
+        return 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (!words_only(q->kids[i], nots))
+            return 0;
+    return 1;
+}
+
 int qr_scorer_shapes_rank(qr_segsearch *ss, const qr_query *q, const qr_qweights *qw, double min,
                           qr_arena *a, qr_shape_rank *out, qr_err *e)
 {
     memset(out, 0, sizeof *out);
+    if (!words_only(q, 0))
+        return 0;
     bound b;
     int r = setup(&b, ss, q, qw, a, e);
     /* exact only when nothing but scored words decides: a filter or a
@@ -453,7 +471,7 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
                            uint64_t *count, qr_err *e)
 {
     *count = 0;
-    if (ss->seg->deleted) /* (the shapes' row counts include deleted rows) */
+    if (ss->seg->deleted || !words_only(q, 1)) /* (shapes' row counts include deleted rows) */
         return 0;
     bound b;
     int r = setup(&b, ss, q, NULL, a, e);
