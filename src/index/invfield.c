@@ -567,3 +567,30 @@ int qr_invfield_verify(qr_invfield *f, qr_err *e)
                ? -1
                : 0;
 }
+
+int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8_t *mark,
+                               uint64_t *n, qr_err *e)
+{
+    *n = 0;
+    if (qr_invfield_load_shape_text(f, e) != 0)
+        return -1;
+    const qr_shapes *sh = qr_invfield_shape_text(f);
+    if (!sh)
+        return 0;
+    size_t base = (size_t)(sh->ids - f->shapes_map);
+    for (size_t w = 0; w < ((size_t)sh->rows + 63) / 64; w++)
+        for (uint64_t x = bits[w]; x; x &= x - 1) {
+            uint32_t r = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(x)), j;
+            if (r >= sh->rows)
+                break;
+            if (qr_seg_check(f->seg, f->shapes_ref, base + (((size_t)r * sh->width) >> 3), 4,
+                             "SHAPES", e) != 0)
+                return -1;
+            if ((j = qr_shape_of(sh, r)) > sh->k)
+                return qr_errf(e, QR_E_CORRUPT,
+                               "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
+                               f->seg->path, f->def.name, r, j, sh->k);
+            *n += mark[j] != 0;
+        }
+    return 1;
+}

@@ -250,6 +250,13 @@ static inline const qr_shape_words *qr_invfield_shape_words(const qr_invfield *f
 {
     return __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
 }
+/* Of the rows set in bits (a segment's deleted rows), how many have a
+ * shape marked in mark[0..k]: each row's shape number read where it lies,
+ * the chunk of SHAPES holding it verified (not the block), the header and
+ * text loaded (qr_invfield_load_shape_text). 1 with *n, 0 when the field
+ * has no shapes, -1 with e set (XX001: a row naming a shape past k). */
+int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8_t *mark,
+                               uint64_t *n, qr_err *e);
 /* The rows of each shape (k + 1 counts, 0 first: rows without tokens),
  * loaded once per open: SHAPEROWS verified whole, its size and sum
  * checked, read in place; a segment without it counts them from the

@@ -131,9 +131,9 @@ void mt_record(qr_segsearch *ss, const qr_query *q, const qr_it *it, const char 
 qr_it *mt_live_only(qr_segsearch *ss, qr_it *it, qr_arena *a, qr_err *e);
 /* Of the rows a DELETE removed from the segment, how many have a shape
  * marked in mark (the k + 1 shapes of field f's SHAPES block): what a
- * count by shapes takes off. The block is verified whole (the rows'
- * numbers are read). 0 with *n set, or -1 with e set (XX001: a row naming
- * a shape past k). */
+ * count by shapes takes off (qr_invfield_rows_in_shapes: each deleted
+ * row's number read where it lies, its chunk verified). 0 with *n set, or
+ * -1 with e set (XX001: a row naming a shape past k). */
 int mt_deleted_marked(qr_segsearch *ss, qr_invfield *f, const uint8_t *mark, uint64_t *n,
                       qr_err *e);
 /* ranges.c: a term on a column without an index (a scan), a time range, a

@@ -553,28 +553,14 @@ qr_it *qr_segsearch_compile_unrecorded(qr_segsearch *ss, const qr_query *q, qr_a
 int mt_deleted_marked(qr_segsearch *ss, qr_invfield *f, const uint8_t *mark, uint64_t *n, qr_err *e)
 {
     *n = 0;
-    const uint64_t *del = ss->seg->deleted;
-    if (!del)
+    if (!ss->seg->deleted)
         return 0;
-    if (qr_invfield_load_shapes(f, e) != 0)
-        return -1;
-    const qr_shapes *sh = qr_invfield_shapes(f);
-    if (!sh)
+    int r = qr_invfield_rows_in_shapes(f, ss->seg->deleted, mark, n, e);
+    if (r == 0)
         return qr_errf(e, QR_E_INTERNAL,
                        "segment %s: %s index: deleted rows' shapes before the shapes",
                        ss->seg->path, f->def.name);
-    for (size_t w = 0; w < ((size_t)f->rows + 63) / 64; w++)
-        for (uint64_t x = del[w]; x; x &= x - 1) {
-            uint32_t r = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(x)), j;
-            if (r >= f->rows)
-                break;
-            if ((j = qr_shape_of(sh, r)) > sh->k)
-                return qr_errf(e, QR_E_CORRUPT,
-                               "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
-                               ss->seg->path, f->def.name, r, j, sh->k);
-            *n += mark[j] != 0;
-        }
-    return 0;
+    return r < 0 ? -1 : 0;
 }
 
 /* A count of phrase q alone, from the shapes' text (qr_phrase_count_text):

@@ -471,7 +471,7 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
                            uint64_t *count, qr_err *e)
 {
     *count = 0;
-    if (ss->seg->deleted || !words_only(q, 1)) /* (shapes' row counts include deleted rows) */
+    if (!words_only(q, 1))
         return 0;
     bound b;
     int r = setup(&b, ss, q, NULL, a, e);
@@ -487,6 +487,13 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
         return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
     if (b.tally)
         memset(b.tally, 0, sizeof *b.tally * b.nops);
+    /* with rows deleted, the shapes where q holds, for taking those rows
+     * off (the shapes' row counts include them) */
+    uint8_t *mark = NULL;
+    if (ss->seg->deleted && !(mark = qr_arena_alloc(a, (size_t)b.sw->k + 1)))
+        return qr_errf(e, QR_E_NOMEM, "out of memory: the query needs more than its memory limit");
+    if (mark)
+        memset(mark, 0, (size_t)b.sw->k + 1);
     uint64_t n = 0, seen = 0; /* seen: the rows of the shapes holding a word */
     for (uint32_t s = 0;;) {
         uint32_t next = step(&b, s);
@@ -506,10 +513,18 @@ int qr_scorer_shapes_count(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_
         if (s && s <= b.sw->k) {
             n += holds ? rows[s] : 0;
             seen += rows[s];
+            if (mark)
+                mark[s] = (uint8_t)holds;
         }
         if (next == UINT32_MAX)
             break;
         s = next;
+    }
+    if (mark) {
+        uint64_t gone;
+        if ((r = qr_invfield_rows_in_shapes(b.f, ss->seg->deleted, mark, &gone, e)) <= 0)
+            return r;
+        n -= gone;
     }
     *count = n;
     if (!pl)
