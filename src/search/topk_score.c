@@ -76,16 +76,21 @@ static double competitive(task *k, uint32_t si)
  * best score, and block maxima, which bound word by word, skip none of
  * their blocks). Only the segment's own k best can make the result: every
  * row of the better shapes, then the first rows in order of the shapes
- * tying at the score where k is reached; the walk stops once it has them.
- * 1 done, 0 not applicable (the scorer searches), -1 with k->err set. */
+ * tying at the score where k is reached; the walk stops once it has them
+ * (with rows deleted, it offers every live row of the shapes above the
+ * threshold). 1 done, 0 not applicable (the scorer searches), -1 with
+ * k->err set. */
 static int rank_by_shapes(task *k, uint32_t si, double applied)
 {
     shared *sh = k->sh;
     qr_par_search *p = sh->p;
     qr_segsearch *ss = &p->ss[si];
     qr_err *e = &k->err;
-    if (!sh->k || ss->seg->deleted) /* (shape rows count deleted rows) */
+    if (!sh->k)
         return 0;
+    /* with rows deleted the shapes' counts include them: every shape above
+     * the threshold is walked, the deleted rows passed over, no early stop */
+    int deleted = ss->seg->deleted != NULL;
     qr_arena *a = &p->run[k->t];
     qr_shape_rank rk;
     int r = qr_scorer_shapes_rank(ss, p->q[k->t], sh->qw, applied, a, &rk, e);
@@ -100,7 +105,7 @@ static int rank_by_shapes(task *k, uint32_t si, double applied)
     double last = m ? rk.score[m - 1] : 0;
     for (uint32_t i = 0; i < m; i++)
         above += rk.score[i] > last ? count[rk.shape[i]] : 0;
-    for (; m < rk.n && rk.score[m] == last; m++)
+    for (; m < rk.n && (deleted || rk.score[m] == last); m++)
         ;
     for (uint32_t i = 0; i < m; i++)
         at_last += rk.score[i] == last ? count[rk.shape[i]] : 0;
@@ -110,7 +115,7 @@ static int rank_by_shapes(task *k, uint32_t si, double applied)
      * segment). It reads a number a row; the scorer decodes a posting a
      * row of each word's list, and more work for each */
     double stop = rk.f->rows;
-    if (!above && at_last > sh->k && 2.0 * sh->k / (double)at_last < 1)
+    if (!deleted && !above && at_last > sh->k && 2.0 * sh->k / (double)at_last < 1)
         stop *= 2.0 * sh->k / (double)at_last;
     if (!rk.n || stop > 4.0 * (double)rk.lists)
         return 0;
@@ -135,11 +140,13 @@ static int rank_by_shapes(task *k, uint32_t si, double applied)
             return qr_errf(e, QR_E_CORRUPT,
                            "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
                            ss->seg->path, rk.f->def.name, d, j, shp->k);
-        if (!place[j])
+        if (!place[j] || (deleted && qr_seg_is_deleted(ss->seg, d)))
             continue;
         qr_hit h = {rk.score[place[j] - 1], 0, si, d};
         heap_offer(&k->h, &h);
         n++;
+        if (deleted)
+            continue;
         if (h.score > last)
             got_above++;
         else if (++got_last >= wanted && got_above == above)
