@@ -568,6 +568,21 @@ int qr_invfield_verify(qr_invfield *f, qr_err *e)
                : 0;
 }
 
+int qr_invfield_row_shape(qr_invfield *f, const qr_shapes *sh, uint32_t r, uint32_t *j, qr_err *e)
+{
+    if (r >= sh->rows)
+        return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index: row %u of %u", f->seg->path,
+                       f->def.name, r, sh->rows);
+    size_t at = (size_t)(sh->ids - f->shapes_map) + (((size_t)r * sh->width) >> 3);
+    if (qr_seg_check(f->seg, f->shapes_ref, at, 4, "SHAPES", e) != 0)
+        return -1;
+    if ((*j = qr_shape_of(sh, r)) > sh->k)
+        return qr_errf(e, QR_E_CORRUPT,
+                       "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
+                       f->seg->path, f->def.name, r, *j, sh->k);
+    return 0;
+}
+
 int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8_t *mark,
                                uint64_t *n, qr_err *e)
 {
@@ -577,19 +592,13 @@ int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8
     const qr_shapes *sh = qr_invfield_shape_text(f);
     if (!sh)
         return 0;
-    size_t base = (size_t)(sh->ids - f->shapes_map);
     for (size_t w = 0; w < ((size_t)sh->rows + 63) / 64; w++)
         for (uint64_t x = bits[w]; x; x &= x - 1) {
             uint32_t r = (uint32_t)(w * 64 + (unsigned)__builtin_ctzll(x)), j;
             if (r >= sh->rows)
                 break;
-            if (qr_seg_check(f->seg, f->shapes_ref, base + (((size_t)r * sh->width) >> 3), 4,
-                             "SHAPES", e) != 0)
+            if (qr_invfield_row_shape(f, sh, r, &j, e) != 0)
                 return -1;
-            if ((j = qr_shape_of(sh, r)) > sh->k)
-                return qr_errf(e, QR_E_CORRUPT,
-                               "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
-                               f->seg->path, f->def.name, r, j, sh->k);
             *n += mark[j] != 0;
         }
     return 1;

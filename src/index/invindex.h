@@ -250,6 +250,11 @@ static inline const qr_shape_words *qr_invfield_shape_words(const qr_invfield *f
 {
     return __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
 }
+/* Row r's shape number into *j, read where it lies in the loaded shapes'
+ * text header sh (qr_invfield_shape_text): the chunk of SHAPES holding it
+ * verified, not the block. 0, or -1 with e set (XX001: a row past the
+ * segment, a shape past k, a chunk that does not verify). */
+int qr_invfield_row_shape(qr_invfield *f, const qr_shapes *sh, uint32_t r, uint32_t *j, qr_err *e);
 /* Of the rows set in bits (a segment's deleted rows), how many have a
  * shape marked in mark[0..k]: each row's shape number read where it lies,
  * the chunk of SHAPES holding it verified (not the block), the header and

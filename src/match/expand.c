@@ -402,21 +402,11 @@ static int count_unmarked(qr_segsearch *ss, qr_invfield *f, termset *vars, const
     ss->terms_expanded = expanded;
     if (!it)
         return -1;
-    size_t base = (size_t)(sh->ids - f->shapes_map);
-    for (uint32_t d = qr_it_next(it); d != QR_NO_DOC; d = qr_it_next(it)) {
+    for (uint32_t d = qr_it_next(it), j; d != QR_NO_DOC; d = qr_it_next(it)) {
         if (qr_seg_is_deleted(ss->seg, d))
             continue;
-        if (d >= sh->rows)
-            return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt: %s index: row %u of %u",
-                           ss->seg->path, f->def.name, d, sh->rows);
-        if (qr_seg_check(ss->seg, f->shapes_ref, base + (((size_t)d * sh->width) >> 3), 4, "SHAPES",
-                         e) != 0)
+        if (qr_invfield_row_shape(f, sh, d, &j, e) != 0)
             return -1;
-        uint32_t j = qr_shape_of(sh, d);
-        if (j > sh->k)
-            return qr_errf(e, QR_E_CORRUPT,
-                           "segment %s: corrupt: %s index SHAPES: row %u has shape %u of %u",
-                           ss->seg->path, f->def.name, d, j, sh->k);
         *n += !mark[j];
     }
     if (qr_it_failed(it))

@@ -719,7 +719,8 @@ static void test_ranked_by_shapes(void **st)
 
 /* The walk reads the rows' shape numbers only once they verify: a byte
  * flipped among them fails the top-k with XX001 naming the SHAPES block,
- * where the lists alone would have answered. */
+ * where the lists alone would have answered; likewise a join count that
+ * takes a deleted row off by its shape number. */
 static void test_ranked_walk_verifies_shapes(void **st)
 {
     (void)st;
@@ -767,6 +768,25 @@ static void test_ranked_walk_verifies_shapes(void **st)
     assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), &bad, 1, "failed", 6, 1, &e), 0);
     assert_int_equal(qr_par_topk(&ps, QR_BY_SCORE, 100, 1, h, &n, NULL, &e), 0);
     assert_int_equal(n, 100);
+    qr_par_free(&ps);
+    /* a join counted by the shapes reads no row's number, so it answers;
+     * with the last row deleted it reads that row's, and fails with XX001 */
+    uint64_t c0 = 0, c1 = 0;
+    assert_int_equal(qr_par_init_pool(&ps, NULL, tu_otel(), &bad, 1, "failed OR error", 15, 1, &e),
+                     0);
+    assert_int_equal(qr_par_count(&ps, &c0, &e), 0);
+    assert_true(c0 > 0);
+    uint64_t *del = calloc((bad->rows + 63) / 64, 8);
+    assert_non_null(del);
+    del[(bad->rows - 1) >> 6] |= 1ull << ((bad->rows - 1) & 63);
+    bad->deleted = del;
+    bad->ndeleted = 1;
+    assert_int_equal(qr_par_count(&ps, &c1, &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "SHAPES"));
+    bad->deleted = NULL;
+    bad->ndeleted = 0;
+    free(del);
     qr_par_free(&ps);
     qr_seg_close(bad);
     unlink(path);
