@@ -16,7 +16,7 @@ static void usage(FILE *f)
           "  describe --data DIR --table T               the table's definition as JSON\n"
           "  cat     --data DIR --table T [--limit N]    print rows back as NDJSON\n"
           "  stats   --data DIR --table T                rows, segments, bytes per column\n"
-          "  verify  --data DIR --table T                check every block of every segment\n"
+          "  verify  --data DIR --table T [--threads N]  check every block of every segment\n"
           "  optimize --data DIR --table T              merge its segments into large ones\n"
           "  search  --data DIR --table T [--count] 'QUERY'   full-text and keyword search\n"
           "  sql     --data DIR [--format table|csv|ndjson] 'SELECT ...'   SQL (docs/SQL.md)\n"

@@ -291,6 +291,10 @@ const qr_slice *qr_colr_dict(const qr_colreader *r, uint32_t *n);
  * the keyed binary form (see qr_colr_map_json). The slice is valid until the
  * next call on this reader. */
 int qr_colr_bytes(qr_colreader *r, uint32_t row, qr_slice *v, qr_err *e);
+/* Check a map value (from qr_colr_bytes) as the readers below read it:
+ * every pair names a key of the segment and the pairs fill the value
+ * exactly. 0, or -1 with e set (XX001 naming the column). */
+int qr_colr_map_check(const qr_colreader *r, qr_slice v, qr_err *e);
 /* Append a map value (from qr_colr_bytes) as a canonical JSON object. */
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e);
 /* Append a map value (from qr_colr_bytes) in the batch's map text (keys

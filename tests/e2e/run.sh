@@ -441,6 +441,19 @@ check "flipped byte: error names file" grep -q "$(basename "$seg")" "$T/broken.e
 check "flipped byte: error names the column and block" grep -qE "corrupt: (column [A-Za-z]+ block [0-9]+|footer)" "$T/broken.err"
 "$Q" verify --data "$T/d" --table broken > "$T/verify.out" 2>&1
 check "flipped byte: verify reports 1 bad segment" grep -q "6 segments checked, 1 bad" "$T/verify.out"
+# segments are verified in parallel; the report is in manifest order whatever the threads
+seg2=$(ls "$T/d/broken/"*.qseg | tail -n 1)
+printf "\xff" | dd of="$seg2" bs=1 seek=64 conv=notrunc status=none
+"$Q" verify --threads 1 --data "$T/d" --table broken > "$T/verify1.out" 2>&1
+rc1=$?
+"$Q" verify --threads 3 --data "$T/d" --table broken > "$T/verify3.out" 2>&1
+rc3=$?
+check "two flipped segments: verify fails" test $rc1 -eq 1 -a $rc3 -eq 1
+check "two flipped segments: 2 bad" grep -q "6 segments checked, 2 bad" "$T/verify3.out"
+check "two flipped segments: both named" \
+    test "$(grep -c -e "$(basename "$seg")" -e "$(basename "$seg2")" "$T/verify3.out")" -eq 2
+check "two flipped segments: 1 and 3 threads report alike" cmp -s "$T/verify1.out" "$T/verify3.out"
+check "verify --threads 0 is a usage error" test "$("$Q" verify --threads 0 --data "$T/d" --table broken > /dev/null 2>&1; echo $?)" -eq 2
 "$Q" search --data "$T/d" --table broken --count 'failed OR ord* OR service:cart' > /dev/null 2>"$T/bsearch.err"
 rc=$?
 check "flipped byte: search fails cleanly or the byte was outside what it reads" \

@@ -313,6 +313,91 @@ static void test_flipped_column_directory_is_detected(void **st)
     tu_rmdir(dir);
 }
 
+/* The check quarry verify makes of a map value without rendering it
+ * (qr_colr_map_check) accepts exactly what the reader that renders it
+ * accepts: for every map value of the rows, each byte flipped three ways,
+ * each truncation and one byte more, both agree; a failure is XX001
+ * naming the column. A pair naming a key past the segment's keys fails. */
+static int map_verdict(qr_colreader *r, const unsigned char *p, size_t n, int json, qr_err *e)
+{
+    qr_slice v = {(const char *)p, n};
+    if (!json)
+        return qr_colr_map_check(r, v, e);
+    qr_buf out;
+    qr_buf_init(&out);
+    int rc = qr_colr_map_json(r, v, &out, e);
+    qr_buf_free(&out);
+    return rc;
+}
+
+static void map_agree(qr_colreader *r, const unsigned char *p, size_t n, const char *col,
+                      int *rejected)
+{
+    qr_err e1, e2;
+    qr_err_clear(&e1);
+    qr_err_clear(&e2);
+    int c = map_verdict(r, p, n, 0, &e1), j = map_verdict(r, p, n, 1, &e2);
+    if ((c == 0) != (j == 0))
+        fail_msg("%s: %zu bytes: check %d, render %d", col, n, c, j);
+    if (c != 0) {
+        assert_string_equal(e1.code, QR_E_CORRUPT);
+        if (!strstr(e1.msg, col) || !strstr(e1.msg, "malformed map value"))
+            fail_msg("%s", e1.msg);
+        (*rejected)++;
+    }
+}
+
+static void test_map_check_agrees_with_reader(void **st)
+{
+    (void)st;
+    char *dir = tu_tmpdir();
+    char *path = write_text_segment(dir, rows_text, "m.qseg");
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    static const int cols[] = {COL_RESOURCE_ATTRIBUTES, COL_SCOPE_ATTRIBUTES, COL_LOG_ATTRIBUTES};
+    int values = 0, rejected = 0;
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+        qr_colreader *r = qr_colr_open(s, cols[c], &e);
+        assert_non_null(r);
+        const char *col = s->cols[cols[c]].name;
+        for (uint32_t row = 0; row < s->rows; row++) {
+            qr_slice v;
+            assert_int_equal(qr_colr_bytes(r, row, &v, &e), 0);
+            if (!v.p)
+                continue;
+            values++;
+            unsigned char buf[512];
+            assert_true(v.n + 1 <= sizeof buf);
+            memcpy(buf, v.p, v.n);
+            assert_int_equal(qr_colr_map_check(r, v, &e), 0);
+            static const unsigned char flips[] = {0x01, 0x80, 0xff};
+            for (size_t i = 0; i < v.n; i++)
+                for (size_t f = 0; f < sizeof flips; f++) {
+                    buf[i] ^= flips[f];
+                    map_agree(r, buf, v.n, col, &rejected);
+                    buf[i] ^= flips[f];
+                }
+            for (size_t n = 0; n < v.n; n++)
+                map_agree(r, buf, n, col, &rejected);
+            buf[v.n] = 0;
+            map_agree(r, buf, v.n + 1, col, &rejected);
+            /* one pair naming key 2^20 (the segment has a handful) */
+            const unsigned char bad[] = {1, 0x80, 0x80, 0x80, 0x01, 0};
+            size_t bn = sizeof bad;
+            assert_int_equal(map_verdict(r, bad, bn, 0, &e), -1);
+            assert_int_equal(map_verdict(r, bad, bn, 1, &e), -1);
+        }
+        qr_colr_close(r);
+    }
+    assert_int_equal(values, 9);    /* the maps that are not NULL */
+    assert_true(rejected > values); /* mutations the check turned down */
+    assert_int_equal(qr_seg_verify(s, &e), 0);
+    qr_seg_close(s);
+    free(path);
+    tu_rmdir(dir);
+}
+
 static void test_every_truncation_is_detected(void **st)
 {
     (void)st;
@@ -385,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_every_flipped_byte_is_detected),
         cmocka_unit_test(test_every_truncation_is_detected),
         cmocka_unit_test(test_flipped_column_directory_is_detected),
+        cmocka_unit_test(test_map_check_agrees_with_reader),
         cmocka_unit_test(test_wrong_version_is_named),
         cmocka_unit_test(test_missing_file_and_garbage),
     };
