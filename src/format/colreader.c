@@ -490,7 +490,12 @@ static int bad_map(const qr_colreader *r, qr_err *e)
                    r->seg->path, r->cm->name);
 }
 
-int qr_colr_map_check(const qr_colreader *r, qr_slice v, qr_err *e)
+/* Walk a map value's pairs, each to fn (when given): the value must hold
+ * exactly its pairs, each naming a key of the segment. */
+typedef void (*map_pair_fn)(void *ctx, uint64_t k, const qr_slice *key, int typed,
+                            const unsigned char *vp, uint64_t vl);
+
+static inline int map_walk(const qr_colreader *r, qr_slice v, map_pair_fn fn, void *ctx, qr_err *e)
 {
     qr_rd rd;
     qr_rd_init(&rd, v.p, v.n);
@@ -502,60 +507,60 @@ int qr_colr_map_check(const qr_colreader *r, qr_slice v, qr_err *e)
         int typed;
         if (map_pair(r, &rd, &key, &typed, &vp, &vl) != 0)
             break;
+        if (fn)
+            fn(ctx, k, key, typed, vp, vl);
     }
     if (rd.bad || qr_rd_left(&rd) != 0)
         return bad_map(r, e);
     return 0;
+}
+
+int qr_colr_map_check(const qr_colreader *r, qr_slice v, qr_err *e)
+{
+    return map_walk(r, v, NULL, NULL, e);
+}
+
+static void json_pair(void *ctx, uint64_t k, const qr_slice *key, int typed,
+                      const unsigned char *vp, uint64_t vl)
+{
+    qr_buf *out = ctx;
+    if (k)
+        qr_buf_put_u8(out, ',');
+    qj_write_string(out, key->p, key->n);
+    qr_buf_put_u8(out, ':');
+    if (typed) /* a typed value, kept as its canonical JSON text */
+        qr_buf_put(out, vp, vl);
+    else
+        qj_write_string(out, (const char *)vp, vl);
 }
 
 int qr_colr_map_json(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
 {
-    qr_rd rd;
-    qr_rd_init(&rd, v.p, v.n);
-    uint64_t np = qr_rd_varint(&rd);
     qr_buf_put_u8(out, '{');
-    for (uint64_t k = 0; k < np && !rd.bad; k++) {
-        const qr_slice *key;
-        const unsigned char *vp;
-        uint64_t vl;
-        int typed;
-        if (map_pair(r, &rd, &key, &typed, &vp, &vl) != 0)
-            break;
-        if (k)
-            qr_buf_put_u8(out, ',');
-        qj_write_string(out, key->p, key->n);
-        qr_buf_put_u8(out, ':');
-        if (typed) /* a typed value, kept as its canonical JSON text */
-            qr_buf_put(out, vp, vl);
-        else
-            qj_write_string(out, (const char *)vp, vl);
-    }
-    if (rd.bad || qr_rd_left(&rd) != 0)
-        return bad_map(r, e);
+    if (map_walk(r, v, json_pair, out, e) != 0)
+        return -1;
     qr_buf_put_u8(out, '}');
     return 0;
 }
 
+static void text_pair(void *ctx, uint64_t k, const qr_slice *key, int typed,
+                      const unsigned char *vp, uint64_t vl)
+{
+    (void)k;
+    qr_buf *out = ctx;
+    qr_buf_put_varint(out, key->n);
+    qr_buf_put(out, key->p, key->n);
+    qr_buf_put_varint(out, vl << 1 | (uint64_t)typed);
+    qr_buf_put(out, vp, vl);
+}
+
 int qr_colr_map_text(qr_colreader *r, qr_slice v, qr_buf *out, qr_err *e)
 {
-    qr_rd rd;
+    qr_rd rd; /* the pair count first, as the batch's map text has it */
     qr_rd_init(&rd, v.p, v.n);
-    uint64_t np = qr_rd_varint(&rd);
-    qr_buf_put_varint(out, np);
-    for (uint64_t k = 0; k < np && !rd.bad; k++) {
-        const qr_slice *key;
-        const unsigned char *vp;
-        uint64_t vl;
-        int typed;
-        if (map_pair(r, &rd, &key, &typed, &vp, &vl) != 0)
-            break;
-        qr_buf_put_varint(out, key->n);
-        qr_buf_put(out, key->p, key->n);
-        qr_buf_put_varint(out, vl << 1 | (uint64_t)typed);
-        qr_buf_put(out, vp, vl);
-    }
-    if (rd.bad || qr_rd_left(&rd) != 0)
-        return bad_map(r, e);
+    qr_buf_put_varint(out, qr_rd_varint(&rd));
+    if (map_walk(r, v, text_pair, out, e) != 0)
+        return -1;
     return out->oom ? qr_errf(e, QR_E_NOMEM, "out of memory") : 0;
 }
 
