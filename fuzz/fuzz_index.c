@@ -18,6 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 7)
         return 0;
     int ft = data[0] & 1;
+    uint64_t need = 1ull << (data[0] >> 2); /* a byte class for the variable masks' walk */
     uint32_t version = data[0] & 2 ? 8 : QR_SEG_VERSION;
     size_t l1 = (size_t)data[1] << 8 | data[2], l2 = (size_t)data[3] << 8 | data[4];
     size_t l3 = (size_t)data[5] << 8 | data[6];
@@ -40,6 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     qr_tdict d;
     qr_err e;
     if (qr_tdict_open(&d, version, idx, l1, dict, l2, ft, ft, "fuzz", &e) == 0) {
+        /* format 13: blocks found and counted by their variable masks */
+        uint32_t na, nv, cpl;
+        if (d.blk_vmask && qr_tdict_count_masks(&d, need, &na, &nv, &e) == 0)
+            for (uint32_t b = 0; qr_tdict_find_vmask(&d, b, need, &b, &e) == 0 && b < d.nblocks;
+                 b++)
+                if (qr_tdict_block_cpl(&d, b, &cpl, &e) != 0)
+                    break;
         qr_titer it;
         int r = qr_tdict_seek(&d, &it, "", 0, &e);
         for (int n = 0; r == 1 && n < 10000; n++) {

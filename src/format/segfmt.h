@@ -19,7 +19,9 @@
  *          10: a column of many blocks has its directory out of line
  *          (QR_COLF_DIR_OUT below), read when the column is first read.
  *          Format 12: the chunk checksums leave the footer for a table of
- *          their own just before it (QR_SEG_SUMS_* below).
+ *          their own just before it (QR_SEG_SUMS_* below). Format 13: a
+ *          full-text index with positions has its dictionary blocks'
+ *          variable masks in TERMINDEX (index/termdict.h).
  * trailer: u64 footer_offset | u32 footer_len | u32 footer_raw_len |
  *          u32 footer_checksum | u32 version | u64 file_len | "QRYSEGFT"
  * All integers little-endian.
@@ -31,7 +33,7 @@
 
 #define QR_SEG_MAGIC "QRYSEG\r\n"
 #define QR_SEG_TRAILER_MAGIC "QRYSEGFT"
-#define QR_SEG_VERSION       12u /* what this build writes (12: chunk checksum table) */
+#define QR_SEG_VERSION       13u /* what this build writes (13: variable masks in TERMINDEX) */
 #define QR_SEG_VERSION_MIN   8u /* the oldest it reads (8: no chunk checksums) */
 #define QR_SEG_HEADER_LEN 16u
 #define QR_SEG_TRAILER_LEN 40u

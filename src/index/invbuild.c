@@ -581,6 +581,8 @@ int qr_field_build(const qr_field_def *fd, const qr_batch *b, const uint32_t *pe
         goto oom;
     qr_postw pw = {fd->fulltext, fd->positions, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, n};
     qr_tdictw_init(&fo->dict);
+    if (fd->positions) /* row shapes: its other words are in SHAPEWORDS */
+        qr_tdictw_variable_masks(&fo->dict);
     qr_buf ti;
     qr_buf_init(&ti);
     qr_valshapes_w vw; /* keyword: each value's row shapes */

@@ -310,6 +310,8 @@ int qr_field_merge(const qr_field_def *fd, qr_segment *const *src, const uint32_
     }
     qr_postw pw = {fd->fulltext, fd->positions, &fo->post, &fo->pos, fo->norms, &fo->bitmaps, rows};
     qr_tdictw_init(&fo->dict);
+    if (fd->positions) /* as a build writes it */
+        qr_tdictw_variable_masks(&fo->dict);
     qr_valshapes_w_init(&vw, fd->kind == QR_IX_KEYWORD ? fo->row_shapes : NULL, fo->shapes_sec,
                         rows);
     uint64_t nterms = 0, total = 0, steps = 0;

@@ -6,6 +6,8 @@
  * when asked for it. */
 #include "index/termdict.h"
 
+#include "index/shapes.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ void qr_tdictw_free(qr_tdictw *w)
     qr_buf_free(&w->infos);
     qr_buf_free(&w->recs);
     qr_buf_free(&w->masks);
+    qr_buf_free(&w->vmasks);
     qr_buf_free(&w->firsts);
 }
 
@@ -67,7 +70,9 @@ static void end_block(qr_tdictw *w)
         b->tlen = (uint32_t)tlen;
     }
     qr_buf_put_u64(&w->masks, w->mask);
-    w->mask = 0;
+    if (w->variable_masks)
+        qr_buf_put_u64(&w->vmasks, w->vmask);
+    w->mask = w->vmask = 0;
 }
 
 int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, size_t info_len,
@@ -107,8 +112,12 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
     qr_buf_put(&w->dict, term + shared, n - shared);
     qr_buf_put_varint(&w->infos, info_len); /* lets readers skip unneeded infos */
     qr_buf_put(&w->infos, info, info_len);
+    uint64_t m = 0;
     for (size_t i = 0; i < n; i++)
-        w->mask |= 1ull << qr_tdict_byte_class((unsigned char)term[i]);
+        m |= 1ull << qr_tdict_byte_class((unsigned char)term[i]);
+    w->mask |= m;
+    if (w->variable_masks && qr_shape_variable(term, n))
+        w->vmask |= m;
     memcpy(w->prev, term, n);
     w->prev_len = n;
     w->in_block++;
@@ -119,14 +128,15 @@ int qr_tdictw_add(qr_tdictw *w, const char *term, size_t n, const void *info, si
 int qr_tdictw_finish(qr_tdictw *w)
 {
     end_block(w);
-    if (w->dict.oom || w->recs.oom || w->masks.oom || w->firsts.oom)
+    if (w->dict.oom || w->recs.oom || w->masks.oom || w->vmasks.oom || w->firsts.oom)
         return -1;
-    size_t base = QR_TDICT_HEADER + (size_t)w->nblocks * (QR_TDICT_REC + 8);
+    size_t base = QR_TDICT_HEADER + (size_t)w->nblocks * (QR_TDICT_REC + 8) +
+                  w->variable_masks * 8ull * w->nblocks;
     if (base + w->firsts.len > UINT32_MAX)
         return -1;
     qr_buf_clear(&w->index);
     qr_buf_put_u32(&w->index, w->nblocks);
-    qr_buf_put_u32(&w->index, 0);
+    qr_buf_put_u32(&w->index, w->variable_masks ? QR_TDICT_VMASKS : 0);
     qr_buf_put_u64(&w->index, w->nterms);
     for (uint32_t i = 0; i < w->nblocks; i++) {
         qr_tblk b;
@@ -135,6 +145,7 @@ int qr_tdictw_finish(qr_tdictw *w)
         qr_buf_put(&w->index, &b, sizeof b);
     }
     qr_buf_put(&w->index, w->masks.p, w->masks.len);
+    qr_buf_put(&w->index, w->vmasks.p, w->vmasks.len);
     qr_buf_put(&w->index, w->firsts.p, w->firsts.len);
     return w->index.oom ? -1 : 0;
 }
@@ -195,12 +206,11 @@ static inline int rec_ok(const qr_tdict *d, uint32_t i, qr_err *e)
 
 static int rec_check(const qr_tdict *d, uint32_t i, qr_err *e)
 {
-    size_t nb = d->nblocks, rec = QR_TDICT_HEADER + (size_t)i * QR_TDICT_REC;
+    size_t rec = QR_TDICT_HEADER + (size_t)i * QR_TDICT_REC;
     if (qr_seg_check(d->seg, d->iref, rec, QR_TDICT_REC, "TERMINDEX", e) != 0)
         return -1;
     const qr_tblk *b = &d->blk[i];
-    if (b->zero != 0 || b->first < QR_TDICT_HEADER + nb * (QR_TDICT_REC + 8) ||
-        check_self(d, d->index_len, i) != 0)
+    if (b->zero != 0 || b->first < d->firsts_at || check_self(d, d->index_len, i) != 0)
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt term index entry %u", d->seg->path,
                        i);
     set_bit(d->okbits, i);
@@ -293,8 +303,8 @@ static int open_v8(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
 static int open_v9(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
 {
     uint32_t nb = d->nblocks;
-    size_t base = QR_TDICT_HEADER + (size_t)nb * (QR_TDICT_REC + 8);
-    if (qr_load_u32(d->index + 4) != 0 || base > index_len)
+    size_t base = d->firsts_at;
+    if (base > index_len)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     const unsigned char *recs = d->index + QR_TDICT_HEADER;
     if (((uintptr_t)recs & 7) != 0) {
@@ -305,6 +315,8 @@ static int open_v9(qr_tdict *d, size_t index_len, const char *what, qr_err *e)
     }
     d->blk = (const qr_tblk *)(const void *)recs;
     d->blk_mask = (const uint64_t *)(const void *)(recs + (size_t)nb * QR_TDICT_REC);
+    if (base > QR_TDICT_HEADER + (size_t)nb * (QR_TDICT_REC + 8))
+        d->blk_vmask = d->blk_mask + nb;
     size_t next_first = base; /* the first terms follow each other */
     for (uint32_t i = 0; i < nb; i++) {
         if (d->blk[i].zero != 0 || d->blk[i].first != next_first ||
@@ -341,6 +353,14 @@ static int open_header(qr_tdict *d, uint32_t version, const unsigned char *index
         d->nterms < nb)
         return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     d->nblocks = nb;
+    /* format 9 to 12: flags 0; 13: variable masks or not */
+    uint32_t flags = version >= 9 ? qr_load_u32(index + 4) : 0;
+    if (flags & ~(version >= 13 ? QR_TDICT_VMASKS : 0u))
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header (flags %08x)", what, flags);
+    d->firsts_at = QR_TDICT_HEADER + (size_t)nb * (QR_TDICT_REC + 8) +
+                   (flags & QR_TDICT_VMASKS ? (size_t)nb * 8 : 0);
+    if (version >= 9 && d->firsts_at > index_len)
+        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     return 0;
 }
 
@@ -380,11 +400,11 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
                     e) != 0)
         return -1;
     uint32_t nb = d->nblocks;
-    if (qr_load_u32(index + 4) != 0)
-        return qr_errf(e, QR_E_CORRUPT, "%s: corrupt term index header", what);
     const unsigned char *recs = index + QR_TDICT_HEADER;
     d->blk = (const qr_tblk *)(const void *)recs;
     d->blk_mask = (const uint64_t *)(const void *)(recs + (size_t)nb * QR_TDICT_REC);
+    if (d->firsts_at > QR_TDICT_HEADER + (size_t)nb * (QR_TDICT_REC + 8))
+        d->blk_vmask = d->blk_mask + nb;
     if (!(d->okbits = calloc(2 * ((size_t)nb / 64 + 1), sizeof *d->okbits)))
         return qr_errf(e, QR_E_NOMEM, "%s: out of memory", what);
     qr_tdict_verify_by(d, s, dref);
@@ -402,6 +422,7 @@ void qr_tdict_close(qr_tdict *d)
     d->lens = NULL;
     d->blk = NULL;
     d->blk_mask = NULL;
+    d->blk_vmask = NULL;
 }
 
 /* Byte order of two terms. A loop, not memcmp: terms are short and most
@@ -783,6 +804,35 @@ int qr_titer_seek_at(qr_titer *it, uint32_t cpl, const char *key, size_t n, qr_e
 int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e)
 {
     return qr_titer_seek_at(it, qr_term_cpl(key, n), key, n, e);
+}
+
+int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e)
+{
+    if (b >= d->nblocks)
+        return qr_errf(e, QR_E_INTERNAL, "term dictionary: no block %u", b);
+    if (rec_ok(d, b, e) != 0)
+        return -1;
+    *cpl = d->blk[b].cpl;
+    return 0;
+}
+
+int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *all, uint32_t *var, qr_err *e)
+{
+    uint32_t nb = d->nblocks;
+    size_t at = QR_TDICT_HEADER + (size_t)nb * QR_TDICT_REC;
+    if (nb && d->iref &&
+        qr_seg_check(d->seg, d->iref, at, (size_t)nb * (d->blk_vmask ? 16 : 8), "TERMINDEX", e) !=
+            0)
+        return -1;
+    /* every block, or one in `every` (an estimate, at most ~512 reads) */
+    uint32_t every = nb / 512 + 1, na = 0, nv = 0;
+    for (uint32_t b = 0; b < nb; b += every)
+        na += (d->blk_mask[b] & need) == need;
+    for (uint32_t b = 0; d->blk_vmask && b < nb; b += every)
+        nv += (d->blk_vmask[b] & need) == need;
+    *all = na;
+    *var = nv;
+    return 0;
 }
 
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e)

@@ -85,8 +85,10 @@ typedef struct qr_tdictw {
     qr_buf dict, index;    /* the TERMDICT and TERMINDEX blocks (index: at finish) */
     qr_buf infos;          /* the current block's infos part */
     qr_buf recs, masks, firsts; /* the index's parts while terms come */
+    qr_buf vmasks;              /* with variable masks: theirs */
+    int variable_masks;         /* write them (set before the first term) */
     size_t blk_start;           /* where the current block starts in dict */
-    uint64_t mask;
+    uint64_t mask, vmask;
     uint32_t in_block, nblocks;
     uint64_t nterms;
     char prev[QR_MAX_TERM];
@@ -95,6 +97,12 @@ typedef struct qr_tdictw {
 } qr_tdictw;
 
 void qr_tdictw_init(qr_tdictw *w);
+/* Format 13: also write each block's variable mask, the byte classes of
+ * its variable terms only (qr_shape_variable: ids, numbers, hex pieces).
+ * A full-text index with row shapes has its other terms in SHAPEWORDS,
+ * so a pattern's walk of the dictionary need only enter the blocks whose
+ * variable terms could match (qr_tdict_find_vmask). */
+static inline void qr_tdictw_variable_masks(qr_tdictw *w) { w->variable_masks = 1; }
 void qr_tdictw_free(qr_tdictw *w);
 /* Add a term with its encoded term info (terms in dictionary order,
  * qr_term_cmp; a block holds terms of one code point length); post_off / pos_off are where its
@@ -121,7 +129,8 @@ typedef struct qr_tblk {
     uint8_t first_len;   /* the first term's length in bytes */
     uint8_t zero;        /* 0 */
 } qr_tblk;
-#define QR_TDICT_HEADER 16u /* u32 blocks, u32 0, u64 terms */
+#define QR_TDICT_HEADER 16u /* u32 blocks, u32 flags (0 before format 13), u64 terms */
+#define QR_TDICT_VMASKS 1u  /* header flag (format 13): variable masks follow the masks */
 #define QR_TDICT_REC    32u /* sizeof(qr_tblk) */
 
 typedef struct qr_tdict {
@@ -132,6 +141,8 @@ typedef struct qr_tdict {
     const qr_tblk *blk;       /* per block, what a seek needs: in the TERMINDEX
                                * block, or in `own` */
     const uint64_t *blk_mask; /* byte classes present in each block (likewise) */
+    const uint64_t *blk_vmask; /* those of its variable terms (format 13), or NULL */
+    size_t firsts_at;          /* where the first terms start in TERMINDEX */
     void *own;                /* malloc'ed records of a format 8 index (parsed)
                                * or of a misaligned one (copied), else NULL */
     int has_freqs, has_pos;
@@ -192,6 +203,20 @@ static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t nee
         qr_seg_check(d->seg, d->iref, at, (size_t)(d->nblocks - b) * 8, "TERMINDEX", e) != 0)
         return -1;
     const uint64_t *m = d->blk_mask;
+    while (b < d->nblocks && (m[b] & need) != need)
+        b++;
+    *out = b;
+    return 0;
+}
+/* The same over the blocks' variable masks (d->blk_vmask, not NULL). */
+static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
+                                      qr_err *e)
+{
+    size_t at = QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8) + (size_t)b * 8;
+    if (b < d->nblocks && d->iref &&
+        qr_seg_check(d->seg, d->iref, at, (size_t)(d->nblocks - b) * 8, "TERMINDEX", e) != 0)
+        return -1;
+    const uint64_t *m = d->blk_vmask;
     while (b < d->nblocks && (m[b] & need) != need)
         b++;
     *out = b;
@@ -259,6 +284,14 @@ int qr_titer_seek(qr_titer *it, const char *key, size_t n, qr_err *e);
 /* Position `it` on the first term of dictionary block b (no search):
  * 1, 0 when b is past the last block, -1 corrupt. */
 int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e);
+/* The code point length of block b's terms (its record, checked), into
+ * *cpl: 0, or -1 with e set. */
+int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e);
+/* How many blocks have every class of `need` in their masks (*all) and
+ * in their variable masks (*var; 0 without them), over every block of a
+ * dictionary of up to 512, else over one block in nblocks / 512 + 1 (the
+ * same for both: an estimate of their ratio): 0, or -1 with e set. */
+int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *all, uint32_t *var, qr_err *e);
 /* Next term in order: 1, 0 at end, -1 corrupt. */
 int qr_titer_next(qr_titer *it, qr_err *e);
 

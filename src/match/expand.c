@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "automaton/automaton.h"
+#include "index/shapes.h"
 
 void qr_qrun_init(qr_qrun *r) { memset(r, 0, sizeof *r); }
 
@@ -183,6 +184,7 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
+    uint32_t entered = UINT32_MAX;
     while (r == 1) {
         if (mt_tick(ss, e) != 0)
             return -1;
@@ -206,6 +208,10 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
             return qr_errf(e, QR_E_CORRUPT, "corrupt term dictionary (terms out of order)");
         at_blk = it.blk;
         at_in = it.in_blk;
+        if (it.blk != entered) {
+            entered = it.blk;
+            out->blocks++;
+        }
         int lv = litn ? vs_literal(&it, lit, litn) : 0;
         if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
             uint32_t want = len;
@@ -382,6 +388,141 @@ static uint64_t aut_needs(const qr_aut *aut)
     return (need & ~lit_classes) ? need : 0;
 }
 
+/* Every byte class a match has, the literal prefix's too: what a walk
+ * that enters blocks by their masks alone, not by seeking, can ask. */
+static uint64_t aut_needs_all(const qr_aut *aut)
+{
+    uint64_t req[4], need = 0;
+    qr_aut_required_bytes(aut, req);
+    for (unsigned w = 0; w < 4; w++)
+        for (uint64_t x = req[w]; x; x &= x - 1)
+            need |= 1ull << qr_tdict_byte_class((unsigned char)(w * 64 + __builtin_ctzll(x)));
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
+    for (size_t i = 0; i < litn; i++)
+        need |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
+    return need;
+}
+
+/* The matched words of a walk by words (expand_by_words): indexes into
+ * the shape words, and their rows summed (each word's: its shapes'). */
+typedef struct word_matches {
+    uint32_t *w, n;
+    uint64_t df;
+} word_matches;
+
+/* A count's walk by words, for a dictionary with variable masks (format
+ * 13): the words of the shapes (SHAPEWORDS: every term of the field that
+ * is not variable) run through the automaton, each match marking its
+ * shapes; the dictionary is entered only at the blocks whose variable
+ * terms have every class `need` (qr_tdict_find_vmask), for the variable
+ * matches, which go to out and the marks' vars as expand puts them. LIKE
+ * '%tion' enters ~2 blocks of a segment's ~3,950 instead of ~26: the
+ * blocks of words, of numbers next to words, of names with a digit, all
+ * pass the byte classes of the terms but not those of the variable ones.
+ * 0, or -1 with e set. */
+static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need,
+                           termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+{
+    shape_marks *m = out->marks;
+    const qr_shape_words *sw = m->sw;
+    memset(wm, 0, sizeof *wm);
+    if (!(wm->w = qr_arena_alloc(a, sizeof *wm->w * (sw->nw ? sw->nw : 1))))
+        return (void)mt_nomem(e), -1;
+    /* the words in byte order: each walks the automaton from the prefix it
+     * shares with the one before (st[0..valid]: the states of that one's
+     * first bytes) */
+    qr_aut_state st[QR_MAX_TERM + 1];
+    st[0] = qr_aut_start(aut);
+    size_t valid = 0, prevn = 0;
+    const unsigned char *prev = NULL;
+    for (uint32_t i = 0; i < sw->nw; i++) {
+        if ((i & 63) == 0 && mt_tick(ss, e) != 0)
+            return -1;
+        const unsigned char *t = sw->bytes + sw->ends[i];
+        size_t n = sw->ends[i + 1] - sw->ends[i], sh = 0;
+        if (n > QR_MAX_TERM) { /* no term is that long: none of the walk */
+            if (!qr_aut_matches(aut, (const char *)t, n))
+                continue;
+        } else {
+            size_t lim = n < prevn ? n : prevn;
+            lim = lim < valid ? lim : valid;
+            while (sh < lim && prev[sh] == t[sh])
+                sh++;
+            size_t live = qr_aut_walk(aut, st[sh], t + sh, n - sh, st + sh + 1);
+            valid = sh + live;
+            prev = t;
+            prevn = n;
+            if (live < n - sh || !qr_aut_accepts(aut, st[n]))
+                continue;
+        }
+        wm->w[wm->n++] = i;
+        for (uint32_t o = sw->first[i]; o < sw->first[i + 1]; o++) {
+            uint32_t j = sw->occ[o].shape;
+            wm->df += m->rows[j];
+            if (!m->mark[j]) { /* a shape's rows counted once */
+                m->mark[j] = 1;
+                m->marked_rows += m->rows[j];
+            }
+        }
+    }
+    const qr_tdict *d = &f->dict;
+    qr_aut_state s0 = qr_aut_start(aut);
+    for (uint32_t b = 0, cpl;; b++) {
+        if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
+            return -1;
+        if (b >= d->nblocks)
+            break;
+        if (qr_tdict_block_cpl(d, b, &cpl, e) != 0)
+            return -1;
+        if (!qr_aut_can_end(aut, s0, cpl))
+            continue; /* no match has its terms' length */
+        qr_titer it;
+        int r = qr_tdict_seek_block(d, &it, b, e);
+        out->blocks++;
+        for (; r == 1 && it.blk == b; r = qr_titer_next(&it, e)) {
+            if (mt_tick(ss, e) != 0)
+                return -1;
+            if (!qr_shape_variable(it.term, it.len) || !qr_aut_matches(aut, it.term, it.len))
+                continue; /* the others are the shape words' */
+            qr_terminfo ti;
+            if (qr_titer_info(&it, &ti, e) != 0)
+                return -1;
+            m->variable = 1;
+            if (mt_termset_add(out, &ti) != 0 || mt_termset_add(m->vars, &ti) != 0)
+                return qr_qctx_nomem(out->ctx, e);
+        }
+        if (r < 0)
+            return -1;
+    }
+    return qr_aut_error(aut, e);
+}
+
+/* The lists of the words a walk by words matched, into ts: for a count
+ * that needs every match's rows after all. 0, or -1 with e set (a shape
+ * word the dictionary lacks is a corrupt segment). */
+static int add_word_lists(qr_segsearch *ss, qr_invfield *f, const word_matches *wm, termset *ts,
+                          qr_err *e)
+{
+    const qr_shape_words *sw = qr_invfield_shape_words(f);
+    for (uint32_t i = 0; i < wm->n; i++) {
+        const char *t = (const char *)sw->bytes + sw->ends[wm->w[i]];
+        size_t n = sw->ends[wm->w[i] + 1] - sw->ends[wm->w[i]];
+        qr_terminfo ti;
+        int r = qr_tdict_lookup(&f->dict, t, n, &ti, e);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            return qr_errf(e, QR_E_CORRUPT,
+                           "segment %s: corrupt: word %u of SHAPEWORDS (%s) is not in the term "
+                           "dictionary",
+                           ss->seg->path, wm->w[i], f->def.name);
+        if (mt_termset_add(ts, &ti) != 0)
+            return qr_qctx_nomem(ts->ctx, e);
+    }
+    return 0;
+}
+
 /* The rows holding a variable match (vars) whose shape holds no other
  * match (not marked: those rows are counted by their shapes), deleted
  * rows left out: the variable matches' lists walked, each row's shape
@@ -441,20 +582,41 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     memset(m.mark, 0, (size_t)k + 1);
     termset ts = {.ctx = mt_run(ss)->ctx, .marks = &m}, vars = {.ctx = ts.ctx};
     m.vars = &vars;
-    int rc = expand(ss, f, aut, aut_needs(aut), &ts, e);
+    /* a dictionary with variable masks and a pattern with bytes to ask
+     * for: the shape words, and the blocks variable matches may lie in */
+    const char *nov = getenv("QUARRY_NO_VMASKS");
+    uint64_t need_all = aut_needs_all(aut);
+    word_matches wm = {0};
+    const char *lit;
+    int by_words = f->dict.blk_vmask && need_all && q->type != Q_FUZZY &&
+                   qr_aut_literal_prefix(aut, &lit) == 0 && !(nov && *nov && strcmp(nov, "0") != 0);
+    if (by_words) {
+        /* taken where it spares most blocks: a pattern with no literal
+         * prefix (a prefix's walk seeks to it, a fuzzy one is bound to a
+         * few lengths: both enter few blocks) whose variable masks pass at
+         * most half as many blocks as the masks */
+        uint32_t nvar, nall;
+        if (qr_tdict_count_masks(&f->dict, need_all, &nall, &nvar, e) != 0)
+            return -1;
+        by_words = (uint64_t)nvar * 2 <= nall;
+    }
+    int rc = by_words ? expand_by_words(ss, f, aut, need_all, &ts, a, &wm, e)
+                      : expand(ss, f, aut, aut_needs(aut), &ts, e);
     /* a few rows of variable matches (a hex piece `cace` for `cahce~1`):
      * those rows apart from the shapes, not the union of every list */
-    int few = m.variable && vars.total_df * 8 < ts.total_df, r = 0;
+    int few = m.variable && vars.total_df * 8 < ts.total_df + wm.df, r = 0;
     uint64_t unmarked = 0;
     if (rc == 0 && few && (r = count_unmarked(ss, f, &vars, m.mark, a, &unmarked, e)) < 0)
         rc = -1;
     if (rc == 0) {
         qr_plan_node *pn = qr_plan_at(mt_run(ss)->plan, q);
-        if (pn)
-            pn->terms += ts.n;
+        if (pn) {
+            pn->terms += ts.n + wm.n;
+            pn->dict_blocks += ts.blocks;
+        }
         if (!m.variable || r == 1) { /* a row holds a matched word iff its shape does */
             uint64_t n = m.marked_rows, gone = 0;
-            ss->terms_expanded += ts.n;
+            ss->terms_expanded += ts.n + wm.n;
             if (mt_deleted_marked(ss, f, m.mark, &gone, e) != 0) {
                 rc = -1;
             } else {
@@ -464,6 +626,8 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
                                      : "counted by row shapes",
                           *count);
             }
+        } else if (add_word_lists(ss, f, &wm, &ts, e) != 0) {
+            rc = -1;
         } else { /* the words' lists, minus the rows a DELETE removed */
             qr_it *it = mt_live_only(ss, mt_union_of(ss, f, &ts, a, e), a, e);
             if (!it) {
@@ -496,8 +660,10 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     qr_it *it = NULL;
     if (expand(ss, f, aut, aut_needs(aut), &ts, e) == 0) {
         qr_plan_node *pn = qr_plan_at(run->plan, q);
-        if (pn)
+        if (pn) {
             pn->terms += ts.n;
+            pn->dict_blocks += ts.blocks;
+        }
         it = mt_union_of(ss, f, &ts, a, e);
     }
     qr_qfree(ts.ctx, ts.v);

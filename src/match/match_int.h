@@ -107,6 +107,7 @@ typedef struct termset {
     qr_terminfo *v;
     uint32_t n, cap;
     uint64_t total_df;
+    uint64_t blocks;    /* dictionary blocks the walk entered */
     shape_marks *marks; /* NULL: none kept */
 } termset;
 /* Append (0) or -1 out of memory; the caller frees v (qr_qfree with ctx). */

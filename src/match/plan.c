@@ -69,6 +69,7 @@ void qr_plan_merge(qr_plan *into, const qr_plan *from)
         n->segments += f->segments;
         n->est_rows += f->est_rows;
         n->terms += f->terms;
+        n->dict_blocks += f->dict_blocks;
         n->blocks_read += f->blocks_read;
         n->blocks_skipped += f->blocks_skipped;
         for (int w = 0; w < QR_PLAN_WAYS && f->way[w].name; w++)
@@ -117,6 +118,9 @@ static void print_node(const qr_plan *p, const qr_query *q, int depth, qr_buf *o
                            n->way[w].name, n->way[w].n);
         if (n->terms && at < (int)sizeof line)
             at += snprintf(line + at, sizeof line - (size_t)at, "; %" PRIu64 " terms", n->terms);
+        if (n->dict_blocks && at < (int)sizeof line)
+            at += snprintf(line + at, sizeof line - (size_t)at,
+                           " from %" PRIu64 " dictionary blocks", n->dict_blocks);
         if ((n->blocks_read || n->blocks_skipped) && at < (int)sizeof line)
             at += snprintf(line + at, sizeof line - (size_t)at,
                            "; column blocks %" PRIu64 " read, %" PRIu64 " skipped by min/max",

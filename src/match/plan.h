@@ -26,6 +26,7 @@ typedef struct qr_plan_node {
     uint32_t segments;   /* segments it was compiled in */
     uint64_t est_rows;   /* the iterators' cost summed: rows it may match */
     uint64_t terms;      /* multi-term and range-index nodes: terms matched */
+    uint64_t dict_blocks; /* multi-term nodes: dictionary blocks their walks entered */
     uint64_t blocks_read, blocks_skipped; /* column scans: blocks by min/max */
     struct {
         const char *name; /* static text */

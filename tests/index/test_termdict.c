@@ -520,6 +520,126 @@ static void test_block_masks(void **state)
     free(n);
 }
 
+/* A term the row shapes mask, written out here: one with an ASCII digit,
+ * or of a-f only and 4 or 8 and more bytes. */
+static int is_variable(const char *s, size_t n)
+{
+    int hex = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9')
+            return 1;
+        hex &= s[i] >= 'a' && s[i] <= 'f';
+    }
+    return hex && (n == 4 || n >= 8);
+}
+
+/* Format 13: the same terms written with variable masks. The index has
+ * the flag and 8 bytes more a block, the same records (but for where the
+ * first terms are) and masks, and each block's variable mask is the
+ * classes of its variable terms; the dictionary reads as before. Finding
+ * and counting blocks by either mask agree with a scan of these; the
+ * flag in an index of format 12, or an unknown flag, is refused. */
+static void test_variable_masks(void **state)
+{
+    fixture *f = *state;
+    qr_tdictw w;
+    qr_tdictw_init(&w);
+    qr_tdictw_variable_masks(&w);
+    for (size_t i = 0; i < f->n; i++) {
+        qr_buf info; /* as setup writes it */
+        qr_buf_init(&info);
+        qr_buf_put_varint(&info, 1 + (i * 37) % 300);
+        qr_buf_put_varint(&info, 1);
+        qr_buf_put_u8(&info, TI_BLOCKS);
+        assert_int_equal(
+            qr_tdictw_add(&w, f->terms[i].s, f->terms[i].n, info.p, info.len, f->post_at[i], 0), 0);
+        qr_buf_free(&info);
+    }
+    assert_int_equal(qr_tdictw_finish(&w), 0);
+    uint32_t nb = f->d.nblocks;
+    assert_int_equal(w.index.len, f->w.index.len + 8ull * nb);
+    assert_int_equal(qr_load_u32(w.index.p + 4), QR_TDICT_VMASKS);
+    assert_int_equal(qr_load_u32(f->w.index.p + 4), 0);
+    assert_memory_equal(w.dict.p, f->w.dict.p, f->w.dict.len);
+    qr_tdict d;
+    qr_err e = {0};
+    assert_int_equal(qr_tdict_open(&d, QR_SEG_VERSION, w.index.p, w.index.len, w.dict.p, w.dict.len,
+                                   0, 0, "test", &e),
+                     0);
+    assert_null(f->d.blk_vmask);
+    assert_non_null(d.blk_vmask);
+    assert_int_equal(d.nblocks, nb);
+    uint64_t *vm = calloc(nb, sizeof *vm);
+    qr_titer it;
+    int r = qr_tdict_seek(&d, &it, "", 0, &e);
+    for (size_t i = 0; i < f->n; i++) {
+        assert_int_equal(r, 1);
+        assert_int_equal(it.len, f->terms[i].n);
+        assert_memory_equal(it.term, f->terms[i].s, it.len);
+        if (is_variable(f->terms[i].s, f->terms[i].n))
+            for (size_t j = 0; j < f->terms[i].n; j++)
+                vm[it.blk] |= 1ull << qr_tdict_byte_class((unsigned char)f->terms[i].s[j]);
+        r = qr_titer_next(&it, &e);
+    }
+    assert_int_equal(r, 0);
+    uint32_t with_v = 0, narrower = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+        assert_true(d.blk_vmask[b] == vm[b]);
+        assert_true(d.blk_mask[b] == f->d.blk_mask[b]);
+        assert_int_equal(d.blk[b].off, f->d.blk[b].off);
+        assert_int_equal(d.blk[b].first, f->d.blk[b].first + 8 * nb);
+        with_v += vm[b] != 0;
+        narrower += vm[b] != d.blk_mask[b];
+    }
+    assert_true(with_v > 0 && narrower > 0); /* variable terms, and others */
+    /* blocks found and counted by their masks, against a scan */
+    static const char *const needs[] = {"1", "a", "ab", "9z", "c0", "\xc3"};
+    for (size_t k = 0; k < sizeof needs / sizeof *needs; k++) {
+        uint64_t need = 0;
+        for (const char *c = needs[k]; *c; c++)
+            need |= 1ull << qr_tdict_byte_class((unsigned char)*c);
+        uint32_t all = 0, var = 0, b = 0, found = 0;
+        for (uint32_t x = 0; x < nb; x++) {
+            all += (d.blk_mask[x] & need) == need;
+            var += (vm[x] & need) == need;
+        }
+        for (;; b++, found++) {
+            uint32_t want = b;
+            while (want < nb && (vm[want] & need) != need)
+                want++;
+            assert_int_equal(qr_tdict_find_vmask(&d, b, need, &b, &e), 0);
+            assert_int_equal(b, want);
+            if (b == nb)
+                break;
+        }
+        assert_int_equal(found, var);
+        uint32_t ca, cv;
+        assert_int_equal(qr_tdict_count_masks(&d, need, &ca, &cv, &e), 0);
+        if (nb <= 512) {
+            assert_int_equal(ca, all);
+            assert_int_equal(cv, var);
+        } else { /* a sample: one block in nb / 512 + 1 */
+            assert_true(ca <= all && cv <= var && cv <= ca);
+        }
+    }
+    qr_tdict_close(&d);
+    /* the flag where format 12 has 0, and a flag no format has */
+    unsigned char *copy = malloc(w.index.len);
+    memcpy(copy, w.index.p, w.index.len);
+    assert_int_equal(
+        qr_tdict_open(&d, 12, copy, w.index.len, w.dict.p, w.dict.len, 0, 0, "old", &e), -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    assert_non_null(strstr(e.msg, "old: corrupt term index header"));
+    qr_store_u32(copy + 4, 2);
+    assert_int_equal(
+        qr_tdict_open(&d, QR_SEG_VERSION, copy, w.index.len, w.dict.p, w.dict.len, 0, 0, "new", &e),
+        -1);
+    assert_string_equal(e.code, QR_E_CORRUPT);
+    free(copy);
+    free(vm);
+    qr_tdictw_free(&w);
+}
+
 /* The same dictionary's index in format 8 (varint entries, what segments
  * of that format hold): written out here from the records, it opens
  * (parsed into records of its own) and reads as the format 9 one does;
@@ -594,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_damaged_index),
         cmocka_unit_test(test_seek_at_edges),
         cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_variable_masks),
         cmocka_unit_test(test_lengths_below_keys),
         cmocka_unit_test(test_format8_index),
     };

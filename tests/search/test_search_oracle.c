@@ -55,6 +55,12 @@ static uint64_t check_query(const char *text)
         uint64_t c;
         assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
         assert_int_equal(c, matched);
+        /* a pattern's count by the shape words and the variable masks,
+         * and by the walk of the blocks the masks pass */
+        setenv("QUARRY_NO_VMASKS", "1", 1);
+        assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
+        assert_int_equal(c, matched);
+        unsetenv("QUARRY_NO_VMASKS");
         setenv("QUARRY_NO_SHAPES", "1", 1);
         assert_int_equal(qr_segsearch_count(&ss, q, &a, &c, &e), 0);
         assert_int_equal(c, matched);
@@ -217,6 +223,42 @@ static void test_multi_term(void **st)
     for (size_t i = 0; i < sizeof some / sizeof *some; i++)
         if (check_query(some[i]) == 0)
             fail_msg("%s matches no row: it tests nothing", some[i]);
+    /* patterns with no literal prefix walk the shape words and the blocks
+     * whose variable terms could match (format 13), far fewer than the
+     * blocks whose terms could; the same counts (checked above) */
+    static const char *const by_words[] = {"like:%tion", "like:%nnec%", "/.*nnec.*/", "like:%ment",
+                                           "/[a-z]*che/"};
+    for (size_t i = 0; i < sizeof by_words / sizeof *by_words; i++) {
+        uint64_t blocks[2], count[2];
+        for (int v = 0; v < 2; v++) {
+            if (v)
+                setenv("QUARRY_NO_VMASKS", "1", 1);
+            qr_arena a;
+            qr_arena_init(&a, 1 << 16, 0);
+            qr_err e;
+            qr_query *t = oracle_parse(by_words[i], &a);
+            qr_par_search ps;
+            assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), od.segs, NSEG, t, 1, &e), 0);
+            qr_par_set_explain(&ps);
+            assert_int_equal(qr_par_count(&ps, &count[v], &e), 0);
+            qr_plan pl;
+            qr_plan_init(&pl);
+            qr_par_plan(&ps, &pl);
+            const qr_plan_node *n = qr_plan_at(&pl, t);
+            assert_non_null(n);
+            blocks[v] = n->dict_blocks;
+            qr_plan_free(&pl);
+            qr_par_free(&ps);
+            qr_query_release(t);
+            qr_arena_free(&a);
+            unsetenv("QUARRY_NO_VMASKS");
+        }
+        assert_int_equal(count[0], count[1]);
+        assert_int_equal(count[0], check_query(by_words[i]));
+        if (blocks[1] == 0 || blocks[0] * 4 > blocks[1])
+            fail_msg("%s: %llu dictionary blocks by variable masks, %llu without", by_words[i],
+                     (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
+    }
     /* the only word starting with charg is charge; c.che matches only cache */
     assert_int_equal(check_query("charg*"), check_query("charge"));
     assert_int_equal(check_query("/c.che/"), check_query("cache"));
@@ -278,7 +320,12 @@ static void test_counts_with_deleted_rows(void **st)
                 want +=
                     !qr_seg_is_deleted(od.segs[s], r) && oracle_full(&od.rows[s][r], q, res, &ri);
             }
-            for (int no_shapes = 0; no_shapes < 2; no_shapes++) {
+            /* by the shape words and variable masks where a pattern takes
+             * them, by the dictionary's masks alone, without shapes */
+            for (int mode = 0; mode < 3; mode++) {
+                int no_shapes = mode == 2;
+                if (mode == 1)
+                    setenv("QUARRY_NO_VMASKS", "1", 1);
                 if (no_shapes)
                     setenv("QUARRY_NO_SHAPES", "1", 1);
                 qr_segsearch ss;
@@ -296,10 +343,10 @@ static void test_counts_with_deleted_rows(void **st)
                 deleted_by_shapes += sr;
                 qr_segsearch_close(&ss);
                 unsetenv("QUARRY_NO_SHAPES");
+                unsetenv("QUARRY_NO_VMASKS");
                 if (c != want)
-                    fail_msg("%s: segment %d with rows deleted: %llu (%s), want %llu", qs[i], s,
-                             (unsigned long long)c, no_shapes ? "without shapes" : "by shapes",
-                             (unsigned long long)want);
+                    fail_msg("%s: segment %d with rows deleted: %llu (mode %d), want %llu", qs[i],
+                             s, (unsigned long long)c, mode, (unsigned long long)want);
             }
         }
         qr_query_release(q);
@@ -516,7 +563,12 @@ static void test_multi_term_by_shape_words(void **st)
                 }
                 want += hit;
             }
-            for (int no_shapes = 0; no_shapes < 2; no_shapes++) {
+            /* by the shape words and variable masks where a pattern takes
+             * them, by the dictionary's masks alone, without shapes */
+            for (int mode = 0; mode < 3; mode++) {
+                int no_shapes = mode == 2;
+                if (mode == 1)
+                    setenv("QUARRY_NO_VMASKS", "1", 1);
                 if (no_shapes)
                     setenv("QUARRY_NO_SHAPES", "1", 1);
                 qr_arena a;
@@ -530,7 +582,7 @@ static void test_multi_term_by_shape_words(void **st)
                 uint64_t got = 0;
                 assert_int_equal(qr_par_count(&ps, &got, &e), 0);
                 if (got != want)
-                    fail_msg("%s%s%s: %llu, want %llu", qs[i].q, no_shapes ? " (no shapes)" : "",
+                    fail_msg("%s (mode %d)%s: %llu, want %llu", qs[i].q, mode,
                              deleted ? " (rows deleted)" : "", (unsigned long long)got,
                              (unsigned long long)want);
                 qr_plan pl;
@@ -546,6 +598,7 @@ static void test_multi_term_by_shape_words(void **st)
                 qr_par_free(&ps);
                 qr_arena_free(&a);
                 unsetenv("QUARRY_NO_SHAPES");
+                unsetenv("QUARRY_NO_VMASKS");
             }
         }
     }
