@@ -7,7 +7,8 @@
 #
 # Usage: D=bench/out/scale-100000000 MODE="--count" bash bench/ab-hot.sh OLD NEW QUERY...
 #   MODE: --count, "--top 100" or "--top 100 --by time"; R (default 3),
-#   REPS (default 20).
+#   REPS (default 20). A binary may name its own table as BIN@DIR (old and
+#   new formats: each binary on the table it wrote), else it reads $D.
 set -euo pipefail
 D=${D:-bench/out/scale-100000000}
 MODE=${MODE:---count}
@@ -22,8 +23,9 @@ for q in "$@"; do
   for r in $(seq "$R"); do
     for b in old new; do
       bin=$OLD; [ $b = new ] && bin=$NEW
+      dir=$D; [[ $bin == *@* ]] && dir=${bin#*@} && bin=${bin%@*}
       # shellcheck disable=SC2086
-      v=$("$bin" search --data "$D" --table logs $MODE --repeat "$REPS" "$q" 2>&1 >/dev/null |
+      v=$("$bin" search --data "$dir" --table logs $MODE --repeat "$REPS" "$q" 2>&1 >/dev/null |
           grep -o 'median [0-9.]*' | sed 's/median //')
       if [ $b = old ]; then o="$o $v"; else n="$n $v"; fi
     done

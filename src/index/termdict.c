@@ -816,22 +816,15 @@ int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e)
     return 0;
 }
 
-int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *all, uint32_t *var, qr_err *e)
+int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *n, qr_err *e)
 {
-    uint32_t nb = d->nblocks;
+    uint32_t nb = d->nblocks, k = 0;
     size_t at = QR_TDICT_HEADER + (size_t)nb * QR_TDICT_REC;
-    if (nb && d->iref &&
-        qr_seg_check(d->seg, d->iref, at, (size_t)nb * (d->blk_vmask ? 16 : 8), "TERMINDEX", e) !=
-            0)
+    if (nb && d->iref && qr_seg_check(d->seg, d->iref, at, (size_t)nb * 8, "TERMINDEX", e) != 0)
         return -1;
-    /* every block, or one in `every` (an estimate, at most ~512 reads) */
-    uint32_t every = nb / 512 + 1, na = 0, nv = 0;
-    for (uint32_t b = 0; b < nb; b += every)
-        na += (d->blk_mask[b] & need) == need;
-    for (uint32_t b = 0; d->blk_vmask && b < nb; b += every)
-        nv += (d->blk_vmask[b] & need) == need;
-    *all = na;
-    *var = nv;
+    for (uint32_t b = 0; b < nb; b++)
+        k += (d->blk_mask[b] & need) == need;
+    *n = k;
     return 0;
 }
 

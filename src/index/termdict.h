@@ -287,11 +287,9 @@ int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e);
 /* The code point length of block b's terms (its record, checked), into
  * *cpl: 0, or -1 with e set. */
 int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e);
-/* How many blocks have every class of `need` in their masks (*all) and
- * in their variable masks (*var; 0 without them), over every block of a
- * dictionary of up to 512, else over one block in nblocks / 512 + 1 (the
- * same for both: an estimate of their ratio): 0, or -1 with e set. */
-int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *all, uint32_t *var, qr_err *e);
+/* How many blocks have every class of `need` in their masks, into *n:
+ * 0, or -1 with e set (the masks do not verify). */
+int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *n, qr_err *e);
 /* Next term in order: 1, 0 at end, -1 corrupt. */
 int qr_titer_next(qr_titer *it, qr_err *e);
 

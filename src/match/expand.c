@@ -405,23 +405,54 @@ static uint64_t aut_needs_all(const qr_aut *aut)
 }
 
 /* The matched words of a walk by words (expand_by_words): indexes into
- * the shape words, and their rows summed (each word's: its shapes'). */
+ * the shape words. */
 typedef struct word_matches {
     uint32_t *w, n;
-    uint64_t df;
 } word_matches;
+
+/* Their rows summed, each word's the rows of its shapes (its df). */
+static uint64_t words_df(const shape_marks *m, const word_matches *wm)
+{
+    uint64_t df = 0;
+    for (uint32_t i = 0; i < wm->n; i++)
+        for (uint32_t o = m->sw->first[wm->w[i]]; o < m->sw->first[wm->w[i] + 1]; o++)
+            df += m->rows[m->sw->occ[o].shape];
+    return df;
+}
+
+/* Dictionary blocks, by number. */
+typedef struct block_list {
+    uint32_t *b, n;
+} block_list;
+
+/* The blocks whose variable masks have every class of `need`, in order,
+ * into l (the query's arena). 0, or -1 with e set. */
+static int vmask_blocks(const qr_tdict *d, uint64_t need, qr_arena *a, block_list *l, qr_err *e)
+{
+    l->n = 0;
+    if (!(l->b = qr_arena_alloc(a, sizeof *l->b * (d->nblocks ? d->nblocks : 1))))
+        return (void)mt_nomem(e), -1;
+    for (uint32_t b = 0;; b++) {
+        if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
+            return -1;
+        if (b >= d->nblocks)
+            return 0;
+        l->b[l->n++] = b;
+    }
+}
 
 /* A count's walk by words, for a dictionary with variable masks (format
  * 13): the words of the shapes (SHAPEWORDS: every term of the field that
  * is not variable) run through the automaton, each match marking its
- * shapes; the dictionary is entered only at the blocks whose variable
- * terms have every class `need` (qr_tdict_find_vmask), for the variable
- * matches, which go to out and the marks' vars as expand puts them. LIKE
+ * shapes; the dictionary is entered only at the blocks of vb (those whose
+ * variable terms have every class a match needs, vmask_blocks) of a term
+ * length the automaton can end in, for the variable matches, which go to out and the marks' vars as
+ * expand puts them. LIKE
  * '%tion' enters ~2 blocks of a segment's ~3,950 instead of ~26: the
  * blocks of words, of numbers next to words, of names with a digit, all
  * pass the byte classes of the terms but not those of the variable ones.
  * 0, or -1 with e set. */
-static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need,
+static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const block_list *vb,
                            termset *out, qr_arena *a, word_matches *wm, qr_err *e)
 {
     shape_marks *m = out->marks;
@@ -459,7 +490,6 @@ static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64
         wm->w[wm->n++] = i;
         for (uint32_t o = sw->first[i]; o < sw->first[i + 1]; o++) {
             uint32_t j = sw->occ[o].shape;
-            wm->df += m->rows[j];
             if (!m->mark[j]) { /* a shape's rows counted once */
                 m->mark[j] = 1;
                 m->marked_rows += m->rows[j];
@@ -468,11 +498,8 @@ static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64
     }
     const qr_tdict *d = &f->dict;
     qr_aut_state s0 = qr_aut_start(aut);
-    for (uint32_t b = 0, cpl;; b++) {
-        if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
-            return -1;
-        if (b >= d->nblocks)
-            break;
+    for (uint32_t k = 0, b, cpl; k < vb->n; k++) {
+        b = vb->b[k];
         if (qr_tdict_block_cpl(d, b, &cpl, e) != 0)
             return -1;
         if (!qr_aut_can_end(aut, s0, cpl))
@@ -587,24 +614,30 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     const char *nov = getenv("QUARRY_NO_VMASKS");
     uint64_t need_all = aut_needs_all(aut);
     word_matches wm = {0};
+    block_list vb = {0};
     const char *lit;
     int by_words = f->dict.blk_vmask && need_all && q->type != Q_FUZZY &&
                    qr_aut_literal_prefix(aut, &lit) == 0 && !(nov && *nov && strcmp(nov, "0") != 0);
     if (by_words) {
         /* taken where it spares most blocks: a pattern with no literal
          * prefix (a prefix's walk seeks to it, a fuzzy one is bound to a
-         * few lengths: both enter few blocks) whose variable masks pass at
-         * most half as many blocks as the masks */
-        uint32_t nvar, nall;
-        if (qr_tdict_count_masks(&f->dict, need_all, &nall, &nvar, e) != 0)
+         * few lengths: both enter few blocks) whose variable masks pass
+         * few blocks (a 32nd at most: the walk costs little more than the
+         * shape words), or at most half as many as the masks do */
+        if (vmask_blocks(&f->dict, need_all, a, &vb, e) != 0)
             return -1;
-        by_words = (uint64_t)nvar * 2 <= nall;
+        uint32_t nall = 0;
+        if ((uint64_t)vb.n * 32 > f->dict.nblocks && /* many: do the masks pass twice as many? */
+            qr_tdict_count_masks(&f->dict, need_all, &nall, e) != 0)
+            return -1;
+        by_words = (uint64_t)vb.n * 32 <= f->dict.nblocks || (uint64_t)vb.n * 2 <= nall;
     }
-    int rc = by_words ? expand_by_words(ss, f, aut, need_all, &ts, a, &wm, e)
+    int rc = by_words ? expand_by_words(ss, f, aut, &vb, &ts, a, &wm, e)
                       : expand(ss, f, aut, aut_needs(aut), &ts, e);
     /* a few rows of variable matches (a hex piece `cace` for `cahce~1`):
      * those rows apart from the shapes, not the union of every list */
-    int few = m.variable && vars.total_df * 8 < ts.total_df + wm.df, r = 0;
+    int few = m.variable && vars.total_df * 8 < ts.total_df + (m.variable ? words_df(&m, &wm) : 0),
+        r = 0;
     uint64_t unmarked = 0;
     if (rc == 0 && few && (r = count_unmarked(ss, f, &vars, m.mark, a, &unmarked, e)) < 0)
         rc = -1;
