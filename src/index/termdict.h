@@ -195,32 +195,31 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
  * check of the chunks they lie in, not one per block) and scanned in a
  * tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
  * 0, or -1 (e set). */
-static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
-                                     qr_err *e)
+static inline int qr_tdict_find_in(const qr_tdict *d, const uint64_t *m, size_t at0, uint32_t b,
+                                   uint64_t need, uint32_t *out, qr_err *e)
 {
-    size_t at = QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC + (size_t)b * 8;
     if (b < d->nblocks && d->iref &&
-        qr_seg_check(d->seg, d->iref, at, (size_t)(d->nblocks - b) * 8, "TERMINDEX", e) != 0)
+        qr_seg_check(d->seg, d->iref, at0 + (size_t)b * 8, (size_t)(d->nblocks - b) * 8,
+                     "TERMINDEX", e) != 0)
         return -1;
-    const uint64_t *m = d->blk_mask;
     while (b < d->nblocks && (m[b] & need) != need)
         b++;
     *out = b;
     return 0;
 }
+static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
+                                     qr_err *e)
+{
+    return qr_tdict_find_in(d, d->blk_mask, QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC, b,
+                            need, out, e);
+}
 /* The same over the blocks' variable masks (d->blk_vmask, not NULL). */
 static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
                                       qr_err *e)
 {
-    size_t at = QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8) + (size_t)b * 8;
-    if (b < d->nblocks && d->iref &&
-        qr_seg_check(d->seg, d->iref, at, (size_t)(d->nblocks - b) * 8, "TERMINDEX", e) != 0)
-        return -1;
-    const uint64_t *m = d->blk_vmask;
-    while (b < d->nblocks && (m[b] & need) != need)
-        b++;
-    *out = b;
-    return 0;
+    return qr_tdict_find_in(d, d->blk_vmask,
+                            QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8), b, need, out,
+                            e);
 }
 void qr_tdict_close(qr_tdict *d);
 /* Lengths below a literal prefix. A walk over a literal prefix seeks at

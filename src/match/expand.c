@@ -374,33 +374,36 @@ static qr_aut *node_aut(qr_segsearch *ss, const qr_query *q, qr_err *e)
  * prefix too, ending the length early). None when the literal prefix
  * alone has them all: the walk enters blocks by seeking to it, so every
  * block it enters has them (a prefix walk checks no masks). */
+static uint64_t aut_classes(const qr_aut *aut, uint64_t *lit_classes);
+
 static uint64_t aut_needs(const qr_aut *aut)
 {
-    uint64_t req[4], need = 0, lit_classes = 0;
-    qr_aut_required_bytes(aut, req);
-    for (unsigned w = 0; w < 4; w++) /* a few bytes: their bits only */
-        for (uint64_t x = req[w]; x; x &= x - 1)
-            need |= 1ull << qr_tdict_byte_class((unsigned char)(w * 64 + __builtin_ctzll(x)));
-    const char *lit;
-    size_t litn = qr_aut_literal_prefix(aut, &lit);
-    for (size_t i = 0; i < litn; i++)
-        lit_classes |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
-    return (need & ~lit_classes) ? need : 0;
+    uint64_t lit, need = aut_classes(aut, &lit);
+    return (need & ~lit) ? need : 0;
 }
 
 /* Every byte class a match has, the literal prefix's too: what a walk
  * that enters blocks by their masks alone, not by seeking, can ask. */
 static uint64_t aut_needs_all(const qr_aut *aut)
 {
+    uint64_t lit, need = aut_classes(aut, &lit);
+    return need | lit;
+}
+
+/* The classes of the bytes the automaton requires (returned) and of its
+ * literal prefix (*lit_classes). */
+static uint64_t aut_classes(const qr_aut *aut, uint64_t *lit_classes)
+{
     uint64_t req[4], need = 0;
     qr_aut_required_bytes(aut, req);
-    for (unsigned w = 0; w < 4; w++)
+    for (unsigned w = 0; w < 4; w++) /* a few bytes: their bits only */
         for (uint64_t x = req[w]; x; x &= x - 1)
             need |= 1ull << qr_tdict_byte_class((unsigned char)(w * 64 + __builtin_ctzll(x)));
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
+    *lit_classes = 0;
     for (size_t i = 0; i < litn; i++)
-        need |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
+        *lit_classes |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
     return need;
 }
 
