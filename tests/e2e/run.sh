@@ -81,7 +81,7 @@ check "top: --explain reports skipped blocks" grep -q 'postings blocks: [0-9]* o
 check "top: --explain prints the plan: how the OR was scored" grep -qE '^OR  \[scored (term at a time|from dense bitmaps|by block-max MaxScore) [0-9]+' "$T/topx"
 check "top: --explain prints the plan: its words" grep -qE '^  failed  \[scored with block maxima [0-9]+\]' "$T/topx"
 S --count --explain 'cahce~1 AND TraceFlags:>=1' 2>"$T/cntx" >/dev/null
-check "count: --explain plan counts a fuzzy node's terms" grep -qE '^  cahce~1  \[.*; [0-9]+ terms; <= [0-9]+ rows\]' "$T/cntx"
+check "count: --explain plan counts a fuzzy node's terms and the blocks they came from" grep -qE '^  cahce~1  \[.*; [0-9]+ terms from [0-9]+ dictionary blocks; <= [0-9]+ rows\]' "$T/cntx"
 check "count: --explain plan shows a column scan's blocks" grep -qE '^  TraceFlags:.*column scan [0-9]+.*column blocks [0-9]+ read, [0-9]+ skipped by min/max' "$T/cntx"
 S --limit 100000 'error' | ts | sort -r | head -n 15 > "$T/newest.want"
 S --top 15 --by time 'error' | ts > "$T/newest.got"
