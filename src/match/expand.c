@@ -367,29 +367,6 @@ static qr_aut *node_aut(qr_segsearch *ss, const qr_query *q, qr_err *e)
     return aut;
 }
 
-/* The byte classes every match has (those of the bytes the automaton
- * requires, qr_aut_required_bytes: a LIKE pattern's literal bytes, a
- * regexp's fixed ones): a dictionary block whose mask lacks one holds no
- * match, and the walk passes over it (past the terms with the literal
- * prefix too, ending the length early). None when the literal prefix
- * alone has them all: the walk enters blocks by seeking to it, so every
- * block it enters has them (a prefix walk checks no masks). */
-static uint64_t aut_classes(const qr_aut *aut, uint64_t *lit_classes);
-
-static uint64_t aut_needs(const qr_aut *aut)
-{
-    uint64_t lit, need = aut_classes(aut, &lit);
-    return (need & ~lit) ? need : 0;
-}
-
-/* Every byte class a match has, the literal prefix's too: what a walk
- * that enters blocks by their masks alone, not by seeking, can ask. */
-static uint64_t aut_needs_all(const qr_aut *aut)
-{
-    uint64_t lit, need = aut_classes(aut, &lit);
-    return need | lit;
-}
-
 /* The classes of the bytes the automaton requires (returned) and of its
  * literal prefix (*lit_classes). */
 static uint64_t aut_classes(const qr_aut *aut, uint64_t *lit_classes)
@@ -405,6 +382,27 @@ static uint64_t aut_classes(const qr_aut *aut, uint64_t *lit_classes)
     for (size_t i = 0; i < litn; i++)
         *lit_classes |= 1ull << qr_tdict_byte_class((unsigned char)lit[i]);
     return need;
+}
+
+/* The byte classes every match has (those of the bytes the automaton
+ * requires, qr_aut_required_bytes: a LIKE pattern's literal bytes, a
+ * regexp's fixed ones): a dictionary block whose mask lacks one holds no
+ * match, and the walk passes over it (past the terms with the literal
+ * prefix too, ending the length early). None when the literal prefix
+ * alone has them all: the walk enters blocks by seeking to it, so every
+ * block it enters has them (a prefix walk checks no masks). */
+static uint64_t aut_needs(const qr_aut *aut)
+{
+    uint64_t lit, need = aut_classes(aut, &lit);
+    return (need & ~lit) ? need : 0;
+}
+
+/* Every byte class a match has, the literal prefix's too: what a walk
+ * that enters blocks by their masks alone, not by seeking, can ask. */
+static uint64_t aut_needs_all(const qr_aut *aut)
+{
+    uint64_t lit, need = aut_classes(aut, &lit);
+    return need | lit;
 }
 
 /* The matched words of a walk by words (expand_by_words): indexes into
