@@ -322,6 +322,27 @@ int qr_invfield_load_shape_text(qr_invfield *f, qr_err *e)
     return 0;
 }
 
+int qr_invfield_shape_numbers(qr_invfield *f, const qr_shapes **sh, qr_err *e)
+{
+    if ((*sh = qr_invfield_shape_text(f)) || !f->shapes_map)
+        return 0;
+    const qr_shapes *h = shapes_header(f, e);
+    if (!h)
+        return -1;
+    if (h == &bad_shapes) { /* say what is wrong, the whole verified */
+        if (qr_invfield_load_shapes(f, e) != 0)
+            return -1;
+        *sh = qr_invfield_shapes(f);
+        return 0;
+    }
+    /* the header alone: where the numbers start, their width, k */
+    if (qr_seg_check(f->seg, f->shapes_ref, 0, (uint64_t)(h->dict - f->shapes_map), "SHAPES", e) !=
+        0)
+        return -1;
+    *sh = h;
+    return 0;
+}
+
 int qr_invfield_load_shapes(qr_invfield *f, qr_err *e)
 {
     if (qr_invfield_shapes(f) || !f->shapes_map)
@@ -587,9 +608,9 @@ int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8
                                uint64_t *n, qr_err *e)
 {
     *n = 0;
-    if (qr_invfield_load_shape_text(f, e) != 0)
+    const qr_shapes *sh;
+    if (qr_invfield_shape_numbers(f, &sh, e) != 0)
         return -1;
-    const qr_shapes *sh = qr_invfield_shape_text(f);
     if (!sh)
         return 0;
     for (size_t w = 0; w < ((size_t)sh->rows + 63) / 64; w++)

@@ -250,15 +250,20 @@ static inline const qr_shape_words *qr_invfield_shape_words(const qr_invfield *f
 {
     return __atomic_load_n(&f->shape_words, __ATOMIC_ACQUIRE);
 }
-/* Row r's shape number into *j, read where it lies in the loaded shapes'
- * text header sh (qr_invfield_shape_text): the chunk of SHAPES holding it
+/* The SHAPES header for reading rows' numbers (qr_invfield_row_shape)
+ * into *sh: its bytes verified, not the text's (a few rows' numbers need
+ * neither the text nor the chunks of the other rows). *sh NULL when the
+ * field has no shapes; 0, or -1 with e set (XX001). Thread-safe. */
+int qr_invfield_shape_numbers(qr_invfield *f, const qr_shapes **sh, qr_err *e);
+/* Row r's shape number into *j, read where it lies in the SHAPES header
+ * sh (qr_invfield_shape_numbers): the chunk of SHAPES holding it
  * verified, not the block. 0, or -1 with e set (XX001: a row past the
  * segment, a shape past k, a chunk that does not verify). */
 int qr_invfield_row_shape(qr_invfield *f, const qr_shapes *sh, uint32_t r, uint32_t *j, qr_err *e);
 /* Of the rows set in bits (a segment's deleted rows), how many have a
  * shape marked in mark[0..k]: each row's shape number read where it lies,
- * the chunk of SHAPES holding it verified (not the block), the header and
- * text loaded (qr_invfield_load_shape_text). 1 with *n, 0 when the field
+ * the chunk of SHAPES holding it verified (not the block), the header
+ * verified (qr_invfield_shape_numbers). 1 with *n, 0 when the field
  * has no shapes, -1 with e set (XX001: a row naming a shape past k). */
 int qr_invfield_rows_in_shapes(qr_invfield *f, const uint64_t *bits, const uint8_t *mark,
                                uint64_t *n, qr_err *e);

@@ -191,19 +191,31 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
                      const char *what, qr_err *e);
 /* Blocks' masks of byte classes are what automaton walks skip blocks by.
  * The first block from b on whose mask has every class of `need` (nblocks
- * when none) in *out: the masks from b on are verified as one range (one
- * check of the chunks they lie in, not one per block) and scanned in a
- * tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
+ * when none) in *out: the masks from b on are verified a range at a time
+ * (one check of the chunks they lie in, not one per block) and scanned in
+ * a tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
  * 0, or -1 (e set). */
 static inline int qr_tdict_find_in(const qr_tdict *d, const uint64_t *m, size_t at0, uint32_t b,
                                    uint64_t need, uint32_t *out, qr_err *e)
 {
-    if (b < d->nblocks && d->iref &&
-        qr_seg_check(d->seg, d->iref, at0 + (size_t)b * 8, (size_t)(d->nblocks - b) * 8,
-                     "TERMINDEX", e) != 0)
-        return -1;
-    while (b < d->nblocks && (m[b] & need) != need)
-        b++;
+    while (b < d->nblocks) {
+        /* verified a chunk at a time (512 masks of 4 KiB): a walk that
+         * finds its block near b (a fuzzy term's few lengths) does not
+         * fault in and hash the masks to the end */
+        uint32_t end = d->nblocks;
+        if (d->iref && d->iref->chunk_shift) {
+            size_t stop = ((at0 + (size_t)b * 8) >> d->iref->chunk_shift) + 1;
+            stop = ((stop << d->iref->chunk_shift) - at0 + 7) / 8; /* masks begun in it */
+            end = stop < end ? (uint32_t)stop : end;
+        }
+        if (d->iref && qr_seg_check(d->seg, d->iref, at0 + (size_t)b * 8, (size_t)(end - b) * 8,
+                                    "TERMINDEX", e) != 0)
+            return -1;
+        while (b < end && (m[b] & need) != need)
+            b++;
+        if (b < end)
+            break;
+    }
     *out = b;
     return 0;
 }

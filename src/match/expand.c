@@ -427,19 +427,41 @@ typedef struct block_list {
 } block_list;
 
 /* The blocks whose variable masks have every class of `need`, in order,
- * into l (the query's arena). 0, or -1 with e set. */
-static int vmask_blocks(const qr_tdict *d, uint64_t need, qr_arena *a, block_list *l, qr_err *e)
+ * into l (the query's arena); past `max` of them the list stops at max + 1
+ * (the caller wants few). 0, or -1 with e set. */
+static int vmask_blocks(const qr_tdict *d, uint64_t need, uint32_t max, qr_arena *a, block_list *l,
+                        qr_err *e)
 {
     l->n = 0;
-    if (!(l->b = qr_arena_alloc(a, sizeof *l->b * (d->nblocks ? d->nblocks : 1))))
+    size_t cap = max < d->nblocks ? (size_t)max + 1 : d->nblocks;
+    if (!(l->b = qr_arena_alloc(a, sizeof *l->b * (cap ? cap : 1))))
         return (void)mt_nomem(e), -1;
-    for (uint32_t b = 0;; b++) {
+    for (uint32_t b = 0; l->n <= max; b++) {
         if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
             return -1;
         if (b >= d->nblocks)
             return 0;
         l->b[l->n++] = b;
     }
+    return 0;
+}
+
+/* A pattern with a literal prefix goes by words when its matches may have
+ * at least this many term lengths and its variable matches lie in at most
+ * this many dictionary blocks (see mt_count_multi). */
+#define WORDS_PREFIX_LENGTHS 8u
+#define WORDS_PREFIX_BLOCKS  16u
+
+/* How many term lengths the automaton's matches may have, counted up to
+ * cap. */
+static uint32_t aut_lengths(qr_aut *aut, uint32_t cap)
+{
+    qr_aut_state s0 = qr_aut_start(aut);
+    uint32_t n = 0;
+    for (uint32_t l = qr_aut_next_len(aut, s0, 0); l != UINT32_MAX && n < cap;
+         l = qr_aut_next_len(aut, s0, l + 1))
+        n++;
+    return n;
 }
 
 /* A count's walk by words, for a dictionary with variable masks (format
@@ -499,6 +521,8 @@ static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const 
     }
     const qr_tdict *d = &f->dict;
     qr_aut_state s0 = qr_aut_start(aut);
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
     for (uint32_t k = 0, b, cpl; k < vb->n; k++) {
         b = vb->b[k];
         if (qr_tdict_block_cpl(d, b, &cpl, e) != 0)
@@ -511,7 +535,11 @@ static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const 
         for (; r == 1 && it.blk == b; r = qr_titer_next(&it, e)) {
             if (mt_tick(ss, e) != 0)
                 return -1;
-            if (!qr_shape_variable(it.term, it.len) || !qr_aut_matches(aut, it.term, it.len))
+            int lv = litn ? vs_literal(&it, lit, litn) : 0;
+            if (lv > 0)
+                break; /* past the terms with the literal prefix (sorted) */
+            if (lv < 0 || !qr_shape_variable(it.term, it.len) ||
+                !qr_aut_matches(aut, it.term, it.len))
                 continue; /* the others are the shape words' */
             qr_terminfo ti;
             if (qr_titer_info(&it, &ti, e) != 0)
@@ -561,9 +589,9 @@ static int count_unmarked(qr_segsearch *ss, qr_invfield *f, termset *vars, const
                           qr_arena *a, uint64_t *n, qr_err *e)
 {
     *n = 0;
-    if (qr_invfield_load_shape_text(f, e) != 0)
+    const qr_shapes *sh;
+    if (qr_invfield_shape_numbers(f, &sh, e) != 0)
         return -1;
-    const qr_shapes *sh = qr_invfield_shape_text(f);
     if (!sh)
         return 0;
     uint64_t expanded = ss->terms_expanded; /* (the caller counts the terms) */
@@ -617,15 +645,28 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     word_matches wm = {0};
     block_list vb = {0};
     const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
     int by_words = f->dict.blk_vmask && need_all && q->type != Q_FUZZY &&
-                   qr_aut_literal_prefix(aut, &lit) == 0 && !(nov && *nov && strcmp(nov, "0") != 0);
-    if (by_words) {
-        /* taken where it spares most blocks: a pattern with no literal
-         * prefix (a prefix's walk seeks to it, a fuzzy one is bound to a
-         * few lengths: both enter few blocks) whose variable masks pass
-         * few blocks (a 32nd at most: the walk costs little more than the
-         * shape words), or at most half as many as the masks do */
-        if (vmask_blocks(&f->dict, need_all, a, &vb, e) != 0)
+                   !(nov && *nov && strcmp(nov, "0") != 0);
+    if (by_words && litn) {
+        /* a literal prefix: the walk seeks it at each length a match may
+         * have (`ord*`: ~17 seeks at 100M rows, each a page of records
+         * and one of terms to fault in and verify on a first query; hot,
+         * ~0.5 us a segment each); by words (a floor of ~6 us a segment:
+         * the shape words' walk) when a match may have many lengths and
+         * the variable terms holding its bytes lie in few blocks (`ord*`:
+         * 1-2 of ~3,950; `a*`: most); `/c.che/` (one length) seeks */
+        by_words = aut_lengths(aut, WORDS_PREFIX_LENGTHS) >= WORDS_PREFIX_LENGTHS;
+        if (by_words && vmask_blocks(&f->dict, need_all, WORDS_PREFIX_BLOCKS, a, &vb, e) != 0)
+            return -1;
+        by_words = by_words && vb.n <= WORDS_PREFIX_BLOCKS;
+    } else if (by_words) {
+        /* no literal prefix (a fuzzy term is bound to a few lengths and
+         * its walk enters few blocks: not here): taken where it spares
+         * most blocks, where the variable masks pass few (a 32nd at most:
+         * the walk costs little more than the shape words), or at most
+         * half as many as the masks do */
+        if (vmask_blocks(&f->dict, need_all, UINT32_MAX, a, &vb, e) != 0)
             return -1;
         uint32_t nall = 0;
         if ((uint64_t)vb.n * 32 > f->dict.nblocks && /* many: do the masks pass twice as many? */

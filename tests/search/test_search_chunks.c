@@ -537,6 +537,109 @@ static void test_positions_and_norms_are_read_by_their_users(void **st)
     free(img);
 }
 
+/* A walk asking for blocks by their byte classes verifies the masks a
+ * chunk at a time, as far as the block it finds: not those to the end. */
+static void test_masks_verified_as_far_as_found(void **st)
+{
+    (void)st;
+    enum { BIG = 40000 }; /* rows enough for masks over several chunks */
+    char *text = gen_text(11, BIG), path[4200];
+    snprintf(path, sizeof path, "%s/big.qseg", dir);
+    build(path, text, BIG, SHIFT);
+    free(text);
+    qr_err e;
+    qr_segment *s = qr_seg_open(path, &e);
+    assert_non_null(s);
+    qr_invfield f;
+    assert_int_equal(qr_invfield_open(&f, s, SEC_BODY, &e), 0);
+    const qr_tdict *d = &f.dict;
+    size_t at0 = QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC;
+    assert_true((size_t)d->nblocks * 8 > 3u << SHIFT); /* masks over several chunks */
+    /* the first block holding a digit (ids' blocks: near the start), then
+     * one needing every class (none has them all: to the end) */
+    uint64_t digit = 1ull << qr_tdict_byte_class('7');
+    uint32_t b = 0;
+    assert_int_equal(qr_tdict_find_mask(d, 0, digit, &b, &e), 0);
+    assert_true(b < d->nblocks && (d->blk_mask[b] & digit));
+    for (uint32_t i = 0; i < b; i++)
+        assert_false(d->blk_mask[i] & digit);
+    assert_true(qr_seg_checked(s, d->iref, at0, (size_t)(b + 1) * 8));
+    assert_false(qr_seg_checked(s, d->iref, at0 + (size_t)d->nblocks * 8 - 1, 1));
+    assert_int_equal(qr_tdict_find_mask(d, b + 1, ~0ull, &b, &e), 0);
+    assert_int_equal(b, d->nblocks);
+    assert_true(qr_seg_checked(s, d->iref, at0, (size_t)d->nblocks * 8));
+    qr_invfield_close(&f);
+    qr_seg_close(s);
+    unlink(path);
+}
+
+/* Reading a few rows' shape numbers (a pattern's variable matches, the
+ * deleted rows) verifies the SHAPES header and the chunks holding those
+ * numbers, not the shapes' text: a byte flipped in the text leaves them
+ * right, one flipped in the header is XX001 naming SHAPES. */
+static void test_shape_numbers_read_the_header_alone(void **st)
+{
+    (void)st;
+    size_t len;
+    unsigned char *img = slurp(good, &len);
+    char bad[4200];
+    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    qr_err e;
+    qr_invfield f;
+    assert_int_equal(qr_invfield_open(&f, gs, SEC_BODY, &e), 0);
+    assert_int_equal(qr_invfield_load_shapes(&f, &e), 0);
+    const qr_shapes *all = qr_invfield_shapes(&f);
+    assert_non_null(all);
+    size_t hdr = (size_t)(all->dict - f.shapes_map);
+    assert_true(all->dict_len > 3u << SHIFT); /* text over several chunks */
+    /* a chunk of text alone: neither the header nor any row's number */
+    uint64_t mid = ((hdr + all->dict_len / 2) >> SHIFT) << SHIFT;
+    assert_true(mid >= hdr && mid + (1u << SHIFT) <= hdr + all->dict_len);
+    uint64_t text_at = f.shapes_ref->offset + mid + 5;
+    uint32_t want[ROWS];
+    for (uint32_t r = 0; r < ROWS; r++)
+        want[r] = qr_shape_of(all, r);
+    qr_invfield_close(&f);
+    for (int flip = 0; flip < 3; flip++) { /* none, the text's last byte, the header */
+        size_t at = flip == 1 ? (size_t)text_at : (size_t)f.shapes_ref->offset + 4;
+        /* the header: K's lowest bit, which keeps it parsing (the width K
+         * takes is the same): only its checksum tells */
+        unsigned char x = flip == 2 ? 0x01 : 0x21;
+        if (flip)
+            img[at] ^= x;
+        spit(bad, img, len);
+        if (flip)
+            img[at] ^= x;
+        qr_segment *s = qr_seg_open(bad, &e);
+        assert_non_null(s);
+        qr_invfield g;
+        assert_int_equal(qr_invfield_open(&g, s, SEC_BODY, &e), 0);
+        const qr_shapes *sh = NULL;
+        int rc = qr_invfield_shape_numbers(&g, &sh, &e);
+        if (flip == 2) {
+            assert_int_equal(rc, -1);
+            assert_string_equal(e.code, QR_E_CORRUPT);
+            if (!strstr(e.msg, "SHAPES") || !strstr(e.msg, "bad.qseg"))
+                fail_msg("%s", e.msg);
+        } else {
+            if (rc != 0)
+                fail_msg("%s", e.msg);
+            assert_non_null(sh);
+            assert_true(qr_seg_checked(s, g.shapes_ref, 0, hdr));
+            assert_false(qr_seg_checked(s, g.shapes_ref, mid, 1));
+            for (uint32_t r = 0; r < ROWS; r += 97) {
+                uint32_t j;
+                assert_int_equal(qr_invfield_row_shape(&g, sh, r, &j, &e), 0);
+                assert_int_equal(j, want[r]);
+            }
+            assert_false(qr_seg_checked(s, g.shapes_ref, mid, 1));
+        }
+        qr_invfield_close(&g);
+        qr_seg_close(s);
+    }
+    free(img);
+}
+
 /* ---- threads sharing one segment ---- */
 typedef struct reader {
     qr_segment *s;
@@ -939,6 +1042,8 @@ int main(void)
         cmocka_unit_test(test_flipped_chunk_fails_only_its_readers),
         cmocka_unit_test(test_flipped_term_index_chunk),
         cmocka_unit_test(test_positions_and_norms_are_read_by_their_users),
+        cmocka_unit_test(test_shape_numbers_read_the_header_alone),
+        cmocka_unit_test(test_masks_verified_as_far_as_found),
         cmocka_unit_test(test_concurrent_readers_share_verification),
         cmocka_unit_test(test_format8_segment_reads),
         cmocka_unit_test(test_format8_every_index_kind_reads),

@@ -194,6 +194,34 @@ static void test_phrases_and_proximity(void **st)
     assert_int_equal(check_query("\"place order\""), check_query("\"failed to place order\""));
 }
 
+/* The count of query q over the oracle's segments, and the dictionary
+ * blocks its node's terms came from, with the walk by variable masks on
+ * (novmasks 0) or off. */
+static void count_blocks(const char *q, int novmasks, uint64_t *count, uint64_t *blocks)
+{
+    if (novmasks)
+        setenv("QUARRY_NO_VMASKS", "1", 1);
+    qr_arena a;
+    qr_arena_init(&a, 1 << 16, 0);
+    qr_err e;
+    qr_query *t = oracle_parse(q, &a);
+    qr_par_search ps;
+    assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), od.segs, NSEG, t, 1, &e), 0);
+    qr_par_set_explain(&ps);
+    assert_int_equal(qr_par_count(&ps, count, &e), 0);
+    qr_plan pl;
+    qr_plan_init(&pl);
+    qr_par_plan(&ps, &pl);
+    const qr_plan_node *n = qr_plan_at(&pl, t);
+    assert_non_null(n);
+    *blocks = n->dict_blocks;
+    qr_plan_free(&pl);
+    qr_par_free(&ps);
+    qr_query_release(t);
+    qr_arena_free(&a);
+    unsetenv("QUARRY_NO_VMASKS");
+}
+
 static void test_multi_term(void **st)
 {
     (void)st;
@@ -225,38 +253,32 @@ static void test_multi_term(void **st)
             fail_msg("%s matches no row: it tests nothing", some[i]);
     /* patterns with no literal prefix walk the shape words and the blocks
      * whose variable terms could match (format 13), far fewer than the
-     * blocks whose terms could; the same counts (checked above) */
-    static const char *const by_words[] = {"like:%tion", "like:%nnec%", "/.*nnec.*/", "like:%ment",
-                                           "/[a-z]*che/"};
+     * blocks whose terms could; so do literal prefixes of matches of many
+     * lengths, whose walk seeks each length; the same counts (checked
+     * above) */
+    static const char *const by_words[] = {"like:%tion", "like:%nnec%", "/.*nnec.*/",
+                                           "like:%ment", "/[a-z]*che/", "ord*",
+                                           "conn*",      "like:ord%",   "/ord.*/"};
     for (size_t i = 0; i < sizeof by_words / sizeof *by_words; i++) {
         uint64_t blocks[2], count[2];
-        for (int v = 0; v < 2; v++) {
-            if (v)
-                setenv("QUARRY_NO_VMASKS", "1", 1);
-            qr_arena a;
-            qr_arena_init(&a, 1 << 16, 0);
-            qr_err e;
-            qr_query *t = oracle_parse(by_words[i], &a);
-            qr_par_search ps;
-            assert_int_equal(qr_par_init_tree(&ps, NULL, tu_otel(), od.segs, NSEG, t, 1, &e), 0);
-            qr_par_set_explain(&ps);
-            assert_int_equal(qr_par_count(&ps, &count[v], &e), 0);
-            qr_plan pl;
-            qr_plan_init(&pl);
-            qr_par_plan(&ps, &pl);
-            const qr_plan_node *n = qr_plan_at(&pl, t);
-            assert_non_null(n);
-            blocks[v] = n->dict_blocks;
-            qr_plan_free(&pl);
-            qr_par_free(&ps);
-            qr_query_release(t);
-            qr_arena_free(&a);
-            unsetenv("QUARRY_NO_VMASKS");
-        }
+        for (int v = 0; v < 2; v++)
+            count_blocks(by_words[i], v, &count[v], &blocks[v]);
         assert_int_equal(count[0], count[1]);
         assert_int_equal(count[0], check_query(by_words[i]));
         if (blocks[1] == 0 || blocks[0] * 4 > blocks[1])
             fail_msg("%s: %llu dictionary blocks by variable masks, %llu without", by_words[i],
+                     (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
+    }
+    /* a literal prefix whose matches have one length or few: its walk
+     * seeks them, the same blocks either way */
+    static const char *const by_seeks[] = {"/c.che/", "like:c_che", "/ord(er|ers)?/"};
+    for (size_t i = 0; i < sizeof by_seeks / sizeof *by_seeks; i++) {
+        uint64_t blocks[2], count[2];
+        for (int v = 0; v < 2; v++)
+            count_blocks(by_seeks[i], v, &count[v], &blocks[v]);
+        assert_int_equal(count[0], count[1]);
+        if (blocks[0] != blocks[1] || blocks[0] == 0)
+            fail_msg("%s: %llu dictionary blocks by variable masks, %llu without", by_seeks[i],
                      (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
     }
     /* the only word starting with charg is charge; c.che matches only cache */
