@@ -9,7 +9,8 @@
  * be told apart; the page cache is as it is (warm it first).
  *
  *   cc bench/firstq.c -ITREE/src -ITREE/build/gen TREE/build/rel/libquarry.a ...
- *   firstq DATA TABLE count|score|time QUERY [N]      (N default 15)
+ *   firstq DATA TABLE count|score|time|open QUERY [N]      (N default 15;
+ *   open: the segments opened, no query)
  *
  * bench/firstq.sh builds it against two trees and alternates them.
  */
@@ -46,29 +47,28 @@ static int once(qr_table *t, qr_pool *pool, const char *mode, const char *text, 
         return -1;
     uint32_t ns = t->man.nsegs;
     double t0 = now_ms();
-    int rc = qr_segcache_acquire_all(c, t->dir, &t->man, refs, pool, 2, e);
-    if (rc == 0) {
-        qr_par_search ps;
-        rc = qr_par_init_refs(&ps, pool, t->def, refs, ns, text, strlen(text), 2, e);
-        if (rc == 0) {
-            if (!strcmp(mode, "count")) {
-                uint64_t n;
-                rc = qr_par_count(&ps, &n, e);
-            } else {
-                qr_hit hits[100];
-                uint32_t nh = 0;
-                qr_buf rows;
-                qr_buf_init(&rows);
-                rc = qr_par_topk(&ps, strcmp(mode, "time") ? QR_BY_SCORE : QR_BY_TIME, 100, 0, hits,
-                                 &nh, NULL, e);
-                if (rc == 0)
-                    rc = qr_par_rows(&ps, hits, nh, &rows, e);
-                qr_buf_free(&rows);
-            }
-            qr_par_free(&ps);
+    int rc = qr_segcache_acquire_all(c, t->dir, &t->man, refs, pool, 2, e), open = rc == 0;
+    qr_par_search ps;
+    if (rc == 0 && strcmp(mode, "open") != 0 &&
+        (rc = qr_par_init_refs(&ps, pool, t->def, refs, ns, text, strlen(text), 2, e)) == 0) {
+        if (!strcmp(mode, "count")) {
+            uint64_t n;
+            rc = qr_par_count(&ps, &n, e);
+        } else {
+            qr_hit hits[100];
+            uint32_t nh = 0;
+            qr_buf rows;
+            qr_buf_init(&rows);
+            rc = qr_par_topk(&ps, strcmp(mode, "time") ? QR_BY_SCORE : QR_BY_TIME, 100, 0, hits,
+                             &nh, NULL, e);
+            if (rc == 0)
+                rc = qr_par_rows(&ps, hits, nh, &rows, e);
+            qr_buf_free(&rows);
         }
-        qr_segcache_release_all(refs, ns);
+        qr_par_free(&ps);
     }
+    if (open)
+        qr_segcache_release_all(refs, ns);
     *ms = now_ms() - t0;
     qr_segcache_free(c);
     return rc;
@@ -76,9 +76,9 @@ static int once(qr_table *t, qr_pool *pool, const char *mode, const char *text, 
 
 int main(int argc, char **argv)
 {
-    if (argc < 5 ||
-        (strcmp(argv[3], "count") && strcmp(argv[3], "score") && strcmp(argv[3], "time"))) {
-        fprintf(stderr, "usage: firstq DATA TABLE count|score|time QUERY [N]\n");
+    if (argc < 5 || (strcmp(argv[3], "count") && strcmp(argv[3], "score") &&
+                     strcmp(argv[3], "time") && strcmp(argv[3], "open"))) {
+        fprintf(stderr, "usage: firstq DATA TABLE count|score|time|open QUERY [N]\n");
         return 2;
     }
     int n = argc > 5 ? atoi(argv[5]) : 15;
