@@ -137,10 +137,10 @@ check-layers:
 clang-build:
 	@$(MAKE) --no-print-directory -s CC=clang BUILDTAG=clang build/clang/ok
 
-build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c) $(GEN_H)
+build/clang/ok: $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard fuzz/fuzz_*.c bench/*.c) $(GEN_H)
 	@mkdir -p build/clang
 	clang $(CSTD) $(WARN) -O2 -D_GNU_SOURCE $(INC) -o build/clang/quarry $(LIB_SRC) $(CLI_SRC) $(DEPS_LIBS)
-	@for f in $(TEST_SRC) $(wildcard fuzz/fuzz_*.c); do \
+	@for f in $(TEST_SRC) $(wildcard fuzz/fuzz_*.c bench/*.c); do \
 	    clang $(CSTD) $(WARN) -D_GNU_SOURCE $(INC) -Itests $(TEST_INC) -fsyntax-only $$f || exit 1; done
 	@touch $@
 
