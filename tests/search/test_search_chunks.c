@@ -78,6 +78,14 @@ static void spit(const char *path, const unsigned char *b, size_t n)
     fclose(f);
 }
 
+/* The intact segment's bytes (malloc'ed, *len of them), and in bad the
+ * path a damaged copy of them is written to (spit). */
+static unsigned char *good_copy(size_t *len, char *bad, size_t badn)
+{
+    snprintf(bad, badn, "%s/bad.qseg", dir);
+    return slurp(good, len);
+}
+
 /* ---- what a one-term count reads ---- */
 typedef struct span {
     const qr_blockref *b; /* in the intact segment's directory */
@@ -276,9 +284,8 @@ static void test_flipped_chunk_fails_only_its_readers(void **st)
 {
     (void)st;
     size_t len;
-    unsigned char *img = slurp(good, &len);
     char bad[4200];
-    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    unsigned char *img = good_copy(&len, bad, sizeof bad);
     static const uint16_t secs[] = {SEC_BODY, SEC_KW_TRACE};
     static const uint8_t kinds[] = {IBLK_TERMDICT, IBLK_POSTINGS, IBLK_BITMAPS};
     static const char *const kind_names[] = {"TERMDICT", "POSTINGS", "BITMAPS"};
@@ -387,9 +394,8 @@ static void test_flipped_term_index_chunk(void **st)
 {
     (void)st;
     size_t len;
-    unsigned char *img = slurp(good, &len);
     char bad[4200];
-    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    unsigned char *img = good_copy(&len, bad, sizeof bad);
     static const uint16_t secs[] = {SEC_BODY, SEC_KW_TRACE};
     int chunks = 0;
     uint64_t want[NMASK_PATTERNS];
@@ -461,9 +467,8 @@ static void test_positions_and_norms_are_read_by_their_users(void **st)
 {
     (void)st;
     size_t len;
-    unsigned char *img = slurp(good, &len);
     char bad[4200];
-    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    unsigned char *img = good_copy(&len, bad, sizeof bad);
     qr_invfield f;
     qr_err e;
     assert_int_equal(qr_invfield_open(&f, gs, SEC_BODY, &e), 0);
@@ -581,9 +586,8 @@ static void test_shape_numbers_read_the_header_alone(void **st)
 {
     (void)st;
     size_t len;
-    unsigned char *img = slurp(good, &len);
     char bad[4200];
-    snprintf(bad, sizeof bad, "%s/bad.qseg", dir);
+    unsigned char *img = good_copy(&len, bad, sizeof bad);
     qr_err e;
     qr_invfield f;
     assert_int_equal(qr_invfield_open(&f, gs, SEC_BODY, &e), 0);
