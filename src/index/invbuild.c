@@ -318,9 +318,24 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
             qr_shape_words_build(&sh, &fo->shapewords, "(new)", NULL) != 0)
             return -1;
     }
+    /* In the file, in this order (readers find blocks by kind): the small
+     * blocks every query of the field reads in every segment -- its
+     * statistics, the shapes' rows and words, a keyword's value shapes,
+     * the term index -- side by side, so a first query faults them in
+     * with a window or two of pages, not one each (at 100M rows they lay
+     * a few MB apart: SHAPES, POSTINGS and TERMDICT between them) */
     qr_sec_block *bl = fo->blocks;
     fo->nblocks = 0;
     bl[fo->nblocks++] = (qr_sec_block){IBLK_FIELDSTATS, fo->stats.p, fo->stats.len, 0, 0, 0};
+    if (fo->shaperows.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_SHAPEROWS, fo->shaperows.p, fo->shaperows.len, 0, 0, 0};
+    if (fo->shapewords.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_SHAPEWORDS, fo->shapewords.p, fo->shapewords.len, 0, 0, 0};
+    if (fo->valshapes.len)
+        bl[fo->nblocks++] =
+            (qr_sec_block){IBLK_VALSHAPES, fo->valshapes.p, fo->valshapes.len, 0, 0, 0};
     bl[fo->nblocks++] =
         (qr_sec_block){IBLK_TERMINDEX, fo->dict.index.p, fo->dict.index.len, 0, 0, 0};
     bl[fo->nblocks++] = (qr_sec_block){IBLK_TERMDICT, fo->dict.dict.p, fo->dict.dict.len, 0, 0, 0};
@@ -333,15 +348,6 @@ int qr_field_finish(qr_field_out *fo, const qr_field_def *fd, uint64_t docs_with
         bl[fo->nblocks++] = (qr_sec_block){IBLK_NORMS, fo->norms, rows, 0, 0, 0};
     if (fo->shapes.len)
         bl[fo->nblocks++] = (qr_sec_block){IBLK_SHAPES, fo->shapes.p, fo->shapes.len, 0, 0, 0};
-    if (fo->shaperows.len)
-        bl[fo->nblocks++] =
-            (qr_sec_block){IBLK_SHAPEROWS, fo->shaperows.p, fo->shaperows.len, 0, 0, 0};
-    if (fo->shapewords.len)
-        bl[fo->nblocks++] =
-            (qr_sec_block){IBLK_SHAPEWORDS, fo->shapewords.p, fo->shapewords.len, 0, 0, 0};
-    if (fo->valshapes.len)
-        bl[fo->nblocks++] =
-            (qr_sec_block){IBLK_VALSHAPES, fo->valshapes.p, fo->valshapes.len, 0, 0, 0};
     return 0;
 }
 
