@@ -196,6 +196,10 @@ static void test_malformed(void **st)
     qr_store_u32(bad + at_first + 8, qr_load_u32(bad + at_first + 4)); /* a word without shapes */
     REFUSED(b.len, k);
     FRESH();
+    qr_store_u32(bad + at_first + 4, no + 100); /* offsets rising past the occurrences: */
+    qr_store_u32(bad + at_first + 8, no + 200); /* refused before any is followed */
+    REFUSED(b.len, k);
+    FRESH();
     qr_store_u32(bad + at_ends + 8, qr_load_u32(bad + at_ends + 4)); /* an empty word */
     REFUSED(b.len, k);
     FRESH();
@@ -212,6 +216,21 @@ static void test_malformed(void **st)
     assert_int_equal(qr_load_u32(bad + at_first + 4), 2);
     qr_store_u32(bad + at_occ, 3);
     qr_store_u32(bad + at_occ + 8, 1);
+    REFUSED(b.len, k);
+    /* the lists are checked flat (a shape not above the one before it only
+     * where a word starts): alpha {1, 3}, beta {1, 2}, delta {2}, gamma
+     * {1, 3}; a later word's list out of order, where the next word's
+     * start is not such a place, and a shape repeated in a list */
+    FRESH();
+    assert_int_equal(qr_load_u32(bad + at_first + 8), 4);
+    assert_int_equal(qr_load_u32(bad + at_occ + 16), 1);
+    assert_int_equal(qr_load_u32(bad + at_occ + 24), 2);
+    qr_store_u32(bad + at_occ + 16, 2); /* beta {2, 1} */
+    qr_store_u32(bad + at_occ + 24, 1);
+    REFUSED(b.len, k);
+    FRESH();
+    assert_int_equal(qr_load_u32(bad + at_occ + 48), 3);
+    qr_store_u32(bad + at_occ + 40, 3); /* gamma {3, 3} */
     REFUSED(b.len, k);
     /* two words out of byte order: "alpha" and "beta" swapped */
     FRESH();
