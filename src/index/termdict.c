@@ -816,6 +816,22 @@ int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e)
     return 0;
 }
 
+int qr_tdict_len_start(const qr_tdict *d, uint32_t cpl, uint32_t *b, qr_err *e)
+{
+    uint32_t lo = 0, hi = d->nblocks; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (rec_ok(d, mid, e) != 0)
+            return -1;
+        if (d->blk[mid].cpl < cpl)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *b = lo;
+    return 0;
+}
+
 int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *n, qr_err *e)
 {
     uint32_t nb = d->nblocks, k = 0;

@@ -190,19 +190,19 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
                      const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                      const char *what, qr_err *e);
 /* Blocks' masks of byte classes are what automaton walks skip blocks by.
- * The first block from b on whose mask has every class of `need` (nblocks
+ * The first block in [b, lim) whose mask has every class of `need` (lim
  * when none) in *out: the masks from b on are verified a range at a time
  * (one check of the chunks they lie in, not one per block) and scanned in
  * a tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
  * 0, or -1 (e set). */
 static inline int qr_tdict_find_in(const qr_tdict *d, const uint64_t *m, size_t at0, uint32_t b,
-                                   uint64_t need, uint32_t *out, qr_err *e)
+                                   uint32_t lim, uint64_t need, uint32_t *out, qr_err *e)
 {
-    while (b < d->nblocks) {
+    while (b < lim) {
         /* verified a chunk at a time (512 masks of 4 KiB): a walk that
          * finds its block near b (a fuzzy term's few lengths) does not
          * fault in and hash the masks to the end */
-        uint32_t end = d->nblocks;
+        uint32_t end = lim;
         if (d->iref && d->iref->chunk_shift) {
             size_t stop = ((at0 + (size_t)b * 8) >> d->iref->chunk_shift) + 1;
             stop = ((stop << d->iref->chunk_shift) - at0 + 7) / 8; /* masks begun in it */
@@ -223,15 +223,16 @@ static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t nee
                                      qr_err *e)
 {
     return qr_tdict_find_in(d, d->blk_mask, QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC, b,
-                            need, out, e);
+                            d->nblocks, need, out, e);
 }
-/* The same over the blocks' variable masks (d->blk_vmask, not NULL). */
-static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
-                                      qr_err *e)
+/* The same over the blocks' variable masks (d->blk_vmask, not NULL), in
+ * [b, lim). */
+static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint32_t lim, uint64_t need,
+                                      uint32_t *out, qr_err *e)
 {
     return qr_tdict_find_in(d, d->blk_vmask,
-                            QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8), b, need, out,
-                            e);
+                            QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8), b, lim, need,
+                            out, e);
 }
 void qr_tdict_close(qr_tdict *d);
 /* Lengths below a literal prefix. A walk over a literal prefix seeks at
@@ -298,6 +299,11 @@ int qr_tdict_seek_block(const qr_tdict *d, qr_titer *it, uint32_t b, qr_err *e);
 /* The code point length of block b's terms (its record, checked), into
  * *cpl: 0, or -1 with e set. */
 int qr_tdict_block_cpl(const qr_tdict *d, uint32_t b, uint32_t *cpl, qr_err *e);
+/* The first block whose terms have cpl code points or more (d->nblocks
+ * when none has), into *b: the blocks of one length lie between two of
+ * these; a binary search over the records alone (checked), entering no
+ * block. 0, or -1 with e set. */
+int qr_tdict_len_start(const qr_tdict *d, uint32_t cpl, uint32_t *b, qr_err *e);
 /* How many blocks have every class of `need` in their masks, into *n:
  * 0, or -1 with e set (the masks do not verify). */
 int qr_tdict_count_masks(const qr_tdict *d, uint64_t need, uint32_t *n, qr_err *e);

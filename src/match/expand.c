@@ -120,15 +120,17 @@ static int vs_literal(const qr_titer *it, const char *lit, size_t litn)
     return it->len < litn ? -1 : 0;
 }
 
-/* The next term length from `from` on that the walk must read: one the
+/* The next term length from `from` on, at most max, that the walk must read: one the
  * automaton can end in and at which some term may start with the literal
  * prefix (qr_tdict_len_below passes over the lengths an earlier walk
  * found all below it, without a seek). *len = UINT32_MAX when none is
  * left. 0, or -1 with e set. */
-static int walk_len(const qr_tdict *d, qr_aut *aut, qr_aut_state s0, uint32_t from, const char *lit,
-                    size_t litn, uint32_t *len, qr_err *e)
+static int walk_len(const qr_tdict *d, qr_aut *aut, qr_aut_state s0, uint32_t from, uint32_t max,
+                    const char *lit, size_t litn, uint32_t *len, qr_err *e)
 {
     for (uint32_t l = qr_aut_next_len(aut, s0, from);; l = qr_aut_next_len(aut, s0, l + 1)) {
+        if (l > max)
+            l = UINT32_MAX;
         int below = l == UINT32_MAX || !litn ? 0 : qr_tdict_len_below(d, l, lit, litn, e);
         if (below < 0)
             return -1;
@@ -141,16 +143,38 @@ static int walk_len(const qr_tdict *d, qr_aut *aut, qr_aut_state s0, uint32_t fr
 
 /* Seek `it` to the literal prefix among the terms of length len (fresh: a
  * new iterator on d, else on from where it is); when no term of that
- * length is at or above it, the dictionary remembers (qr_tdict_note_below). */
-static int seek_lit(const qr_tdict *d, qr_titer *it, int fresh, uint32_t len, const char *lit,
-                    size_t litn, qr_err *e)
+ * length is at or above it, the dictionary remembers (qr_tdict_note_below).
+ * Without a literal prefix, to the smallest first byte a match of that
+ * length can have: `cahce~1` at length 4 seeks `a` (`ahce`), not the
+ * length's first term, a block of numbers no match is in. */
+static int seek_lit(const qr_tdict *d, qr_aut *aut, qr_titer *it, int fresh, uint32_t len,
+                    const char *lit, size_t litn, qr_err *e)
 {
+    char first;
+    if (!litn) {
+        int c = qr_aut_next_byte_ending(aut, qr_aut_start(aut), 0, len);
+        if (c > 0) {
+            first = (char)c;
+            lit = &first;
+            litn = 1;
+        }
+    }
     int r = fresh ? qr_tdict_seek_at(d, it, len, lit, litn, e)
                   : qr_titer_seek_at(it, len, lit, litn, e);
+    if (lit == &first)
+        return r;
     if (litn && (r == 0 || (r == 1 && qr_titer_cpl(it) > len)))
         qr_tdict_note_below(d, len, lit, litn);
     return r;
 }
+
+/* The lengths a walk takes (those the automaton can end in among them),
+ * and whether it keeps its variable matches alone (the others found
+ * among the shape words). */
+typedef struct len_range {
+    uint32_t lo, hi;
+    int vars_only;
+} len_range;
 
 /* Walk f's dictionary with automaton `aut`, collecting accepted terms
  * (Lucene's automaton intersection). The dictionary orders terms by code
@@ -164,9 +188,10 @@ static int seek_lit(const qr_tdict *d, qr_titer *it, int fresh, uint32_t len, co
  * the next string it can continue to that length (a byte above term[d]
  * that can, else above term[d-1], ...), so a dead prefix costs one seek,
  * not a walk over its terms. */
-static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, termset *out,
-                  qr_err *e)
+static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need,
+                  const len_range *only, termset *out, qr_err *e)
 {
+    uint32_t lo = only ? only->lo : 0, hi = only ? only->hi : UINT32_MAX;
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
     qr_aut_state st[QR_MAX_TERM + 1];
@@ -175,12 +200,12 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
     st[0] = qr_aut_start(aut);
     cp[0] = 0;
     uint32_t len;
-    if (walk_len(&f->dict, aut, st[0], 0, lit, litn, &len, e) != 0)
+    if (walk_len(&f->dict, aut, st[0], lo, hi, lit, litn, &len, e) != 0)
         return -1;
     if (len == UINT32_MAX)
         return 0;
     qr_titer it;
-    int r = seek_lit(&f->dict, &it, 1, len, lit, litn, e);
+    int r = seek_lit(&f->dict, aut, &it, 1, len, lit, litn, e);
     size_t shared = 0; /* bytes the current term shares with the previous one */
     uint32_t checked = UINT32_MAX; /* the last block whose byte classes were checked */
     uint32_t at_blk = 0, at_in = 0; /* where the walk was (block, entries read) */
@@ -191,13 +216,13 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         uint32_t cur = qr_titer_cpl(&it);
         if (cur != len) { /* into longer terms: on to the next length the automaton takes */
             uint32_t want;
-            if (walk_len(&f->dict, aut, st[0], cur, lit, litn, &want, e) != 0)
+            if (walk_len(&f->dict, aut, st[0], cur, hi, lit, litn, &want, e) != 0)
                 return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
             if (want != cur) {
-                r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
+                r = seek_lit(&f->dict, aut, &it, 0, len, lit, litn, e);
                 shared = valid = 0;
                 continue;
             }
@@ -215,12 +240,12 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         int lv = litn ? vs_literal(&it, lit, litn) : 0;
         if (lv != 0) { /* to this length's terms with the prefix, or the next length's */
             uint32_t want = len;
-            if (lv > 0 && walk_len(&f->dict, aut, st[0], len + 1, lit, litn, &want, e) != 0)
+            if (lv > 0 && walk_len(&f->dict, aut, st[0], len + 1, hi, lit, litn, &want, e) != 0)
                 return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
-            r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
+            r = seek_lit(&f->dict, aut, &it, 0, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }
@@ -242,7 +267,8 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
             dead = depth + live;
         if (dead == SIZE_MAX) {
             valid = it.len;
-            if (qr_aut_accepts(aut, st[it.len])) {
+            if (qr_aut_accepts(aut, st[it.len]) &&
+                (!only || !only->vars_only || qr_shape_variable(it.term, it.len))) {
                 qr_terminfo ti;
                 if (qr_titer_info(&it, &ti, e) != 0)
                     return -1;
@@ -273,12 +299,12 @@ static int expand(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint64_t need, 
         size_t tn = next_live(aut, st, cp, len, it.term, dead, litn, target);
         if (tn == 0) { /* nothing more of this length can be accepted */
             uint32_t want;
-            if (walk_len(&f->dict, aut, st[0], len + 1, lit, litn, &want, e) != 0)
+            if (walk_len(&f->dict, aut, st[0], len + 1, hi, lit, litn, &want, e) != 0)
                 return -1;
             if (want == UINT32_MAX)
                 break;
             len = want;
-            r = seek_lit(&f->dict, &it, 0, len, lit, litn, e);
+            r = seek_lit(&f->dict, aut, &it, 0, len, lit, litn, e);
             shared = valid = 0;
             continue;
         }
@@ -437,7 +463,7 @@ static int vmask_blocks(const qr_tdict *d, uint64_t need, uint32_t max, qr_arena
     if (!(l->b = qr_arena_alloc(a, sizeof *l->b * (cap ? cap : 1))))
         return (void)mt_nomem(e), -1;
     for (uint32_t b = 0; l->n <= max; b++) {
-        if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
+        if (qr_tdict_find_vmask(d, b, d->nblocks, need, &b, e) != 0)
             return -1;
         if (b >= d->nblocks)
             return 0;
@@ -464,21 +490,12 @@ static uint32_t aut_lengths(qr_aut *aut, uint32_t cap)
     return n;
 }
 
-/* A count's walk by words, for a dictionary with variable masks (format
- * 13): the words of the shapes (SHAPEWORDS: every term of the field that
- * is not variable) run through the automaton, each match marking its
- * shapes; the dictionary is entered only at the blocks of vb (those whose
- * variable terms have every class a match needs, vmask_blocks) of a term
- * length the automaton can end in, for the variable matches, which go to out and the marks' vars as
- * expand puts them. LIKE
- * '%tion' enters ~2 blocks of a segment's ~3,950 instead of ~26: the
- * blocks of words, of numbers next to words, of names with a digit, all
- * pass the byte classes of the terms but not those of the variable ones.
- * 0, or -1 with e set. */
-static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const block_list *vb,
-                           termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+/* The shape words (SHAPEWORDS: every term of the field that is not
+ * variable) the automaton accepts, into wm (the query's arena), each
+ * marking its shapes. 0, or -1 with e set. */
+static int walk_shape_words(qr_segsearch *ss, qr_aut *aut, shape_marks *m, qr_arena *a,
+                            word_matches *wm, qr_err *e)
 {
-    shape_marks *m = out->marks;
     const qr_shape_words *sw = m->sw;
     memset(wm, 0, sizeof *wm);
     if (!(wm->w = qr_arena_alloc(a, sizeof *wm->w * (sw->nw ? sw->nw : 1))))
@@ -519,37 +536,166 @@ static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const 
             }
         }
     }
+    return 0;
+}
+
+/* Dictionary block b's variable terms the automaton accepts (from the
+ * literal prefix on), into out and the marks' vars: the others are the
+ * shape words'. 0, or -1 with e set. */
+static int walk_var_block(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint32_t b,
+                          const char *lit, size_t litn, termset *out, qr_err *e)
+{
+    shape_marks *m = out->marks;
+    qr_titer it;
+    int r = qr_tdict_seek_block(&f->dict, &it, b, e);
+    out->blocks++;
+    for (; r == 1 && it.blk == b; r = qr_titer_next(&it, e)) {
+        if (mt_tick(ss, e) != 0)
+            return -1;
+        int lv = litn ? vs_literal(&it, lit, litn) : 0;
+        if (lv > 0)
+            break; /* past the terms with the literal prefix (sorted) */
+        if (lv < 0 || !qr_shape_variable(it.term, it.len) || !qr_aut_matches(aut, it.term, it.len))
+            continue;
+        qr_terminfo ti;
+        if (qr_titer_info(&it, &ti, e) != 0)
+            return -1;
+        m->variable = 1;
+        if (mt_termset_add(out, &ti) != 0 || mt_termset_add(m->vars, &ti) != 0)
+            return qr_qctx_nomem(out->ctx, e);
+    }
+    return r < 0 ? -1 : 0;
+}
+
+/* A count's walk by words, for a dictionary with variable masks (format
+ * 13): the shape words through the automaton (walk_shape_words); the
+ * dictionary is entered only at the blocks of vb (those whose variable
+ * terms have every class a match needs, vmask_blocks) of a term length the
+ * automaton can end in, for the variable matches, which go to out and the
+ * marks' vars as expand puts them. LIKE '%tion' enters ~2 blocks of a
+ * segment's ~3,950 instead of ~26: the blocks of words, of numbers next to
+ * words, of names with a digit, all pass the byte classes of the terms but
+ * not those of the variable ones. 0, or -1 with e set. */
+static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const block_list *vb,
+                           termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+{
+    if (walk_shape_words(ss, aut, out->marks, a, wm, e) != 0)
+        return -1;
     const qr_tdict *d = &f->dict;
     qr_aut_state s0 = qr_aut_start(aut);
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
-    for (uint32_t k = 0, b, cpl; k < vb->n; k++) {
-        b = vb->b[k];
-        if (qr_tdict_block_cpl(d, b, &cpl, e) != 0)
+    for (uint32_t k = 0, cpl; k < vb->n; k++) {
+        if (qr_tdict_block_cpl(d, vb->b[k], &cpl, e) != 0)
             return -1;
-        if (!qr_aut_can_end(aut, s0, cpl))
-            continue; /* no match has its terms' length */
-        qr_titer it;
-        int r = qr_tdict_seek_block(d, &it, b, e);
-        out->blocks++;
-        for (; r == 1 && it.blk == b; r = qr_titer_next(&it, e)) {
-            if (mt_tick(ss, e) != 0)
+        if (qr_aut_can_end(aut, s0, cpl) && /* a match may have its terms' length */
+            walk_var_block(ss, f, aut, vb->b[k], lit, litn, out, e) != 0)
+            return -1;
+    }
+    return qr_aut_error(aut, e);
+}
+
+/* At most this many blocks of one length a fuzzy term's count enters by
+ * their variable masks (expand_by_lengths); past it, the length's walk. */
+#define LENGTH_BLOCKS 16u
+
+/* The byte classes of the digits: a variable term of a length other than
+ * 4 or 8 and more has one (a piece of only a-f is variable at those
+ * lengths alone, qr_shape_variable). */
+static uint64_t digit_classes(void)
+{
+    uint64_t m = 0;
+    for (unsigned char c = '0'; c <= '9'; c++)
+        m |= 1ull << qr_tdict_byte_class(c);
+    return m;
+}
+
+/* What a fuzzy term's matches have: the byte classes the automaton
+ * requires (need), and at least `min` of the classes of the term's ASCII
+ * bytes (cls): an edit takes one character away, so k edits leave all
+ * but k of them (`failde~1`: 5 of f, a, i, l, d, e), each of one byte and
+ * one class. */
+typedef struct fuzzy_classes {
+    uint64_t need, cls;
+    int min;
+} fuzzy_classes;
+
+static fuzzy_classes fuzzy_classes_of(const qr_query *q, uint64_t need)
+{
+    fuzzy_classes fc = {need, 0, 0};
+    for (size_t i = 0; i < q->len; i++)
+        if ((unsigned char)q->text[i] < 0x80)
+            fc.cls |= 1ull << qr_tdict_byte_class((unsigned char)q->text[i]);
+    fc.min = __builtin_popcountll(fc.cls) - (int)q->k;
+    return fc;
+}
+
+/* A block whose variable terms' classes (vmask) may hold a match: with
+ * the classes fc asks for, and a digit (dig) where a variable term of the
+ * block's length must have one. */
+static int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint64_t dig)
+{
+    return (vmask & fc->need) == fc->need && __builtin_popcountll(vmask & fc->cls) >= fc->min &&
+           (!dig || (vmask & dig));
+}
+
+/* A fuzzy term's count by words (format 13): the shape words through the
+ * automaton (walk_shape_words), then at each length the automaton can end
+ * in the variable matches: from the blocks of that length whose variable
+ * masks may hold one (fuzzy_block_may) when at most LENGTH_BLOCKS, else by
+ * the walk of that length (expand, keeping the variable matches alone).
+ * `cahce~1` at 100M rows: no block of length 5 or 6 has a variable term
+ * with three of c, a, h, e and a digit, so of its ~40 seeks a segment (a
+ * substitution or an insertion at each first byte) only length 4's
+ * remain, where the hex pieces (`cace`) are. 0, or -1 with e set. */
+static int expand_by_lengths(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const fuzzy_classes *fc,
+                             termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+{
+    if (walk_shape_words(ss, aut, out->marks, a, wm, e) != 0)
+        return -1;
+    const qr_tdict *d = &f->dict;
+    qr_aut_state s0 = qr_aut_start(aut);
+    const char *lit;
+    size_t litn = qr_aut_literal_prefix(aut, &lit);
+    uint64_t digits = digit_classes();
+    uint32_t lo = 0, hi = 0, have = UINT32_MAX; /* [lo, hi): the blocks of length `have` */
+    for (uint32_t l = qr_aut_next_len(aut, s0, 0); l != UINT32_MAX;
+         l = qr_aut_next_len(aut, s0, l + 1)) {
+        if (have == UINT32_MAX || l != have + 1) {
+            if (qr_tdict_len_start(d, l, &lo, e) != 0)
                 return -1;
-            int lv = litn ? vs_literal(&it, lit, litn) : 0;
-            if (lv > 0)
-                break; /* past the terms with the literal prefix (sorted) */
-            if (lv < 0 || !qr_shape_variable(it.term, it.len) ||
-                !qr_aut_matches(aut, it.term, it.len))
-                continue; /* the others are the shape words' */
-            qr_terminfo ti;
-            if (qr_titer_info(&it, &ti, e) != 0)
-                return -1;
-            m->variable = 1;
-            if (mt_termset_add(out, &ti) != 0 || mt_termset_add(m->vars, &ti) != 0)
-                return qr_qctx_nomem(out->ctx, e);
+        } else {
+            lo = hi;
         }
-        if (r < 0)
+        if (qr_tdict_len_start(d, l + 1, &hi, e) != 0)
             return -1;
+        have = l;
+        if (lo >= d->nblocks)
+            break; /* no term is that long */
+        uint64_t dig = l == 4 || l >= 8 ? 0 : digits;
+        uint32_t pick[LENGTH_BLOCKS], n = 0;
+        for (uint32_t b = lo; b < hi && n <= LENGTH_BLOCKS; b++) {
+            if (qr_tdict_find_vmask(d, b, hi, fc->need, &b, e) != 0)
+                return -1;
+            if (b >= hi)
+                break;
+            if (fuzzy_block_may(fc, d->blk_vmask[b], dig)) {
+                if (n == LENGTH_BLOCKS) {
+                    n++;
+                    break;
+                }
+                pick[n++] = b;
+            }
+        }
+        if (n > LENGTH_BLOCKS) {
+            len_range only = {l, l, 1};
+            if (expand(ss, f, aut, aut_needs(aut), &only, out, e) != 0)
+                return -1;
+            continue;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            if (walk_var_block(ss, f, aut, pick[k], lit, litn, out, e) != 0)
+                return -1;
     }
     return qr_aut_error(aut, e);
 }
@@ -646,9 +792,16 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
     block_list vb = {0};
     const char *lit;
     size_t litn = qr_aut_literal_prefix(aut, &lit);
-    int by_words = f->dict.blk_vmask && need_all && q->type != Q_FUZZY &&
-                   !(nov && *nov && strcmp(nov, "0") != 0);
-    if (by_words && litn) {
+    int vmasks = f->dict.blk_vmask && !(nov && *nov && strcmp(nov, "0") != 0);
+    int by_words = vmasks && need_all;
+    /* a fuzzy term (a few lengths): by words, and each length's variable
+     * matches where they may be (expand_by_lengths), when its matches have
+     * classes to ask for */
+    fuzzy_classes fc = q->type == Q_FUZZY ? fuzzy_classes_of(q, need_all) : (fuzzy_classes){0};
+    int by_lengths = vmasks && q->type == Q_FUZZY && (need_all || fc.min > 0);
+    if (by_lengths) {
+        by_words = 0;
+    } else if (by_words && litn) {
         /* a literal prefix: the walk seeks it at each length a match may
          * have (`ord*`: ~17 seeks at 100M rows, each a page of records
          * and one of terms to fault in and verify on a first query; hot,
@@ -661,11 +814,9 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
             return -1;
         by_words = by_words && vb.n <= WORDS_PREFIX_BLOCKS;
     } else if (by_words) {
-        /* no literal prefix (a fuzzy term is bound to a few lengths and
-         * its walk enters few blocks: not here): taken where it spares
-         * most blocks, where the variable masks pass few (a 32nd at most:
-         * the walk costs little more than the shape words), or at most
-         * half as many as the masks do */
+        /* no literal prefix: taken where it spares most blocks, where the variable masks pass few
+         * (a 32nd at most: the walk costs little more than the shape words), or at most half as
+         * many as the masks do */
         if (vmask_blocks(&f->dict, need_all, UINT32_MAX, a, &vb, e) != 0)
             return -1;
         uint32_t nall = 0;
@@ -674,8 +825,9 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
             return -1;
         by_words = (uint64_t)vb.n * 32 <= f->dict.nblocks || (uint64_t)vb.n * 2 <= nall;
     }
-    int rc = by_words ? expand_by_words(ss, f, aut, &vb, &ts, a, &wm, e)
-                      : expand(ss, f, aut, aut_needs(aut), &ts, e);
+    int rc = by_lengths ? expand_by_lengths(ss, f, aut, &fc, &ts, a, &wm, e)
+             : by_words ? expand_by_words(ss, f, aut, &vb, &ts, a, &wm, e)
+                        : expand(ss, f, aut, aut_needs(aut), NULL, &ts, e);
     /* a few rows of variable matches (a hex piece `cace` for `cahce~1`):
      * those rows apart from the shapes, not the union of every list */
     int few = m.variable && vars.total_df * 8 < ts.total_df + (m.variable ? words_df(&m, &wm) : 0),
@@ -733,7 +885,7 @@ qr_it *mt_multi_term(qr_segsearch *ss, const qr_query *q, qr_arena *a, qr_err *e
     qr_qrun *run = mt_run(ss);
     termset ts = {.ctx = run->ctx};
     qr_it *it = NULL;
-    if (expand(ss, f, aut, aut_needs(aut), &ts, e) == 0) {
+    if (expand(ss, f, aut, aut_needs(aut), NULL, &ts, e) == 0) {
         qr_plan_node *pn = qr_plan_at(run->plan, q);
         if (pn) {
             pn->terms += ts.n;

@@ -608,15 +608,39 @@ static void test_variable_masks(void **state)
             uint32_t want = b;
             while (want < nb && (vm[want] & need) != need)
                 want++;
-            assert_int_equal(qr_tdict_find_vmask(&d, b, need, &b, &e), 0);
+            assert_int_equal(qr_tdict_find_vmask(&d, b, d.nblocks, need, &b, &e), 0);
             assert_int_equal(b, want);
             if (b == nb)
                 break;
         }
         assert_int_equal(found, var);
+        /* within a range: [lo, hi) of the blocks, stopping at hi */
+        uint32_t lo = nb / 3, hi = 2 * nb / 3, in = 0;
+        for (b = lo;; b++, in++) {
+            uint32_t want = b;
+            while (want < hi && (vm[want] & need) != need)
+                want++;
+            assert_int_equal(qr_tdict_find_vmask(&d, b, hi, need, &b, &e), 0);
+            assert_int_equal(b, want);
+            if (b == hi)
+                break;
+        }
+        uint32_t in_scan = 0;
+        for (uint32_t x = lo; x < hi; x++)
+            in_scan += (vm[x] & need) == need;
+        assert_int_equal(in, in_scan);
         uint32_t counted;
         assert_int_equal(qr_tdict_count_masks(&d, need, &counted, &e), 0);
         assert_int_equal(counted, all);
+    }
+    /* the first block of each length (and of none: past the last), by
+     * the records alone, against a scan */
+    for (uint32_t cpl = 0; cpl <= (uint32_t)d.blk[nb - 1].cpl + 1; cpl++) {
+        uint32_t want = 0, got;
+        while (want < nb && d.blk[want].cpl < cpl)
+            want++;
+        assert_int_equal(qr_tdict_len_start(&d, cpl, &got, &e), 0);
+        assert_int_equal(got, want);
     }
     qr_tdict_close(&d);
     /* the flag where format 12 has 0, and a flag no format has */

@@ -269,6 +269,24 @@ static void test_multi_term(void **st)
             fail_msg("%s: %llu dictionary blocks by variable masks, %llu without", by_words[i],
                      (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
     }
+    /* a fuzzy term: by the shape words, and at each length the blocks
+     * whose variable terms could match where they are few (a variable
+     * term of 5 to 7 characters has a digit: no block of those lengths
+     * has one next to most of the term's letters), else that length's
+     * walk; fewer blocks (`cahce~1` 26 against 48, `ordre~1` 0 against
+     * 26, `failde~1`, whose letters are all different, 1 against 32),
+     * the same counts */
+    static const char *const by_lengths[] = {"cahce~1", "ordre~1", "failde~1"};
+    for (size_t i = 0; i < sizeof by_lengths / sizeof *by_lengths; i++) {
+        uint64_t blocks[2], count[2];
+        for (int v = 0; v < 2; v++)
+            count_blocks(by_lengths[i], v, &count[v], &blocks[v]);
+        assert_int_equal(count[0], count[1]);
+        assert_int_equal(count[0], check_query(by_lengths[i]));
+        if (blocks[0] * 3 > blocks[1] * 2)
+            fail_msg("%s: %llu dictionary blocks by lengths, %llu by the walk", by_lengths[i],
+                     (unsigned long long)blocks[0], (unsigned long long)blocks[1]);
+    }
     /* a literal prefix whose matches have one length or few: its walk
      * seeks them, the same blocks either way */
     static const char *const by_seeks[] = {"/c.che/", "like:c_che", "/ord(er|ers)?/"};
@@ -521,10 +539,11 @@ static void test_multi_term_by_shape_words(void **st)
     static const struct {
         const char *body;
         uint32_t n;
-    } rows[] = {{"payment station ready", 30}, {"payment v0tion ready", 7},
-                {"cache cafe hit", 3},         {"cache cake hit", 60},
-                {"cafe and cake", 4},          {"order 12345 shipped", 5},
-                {"station action motion", 3},  {"v0tion and station", 2}};
+    } rows[] = {
+        {"payment station ready", 30}, {"payment v0tion ready", 7}, {"cache cafe hit", 3},
+        {"cache cake hit", 60},        {"cafe and cake", 4},        {"order 12345 shipped", 5},
+        {"station action motion", 3},  {"v0tion and station", 2},   {"cach3 miss", 2},
+        {"cace cach3e miss", 1}};
     enum { SHAPES, SHAPES_AND_ROWS, LISTS };
     static const char *ways[] = {"counted by row shapes",
                                  "counted by row shapes and its variable words' rows", NULL};
@@ -534,14 +553,18 @@ static void test_multi_term_by_shape_words(void **st)
         int way;
     } qs[] = {{"like:%tion", " station v0tion action motion ", LISTS},
               {"like:%ation", " station ", SHAPES},
-              {"/ca.e/", " cafe cake ", SHAPES_AND_ROWS},
+              {"/ca.e/", " cafe cake cace ", SHAPES_AND_ROWS},
               {"/cak./", " cake ", SHAPES},
               {"sta*", " station ", SHAPES},
               {"v0*", " v0tion ", LISTS},
               {"like:%0tion", " v0tion ", LISTS},
               {"mot*", " motion ", SHAPES},
               {"/[0-9]+/", " 12345 ", LISTS},
-              {"/ca[fk]e|stat.*/", " cafe cake station ", SHAPES_AND_ROWS}};
+              {"/ca[fk]e|stat.*/", " cafe cake station ", SHAPES_AND_ROWS},
+              /* a fuzzy term's variable matches at each length: a hex
+               * piece (4), a digit for a letter (5), a digit put in (6) */
+              {"cache~1", " cache cace cach3 cach3e ", SHAPES_AND_ROWS},
+              {"cach~1", " cache cace cach3 ", SHAPES_AND_ROWS}};
     char *dir = tu_tmpdir();
     qr_buf text;
     qr_buf_init(&text);
