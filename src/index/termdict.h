@@ -234,6 +234,17 @@ static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint32_t li
                             QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8), b, lim, need,
                             out, e);
 }
+/* The variable masks of blocks [b, b + n) verified (the chunks they lie
+ * in; nothing when the index was checked whole), for a scan that reads
+ * them in place: 0, or -1 with e set. */
+static inline int qr_tdict_check_vmasks(const qr_tdict *d, uint32_t b, uint32_t n, qr_err *e)
+{
+    return d->iref ? qr_seg_check(d->seg, d->iref,
+                                  QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8) +
+                                      (size_t)b * 8,
+                                  (size_t)n * 8, "TERMINDEX", e)
+                   : 0;
+}
 void qr_tdict_close(qr_tdict *d);
 /* Lengths below a literal prefix. A walk over a literal prefix seeks at
  * each term length (~17 a segment) and mostly lands past the length: its

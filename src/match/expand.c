@@ -611,32 +611,42 @@ static uint64_t digit_classes(void)
 }
 
 /* What a fuzzy term's matches have: the byte classes the automaton
- * requires (need), and at least `min` of the classes of the term's ASCII
- * bytes (cls): an edit takes one character away, so k edits leave all
- * but k of them (`failde~1`: 5 of f, a, i, l, d, e), each of one byte and
- * one class. */
+ * requires (need), and all but at most `miss` of the classes of the
+ * term's ASCII bytes (cls): an edit takes one character away, so k edits
+ * leave all but k of them (`failde~1`: 5 of f, a, i, l, d, e), each of
+ * one byte and one class. */
 typedef struct fuzzy_classes {
     uint64_t need, cls;
-    int min;
+    uint32_t miss;
 } fuzzy_classes;
 
 static fuzzy_classes fuzzy_classes_of(const qr_query *q, uint64_t need)
 {
-    fuzzy_classes fc = {need, 0, 0};
+    fuzzy_classes fc = {need, 0, q->k};
     for (size_t i = 0; i < q->len; i++)
         if ((unsigned char)q->text[i] < 0x80)
             fc.cls |= 1ull << qr_tdict_byte_class((unsigned char)q->text[i]);
-    fc.min = __builtin_popcountll(fc.cls) - (int)q->k;
     return fc;
+}
+
+/* Whether cls has fewer than miss + 1 classes: it asks for some. */
+static int asks(const fuzzy_classes *fc)
+{
+    uint64_t m = fc->cls;
+    for (uint32_t i = 0; i < fc->miss && m; i++)
+        m &= m - 1;
+    return m != 0;
 }
 
 /* A block whose variable terms' classes (vmask) may hold a match: with
  * the classes fc asks for, and a digit (dig) where a variable term of the
  * block's length must have one. */
-static int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint64_t dig)
+static inline int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint64_t dig)
 {
-    return (vmask & fc->need) == fc->need && __builtin_popcountll(vmask & fc->cls) >= fc->min &&
-           (!dig || (vmask & dig));
+    uint64_t lack = fc->cls & ~vmask; /* at most miss of them */
+    for (uint32_t i = 0; i < fc->miss && lack; i++)
+        lack &= lack - 1;
+    return !lack && (vmask & fc->need) == fc->need && (!dig || (vmask & dig));
 }
 
 /* A fuzzy term's count by words (format 13): the shape words through the
@@ -673,19 +683,21 @@ static int expand_by_lengths(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, cons
         if (lo >= d->nblocks)
             break; /* no term is that long */
         uint64_t dig = l == 4 || l >= 8 ? 0 : digits;
+        /* the masks a few hundred at a time (verified, then scanned in
+         * place), until more than LENGTH_BLOCKS pass */
         uint32_t pick[LENGTH_BLOCKS], n = 0;
-        for (uint32_t b = lo; b < hi && n <= LENGTH_BLOCKS; b++) {
-            if (qr_tdict_find_vmask(d, b, hi, fc->need, &b, e) != 0)
+        for (uint32_t b = lo; b < hi && n <= LENGTH_BLOCKS;) {
+            uint32_t end = hi - b > 512 ? b + 512 : hi;
+            if (qr_tdict_check_vmasks(d, b, end - b, e) != 0)
                 return -1;
-            if (b >= hi)
-                break;
-            if (fuzzy_block_may(fc, d->blk_vmask[b], dig)) {
-                if (n == LENGTH_BLOCKS) {
-                    n++;
-                    break;
+            for (; b < end; b++)
+                if (fuzzy_block_may(fc, d->blk_vmask[b], dig)) {
+                    if (n == LENGTH_BLOCKS) {
+                        n++;
+                        break;
+                    }
+                    pick[n++] = b;
                 }
-                pick[n++] = b;
-            }
         }
         if (n > LENGTH_BLOCKS) {
             len_range only = {l, l, 1};
@@ -798,7 +810,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
      * matches where they may be (expand_by_lengths), when its matches have
      * classes to ask for */
     fuzzy_classes fc = q->type == Q_FUZZY ? fuzzy_classes_of(q, need_all) : (fuzzy_classes){0};
-    int by_lengths = vmasks && q->type == Q_FUZZY && (need_all || fc.min > 0);
+    int by_lengths = vmasks && q->type == Q_FUZZY && (need_all || asks(&fc));
     if (by_lengths) {
         by_words = 0;
     } else if (by_words && litn) {
