@@ -568,8 +568,8 @@ static int walk_var_block(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint32_
 }
 
 /* A count's walk by words, for a dictionary with variable masks (format
- * 13): the shape words through the automaton (walk_shape_words); the
- * dictionary is entered only at the blocks of vb (those whose variable
+ * 13), after the shape words' (walk_shape_words): the dictionary is
+ * entered only at the blocks of vb (those whose variable
  * terms have every class a match needs, vmask_blocks) of a term length the
  * automaton can end in, for the variable matches, which go to out and the
  * marks' vars as expand puts them. LIKE '%tion' enters ~2 blocks of a
@@ -577,10 +577,8 @@ static int walk_var_block(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, uint32_
  * words, of names with a digit, all pass the byte classes of the terms but
  * not those of the variable ones. 0, or -1 with e set. */
 static int expand_by_words(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const block_list *vb,
-                           termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+                           termset *out, qr_err *e)
 {
-    if (walk_shape_words(ss, aut, out->marks, a, wm, e) != 0)
-        return -1;
     const qr_tdict *d = &f->dict;
     qr_aut_state s0 = qr_aut_start(aut);
     const char *lit;
@@ -649,9 +647,9 @@ static inline int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint6
     return !lack && (vmask & fc->need) == fc->need && (!dig || (vmask & dig));
 }
 
-/* A fuzzy term's count by words (format 13): the shape words through the
- * automaton (walk_shape_words), then at each length the automaton can end
- * in the variable matches: from the blocks of that length whose variable
+/* A fuzzy term's count by words (format 13), after the shape words'
+ * (walk_shape_words): at each length the automaton can end in, the
+ * variable matches: from the blocks of that length whose variable
  * masks may hold one (fuzzy_block_may) when at most LENGTH_BLOCKS, else by
  * the walk of that length (expand, keeping the variable matches alone).
  * `cahce~1` at 100M rows: no block of length 5 or 6 has a variable term
@@ -659,10 +657,8 @@ static inline int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint6
  * substitution or an insertion at each first byte) only length 4's
  * remain, where the hex pieces (`cace`) are. 0, or -1 with e set. */
 static int expand_by_lengths(qr_segsearch *ss, qr_invfield *f, qr_aut *aut, const fuzzy_classes *fc,
-                             termset *out, qr_arena *a, word_matches *wm, qr_err *e)
+                             termset *out, qr_err *e)
 {
-    if (walk_shape_words(ss, aut, out->marks, a, wm, e) != 0)
-        return -1;
     const qr_tdict *d = &f->dict;
     qr_aut_state s0 = qr_aut_start(aut);
     const char *lit;
@@ -837,8 +833,12 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
             return -1;
         by_words = (uint64_t)vb.n * 32 <= f->dict.nblocks || (uint64_t)vb.n * 2 <= nall;
     }
-    int rc = by_lengths ? expand_by_lengths(ss, f, aut, &fc, &ts, a, &wm, e)
-             : by_words ? expand_by_words(ss, f, aut, &vb, &ts, a, &wm, e)
+    /* by words, or by lengths: the shape words first, then the variable
+     * matches where they may lie */
+    int rc = by_lengths || by_words ? walk_shape_words(ss, aut, &m, a, &wm, e) : 0;
+    if (rc == 0)
+        rc = by_lengths ? expand_by_lengths(ss, f, aut, &fc, &ts, e)
+             : by_words ? expand_by_words(ss, f, aut, &vb, &ts, e)
                         : expand(ss, f, aut, aut_needs(aut), NULL, &ts, e);
     /* a few rows of variable matches (a hex piece `cace` for `cahce~1`):
      * those rows apart from the shapes, not the union of every list */
