@@ -753,12 +753,21 @@ static int count_unmarked(qr_segsearch *ss, qr_invfield *f, termset *vars, const
     ss->terms_expanded = expanded;
     if (!it)
         return -1;
-    for (uint32_t d = qr_it_next(it), j; d != QR_NO_DOC; d = qr_it_next(it)) {
-        if (qr_seg_is_deleted(ss->seg, d))
-            continue;
-        if (qr_invfield_row_shape(f, sh, d, &j, e) != 0)
-            return -1;
-        *n += !mark[j];
+    /* the rows 64 at a time, their numbers' bytes prefetched first: many
+     * rows (`cahce~2`'s hex pieces, ~1,500 a segment at 100M rows) read
+     * numbers far apart, each a cache miss */
+    for (uint32_t batch[64], nb = 64; nb == 64;) {
+        nb = 0;
+        for (uint32_t d; nb < 64 && (d = qr_it_next(it)) != QR_NO_DOC;)
+            if (!qr_seg_is_deleted(ss->seg, d)) {
+                __builtin_prefetch(sh->ids + (((size_t)d * sh->width) >> 3));
+                batch[nb++] = d;
+            }
+        for (uint32_t i = 0, j; i < nb; i++) {
+            if (qr_invfield_row_shape(f, sh, batch[i], &j, e) != 0)
+                return -1;
+            *n += !mark[j];
+        }
     }
     if (qr_it_failed(it))
         return qr_errf(e, QR_E_CORRUPT, "segment %s: corrupt postings met during the search",
