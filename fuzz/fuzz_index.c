@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* format 13: blocks found and counted by their variable masks */
         uint32_t cpl, passing;
         if (d.blk_vmask && qr_tdict_count_masks(&d, need, &passing, &e) == 0)
-            for (uint32_t b = 0;
-                 qr_tdict_find_vmask(&d, b, d.nblocks, need, &b, &e) == 0 && b < d.nblocks; b++)
+            for (uint32_t b = 0; qr_tdict_find_vmask(&d, b, need, &b, &e) == 0 && b < d.nblocks;
+                 b++)
                 if (qr_tdict_block_cpl(&d, b, &cpl, &e) != 0)
                     break;
         qr_titer it;

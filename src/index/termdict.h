@@ -190,19 +190,19 @@ int qr_tdict_open_in(qr_tdict *d, const qr_segment *s, const qr_blockref *iref,
                      const unsigned char *dict, size_t dict_len, int has_freqs, int has_pos,
                      const char *what, qr_err *e);
 /* Blocks' masks of byte classes are what automaton walks skip blocks by.
- * The first block in [b, lim) whose mask has every class of `need` (lim
+ * The first block from b on whose mask has every class of `need` (nblocks
  * when none) in *out: the masks from b on are verified a range at a time
  * (one check of the chunks they lie in, not one per block) and scanned in
  * a tight loop, as a LIKE or regexp passes over thousands of hex-id blocks.
  * 0, or -1 (e set). */
 static inline int qr_tdict_find_in(const qr_tdict *d, const uint64_t *m, size_t at0, uint32_t b,
-                                   uint32_t lim, uint64_t need, uint32_t *out, qr_err *e)
+                                   uint64_t need, uint32_t *out, qr_err *e)
 {
-    while (b < lim) {
+    while (b < d->nblocks) {
         /* verified a chunk at a time (512 masks of 4 KiB): a walk that
          * finds its block near b (a fuzzy term's few lengths) does not
          * fault in and hash the masks to the end */
-        uint32_t end = lim;
+        uint32_t end = d->nblocks;
         if (d->iref && d->iref->chunk_shift) {
             size_t stop = ((at0 + (size_t)b * 8) >> d->iref->chunk_shift) + 1;
             stop = ((stop << d->iref->chunk_shift) - at0 + 7) / 8; /* masks begun in it */
@@ -223,25 +223,26 @@ static inline int qr_tdict_find_mask(const qr_tdict *d, uint32_t b, uint64_t nee
                                      qr_err *e)
 {
     return qr_tdict_find_in(d, d->blk_mask, QR_TDICT_HEADER + (size_t)d->nblocks * QR_TDICT_REC, b,
-                            d->nblocks, need, out, e);
+                            need, out, e);
 }
-/* The same over the blocks' variable masks (d->blk_vmask, not NULL), in
- * [b, lim). */
-static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint32_t lim, uint64_t need,
-                                      uint32_t *out, qr_err *e)
+/* Where the variable masks start in TERMINDEX (after the records and the
+ * byte-class masks). */
+static inline size_t qr_tdict_vmasks_at(const qr_tdict *d)
 {
-    return qr_tdict_find_in(d, d->blk_vmask,
-                            QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8), b, lim, need,
-                            out, e);
+    return QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8);
+}
+/* The same over the blocks' variable masks (d->blk_vmask, not NULL). */
+static inline int qr_tdict_find_vmask(const qr_tdict *d, uint32_t b, uint64_t need, uint32_t *out,
+                                      qr_err *e)
+{
+    return qr_tdict_find_in(d, d->blk_vmask, qr_tdict_vmasks_at(d), b, need, out, e);
 }
 /* The variable masks of blocks [b, b + n) verified (the chunks they lie
  * in; nothing when the index was checked whole), for a scan that reads
  * them in place: 0, or -1 with e set. */
 static inline int qr_tdict_check_vmasks(const qr_tdict *d, uint32_t b, uint32_t n, qr_err *e)
 {
-    return d->iref ? qr_seg_check(d->seg, d->iref,
-                                  QR_TDICT_HEADER + (size_t)d->nblocks * (QR_TDICT_REC + 8) +
-                                      (size_t)b * 8,
+    return d->iref ? qr_seg_check(d->seg, d->iref, qr_tdict_vmasks_at(d) + (size_t)b * 8,
                                   (size_t)n * 8, "TERMINDEX", e)
                    : 0;
 }

@@ -463,7 +463,7 @@ static int vmask_blocks(const qr_tdict *d, uint64_t need, uint32_t max, qr_arena
     if (!(l->b = qr_arena_alloc(a, sizeof *l->b * (cap ? cap : 1))))
         return (void)mt_nomem(e), -1;
     for (uint32_t b = 0; l->n <= max; b++) {
-        if (qr_tdict_find_vmask(d, b, d->nblocks, need, &b, e) != 0)
+        if (qr_tdict_find_vmask(d, b, need, &b, e) != 0)
             return -1;
         if (b >= d->nblocks)
             return 0;
@@ -627,11 +627,11 @@ static fuzzy_classes fuzzy_classes_of(const qr_query *q, uint64_t need)
     return fc;
 }
 
-/* Whether cls has fewer than miss + 1 classes: it asks for some. */
-static int asks(const fuzzy_classes *fc)
+/* Whether m has more than `miss` bits set (cleared one at a time: no
+ * popcount call without -mpopcnt). */
+static inline int more_than(uint64_t m, uint32_t miss)
 {
-    uint64_t m = fc->cls;
-    for (uint32_t i = 0; i < fc->miss && m; i++)
+    for (uint32_t i = 0; i < miss && m; i++)
         m &= m - 1;
     return m != 0;
 }
@@ -641,10 +641,8 @@ static int asks(const fuzzy_classes *fc)
  * block's length must have one. */
 static inline int fuzzy_block_may(const fuzzy_classes *fc, uint64_t vmask, uint64_t dig)
 {
-    uint64_t lack = fc->cls & ~vmask; /* at most miss of them */
-    for (uint32_t i = 0; i < fc->miss && lack; i++)
-        lack &= lack - 1;
-    return !lack && (vmask & fc->need) == fc->need && (!dig || (vmask & dig));
+    return !more_than(fc->cls & ~vmask, fc->miss) && (vmask & fc->need) == fc->need &&
+           (!dig || (vmask & dig));
 }
 
 /* A fuzzy term's count by words (format 13), after the shape words'
@@ -815,7 +813,7 @@ int mt_count_multi(qr_segsearch *ss, const qr_query *q, qr_arena *a, uint64_t *c
      * matches where they may be (expand_by_lengths), when its matches have
      * classes to ask for */
     fuzzy_classes fc = q->type == Q_FUZZY ? fuzzy_classes_of(q, need_all) : (fuzzy_classes){0};
-    int by_lengths = vmasks && q->type == Q_FUZZY && (need_all || asks(&fc));
+    int by_lengths = vmasks && q->type == Q_FUZZY && (need_all || more_than(fc.cls, fc.miss));
     if (by_lengths) {
         by_words = 0;
     } else if (by_words && litn) {

@@ -379,9 +379,9 @@ static int count_text(qr_segment *s, const char *t, uint64_t *n, qr_err *e)
 
 /* Patterns whose counts walk the dictionary by its masks: in format 13
  * Body's by the variable masks (the chunks holding those are read by
- * nothing else). */
+ * nothing else), a fuzzy term's a length at a time. */
 static const char *const mask_patterns[] = {"like:%tion", "/c.che/", "like:%0%", "like:%a1%",
-                                            "like:%ed"};
+                                            "like:%ed",   "cahce~1", "failde~1", "paymnet~2"};
 #define NMASK_PATTERNS (sizeof mask_patterns / sizeof *mask_patterns)
 
 /* The term index (format 9 records, masks, format 13 variable masks,
@@ -542,19 +542,29 @@ static void test_positions_and_norms_are_read_by_their_users(void **st)
     free(img);
 }
 
-/* A walk asking for blocks by their byte classes verifies the masks a
- * chunk at a time, as far as the block it finds: not those to the end. */
-static void test_masks_verified_as_far_as_found(void **st)
+/* A segment of 40,000 generated rows (masks over several chunks) built
+ * with 1 KiB chunks at dir/name (its path into path), opened. */
+static qr_segment *open_big(char *path, size_t cap, const char *name)
 {
-    (void)st;
-    enum { BIG = 40000 }; /* rows enough for masks over several chunks */
-    char *text = gen_text(11, BIG), path[4200];
-    snprintf(path, sizeof path, "%s/big.qseg", dir);
+    enum { BIG = 40000 };
+    char *text = gen_text(11, BIG);
+    snprintf(path, cap, "%s/%s", dir, name);
     build(path, text, BIG, SHIFT);
     free(text);
     qr_err e;
     qr_segment *s = qr_seg_open(path, &e);
     assert_non_null(s);
+    return s;
+}
+
+/* A walk asking for blocks by their byte classes verifies the masks a
+ * chunk at a time, as far as the block it finds: not those to the end. */
+static void test_masks_verified_as_far_as_found(void **st)
+{
+    (void)st;
+    char path[4200];
+    qr_segment *s = open_big(path, sizeof path, "big.qseg");
+    qr_err e;
     qr_invfield f;
     assert_int_equal(qr_invfield_open(&f, s, SEC_BODY, &e), 0);
     const qr_tdict *d = &f.dict;
@@ -573,6 +583,35 @@ static void test_masks_verified_as_far_as_found(void **st)
     assert_int_equal(qr_tdict_find_mask(d, b + 1, ~0ull, &b, &e), 0);
     assert_int_equal(b, d->nblocks);
     assert_true(qr_seg_checked(s, d->iref, at0, (size_t)d->nblocks * 8));
+    qr_invfield_close(&f);
+    qr_seg_close(s);
+    unlink(path);
+}
+
+/* A fuzzy term's count scans the variable masks of the lengths its
+ * matches may have, verified before they are read, and no others:
+ * failde~1's lengths 5 to 7 are checked after the count, the masks of the
+ * longest terms (hex ids, at the end) are not. */
+static void test_fuzzy_count_verifies_the_masks_it_scans(void **st)
+{
+    (void)st;
+    char path[4200];
+    qr_segment *s = open_big(path, sizeof path, "fuzzy.qseg");
+    qr_err e;
+    uint64_t n = 0;
+    assert_int_equal(count_text(s, "failde~1", &n, &e), 0);
+    assert_true(n > 0);
+    qr_invfield f;
+    assert_int_equal(qr_invfield_open(&f, s, SEC_BODY, &e), 0);
+    const qr_tdict *d = &f.dict;
+    assert_non_null(d->blk_vmask);
+    uint32_t lo, hi;
+    assert_int_equal(qr_tdict_len_start(d, 5, &lo, &e), 0);
+    assert_int_equal(qr_tdict_len_start(d, 8, &hi, &e), 0);
+    assert_true(lo < hi && (size_t)(d->nblocks - hi) * 8 > 2u << SHIFT);
+    size_t at0 = qr_tdict_vmasks_at(d);
+    assert_true(qr_seg_checked(s, d->iref, at0 + (size_t)lo * 8, (size_t)(hi - lo) * 8));
+    assert_false(qr_seg_checked(s, d->iref, at0 + (size_t)d->nblocks * 8 - 1, 1));
     qr_invfield_close(&f);
     qr_seg_close(s);
     unlink(path);
@@ -1068,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_positions_and_norms_are_read_by_their_users),
         cmocka_unit_test(test_shape_numbers_read_the_header_alone),
         cmocka_unit_test(test_masks_verified_as_far_as_found),
+        cmocka_unit_test(test_fuzzy_count_verifies_the_masks_it_scans),
         cmocka_unit_test(test_concurrent_readers_share_verification),
         cmocka_unit_test(test_format8_segment_reads),
         cmocka_unit_test(test_format8_every_index_kind_reads),
